@@ -1,0 +1,50 @@
+# Entry points. Each one installs what is missing (Debian packages) and builds first.
+#
+#   make sim [KERNEL=stream] [ARGS="-n 25600 --free-dim 200"]   run a kernel on the RTL
+#   make test                                                   build and run the test suite
+#   make bench                                                  speed figures (long; not a test)
+#   make lint                                                   verilator --lint-only -Wall
+#   make isa                                                    regenerate the ISA/preset outputs
+#   make clean
+#
+# JOBS sets the build parallelism (default: the machine's cores).
+
+BUILD   ?= build
+JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+KERNEL  ?= stream
+ARGS    ?= $(if $(filter stream,$(KERNEL)),-n 25600 --free-dim 200,-n 25600)
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+
+.PHONY: all deps configure build sim test bench lint isa clean
+
+all: build
+
+deps:
+	@tools/install-deps
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+configure: $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+sim: configure
+	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
+	$(BUILD)/sim/ncore-sim --kernel $(KERNEL) $(ARGS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	tools/bench --build $(BUILD) --json $(BUILD)/bench.json
+
+lint: deps
+	tools/lint
+
+isa: configure
+	cmake --build $(BUILD) --target isa-update
+
+clean:
+	rm -rf $(BUILD)

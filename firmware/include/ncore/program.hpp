@@ -1,0 +1,87 @@
+// A Program: what a traced kernel becomes and what the simulator and the golden model run.
+//
+// It holds one in-order instruction stream per engine and per DMA queue, the HBM tensors the
+// kernel reads and writes (where they live and what they are), and a table of kernel source
+// locations for the listing and the profile. Streams synchronise only through the 256
+// semaphores named in each instruction's wait and update fields.
+//
+// Stream and semaphore conventions (set by the scheduler, not by the hardware): stream i
+// owns semaphore i and every instruction on it raises S[i] at completion: by 1 on engine
+// streams, by 1 per DMA engine (dma_engines in all) on DMA queue streams.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "ncore/isa_gen.hpp"
+
+namespace ncore {
+
+inline constexpr unsigned kNumSemaphores = 256;
+
+// Streams in a Program, in this order: the engines, then the DMA queues.
+enum class StreamKind : uint8_t { pe = 0, act = 1, pool = 2, dve = 3, sp = 4 };
+inline constexpr unsigned kNumEngineStreams = 5;
+
+struct SourceLoc {
+  std::string file;  // as given by the kernel source (relative path)
+  uint32_t line = 0;
+};
+
+struct Instruction {
+  isa::Insn insn;
+  uint32_t loc = 0;  // index into Program::locations
+};
+
+struct Stream {
+  std::string name;       // "pe", "act", "pool", "dve", "sp", "q0".."q15"
+  isa::Engine engine{};   // engine the stream feeds (dma for queues)
+  uint32_t queue = 0;     // DMA queue id (queue streams)
+  std::vector<Instruction> insns;
+};
+
+enum class TensorRole : uint8_t { input = 0, output = 1, internal = 2 };
+
+// A tensor in HBM: the kernel's arguments, its result and any HBM scratch.
+struct HbmTensor {
+  std::string name;
+  isa::Dtype dtype{};
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;  // byte address in HBM
+  uint64_t bytes = 0;
+  TensorRole role{};
+};
+
+struct Program {
+  std::string kernel;           // kernel name
+  std::string preset;           // hardware preset it was traced for ("trn2", ...)
+  std::vector<Stream> streams;  // kNumEngineStreams engine streams, then one per DMA queue
+  std::vector<HbmTensor> hbm_tensors;
+  uint64_t hbm_bytes = 0;       // HBM footprint: every tensor lies below this address
+  std::vector<SourceLoc> locations;
+
+  // Index of the stream an instruction of `engine` (and `queue` for DMA) belongs to.
+  static unsigned stream_index(isa::Engine engine, unsigned queue);
+
+  uint64_t instruction_count() const;
+  const HbmTensor* find_tensor(const std::string& name) const;
+
+  // Binary image ("NCIMG" magic, versioned, little-endian; instructions as isa::encode bits).
+  void write_image(std::ostream& out) const;
+  static Program read_image(std::istream& in);  // throws ImageError with what is wrong
+  void save(const std::string& path) const;
+  static Program load(const std::string& path);
+
+  // Readable listing: one line per instruction with stream, index, opcode, operands,
+  // semaphore wait and update, and the source location.
+  std::string listing() const;
+};
+
+// One instruction as text, e.g.
+// "tensor_tensor dst=sbuf[0:128]+0x0 fp32 [200:1] src0=... op0=add wait S[5]>=16 upd S[3]+=1@complete"
+std::string format_insn(const isa::Insn& insn);
+std::string format_ap(const isa::Ap& ap);
+
+}  // namespace ncore

@@ -1,0 +1,18 @@
+// Checks that one instruction is well formed and stays inside the memories of a preset.
+// The scheduler calls it when a kernel is traced, the image loader when a Program is read,
+// and the simulator and golden model before they run anything, so a bad instruction is a
+// clear error rather than an out-of-range access in the RTL or a silent wrong answer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ncore/isa_gen.hpp"
+#include "ncore/presets_gen.hpp"
+
+namespace ncore {
+
+// Throws SimError naming the instruction, the operand and the limit it breaks.
+void validate_insn(const isa::Insn& insn, const Preset& preset, uint64_t hbm_bytes);
+
+}  // namespace ncore

@@ -1,0 +1,494 @@
+// isagen: writes the SystemVerilog packages and the C++ headers of the instruction set and
+// the hardware presets from their one machine-readable description.
+//
+//   isagen <ncore_isa.json> <ncore_presets.json> <out_dir>
+//
+// writes <out_dir>/rtl/ncore_isa_pkg.sv, <out_dir>/rtl/ncore_cfg_pkg.sv,
+// <out_dir>/firmware/include/ncore/isa_gen.hpp and .../presets_gen.hpp. The build runs it
+// into the build tree and the `isa_drift` test compares those files with the committed ones.
+//
+// Bit layout: a struct's fields are listed most significant first (SystemVerilog packed
+// order); the generator gives every scalar field its least-significant-bit offset so the C++
+// encoder writes exactly the bits the RTL's packed struct reads.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+struct EnumValue {
+  std::string name;
+  unsigned value;
+  unsigned bytes;  // dtype only
+  std::string doc;
+};
+
+struct Enum {
+  std::string name;
+  unsigned width;
+  std::string doc;
+  std::vector<EnumValue> values;
+};
+
+struct Field {
+  std::string name;
+  std::string type;  // enum or struct name; empty for plain bits
+  unsigned width = 0;  // per element, for plain bits
+  unsigned count = 1;
+  bool is_signed = false;
+  std::string doc;
+};
+
+struct Struct {
+  std::string name;
+  std::string doc;
+  std::vector<Field> fields;
+};
+
+struct Isa {
+  std::vector<Enum> enums;
+  std::vector<Struct> structs;
+  unsigned opcode_width = 8;
+  json instructions;
+};
+
+[[noreturn]] void fail(const std::string& msg) { throw std::runtime_error(msg); }
+
+json load_json(const fs::path& p) {
+  std::ifstream in(p);
+  if (!in) fail("cannot open " + p.string());
+  try {
+    return json::parse(in, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::exception& e) {
+    fail(p.string() + ": " + e.what());
+  }
+}
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string camel(const std::string& s) {
+  std::string out;
+  bool up = true;
+  for (char c : s) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    out += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return out;
+}
+
+std::string first_sentence(const std::string& s) {
+  auto p = s.find(". ");
+  return p == std::string::npos ? s : s.substr(0, p + 1);
+}
+
+// Short SystemVerilog prefix of an enum's values (ENGINE_PE, DT_FP32, ...).
+std::string sv_prefix(const std::string& enum_name) {
+  static const std::map<std::string, std::string> p = {
+      {"engine", "ENGINE_"}, {"buffer", "BUF_"},     {"dtype", "DT_"},  {"alu_op", "ALU_"},
+      {"sem_cond", "COND_"}, {"sem_op", "SEMOP_"},   {"sem_when", "WHEN_"}, {"opcode", "OP_"}};
+  auto it = p.find(enum_name);
+  return it == p.end() ? upper(enum_name) + "_" : it->second;
+}
+
+Isa parse_isa(const json& j) {
+  Isa isa;
+  isa.opcode_width = j.at("opcode_width").get<unsigned>();
+  for (auto& [name, e] : j.at("enums").items()) {
+    Enum en{name, e.at("width").get<unsigned>(), e.value("doc", ""), {}};
+    for (auto& v : e.at("values")) {
+      unsigned value = v.at("value").get<unsigned>();
+      if (value >= (1u << en.width)) fail("enum " + name + " value " + v.at("name").get<std::string>() + " does not fit its width");
+      en.values.push_back({v.at("name"), value, v.value("bytes", 0u), v.value("doc", "")});
+    }
+    isa.enums.push_back(std::move(en));
+  }
+  // The opcode enumeration is derived from the instruction list.
+  Enum op{"opcode", isa.opcode_width, "Instruction opcodes.", {}};
+  for (auto& ins : j.at("instructions")) {
+    unsigned value = ins.at("opcode").get<unsigned>();
+    for (auto& v : op.values)
+      if (v.value == value) fail("duplicate opcode " + std::to_string(value));
+    op.values.push_back({ins.at("name"), value, 0, ins.value("doc", "")});
+  }
+  isa.enums.push_back(std::move(op));
+  // Structs, in dependency order as listed.
+  for (auto& [name, s] : j.at("structs").items()) {
+    Struct st{name, s.value("doc", ""), {}};
+    for (auto& f : s.at("fields")) {
+      Field fd;
+      fd.name = f.at("name");
+      fd.type = f.value("type", "");
+      fd.width = f.value("width", 0u);
+      fd.count = f.value("count", 1u);
+      fd.is_signed = f.value("signed", false);
+      fd.doc = f.value("doc", "");
+      if (fd.type.empty() && (fd.width == 0 || fd.width > 64)) fail("field " + name + "." + fd.name + " needs a width of 1..64");
+      st.fields.push_back(std::move(fd));
+    }
+    isa.structs.push_back(std::move(st));
+  }
+  isa.instructions = j.at("instructions");
+  return isa;
+}
+
+const Enum* find_enum(const Isa& isa, const std::string& n) {
+  for (auto& e : isa.enums)
+    if (e.name == n) return &e;
+  return nullptr;
+}
+const Struct* find_struct(const Isa& isa, const std::string& n) {
+  for (auto& s : isa.structs)
+    if (s.name == n) return &s;
+  return nullptr;
+}
+
+unsigned field_bits(const Isa& isa, const Field& f);
+unsigned struct_bits(const Isa& isa, const Struct& s) {
+  unsigned b = 0;
+  for (auto& f : s.fields) b += field_bits(isa, f) * f.count;
+  return b;
+}
+unsigned field_bits(const Isa& isa, const Field& f) {
+  if (f.type.empty()) return f.width;
+  if (auto* e = find_enum(isa, f.type)) return e->width;
+  if (auto* s = find_struct(isa, f.type)) return struct_bits(isa, *s);
+  fail("unknown type " + f.type);
+}
+
+// ----------------------------------------------------------------------------------------
+// SystemVerilog
+// ----------------------------------------------------------------------------------------
+
+std::string sv_type(const Isa& isa, const Field& f) {
+  if (f.type.empty()) {
+    std::string base = "logic " + std::string(f.is_signed ? "signed " : "");
+    // A part-select of a packed array is unsigned whatever its declaration, so element
+    // arrays are declared unsigned and read through $signed() where the field is signed.
+    if (f.count > 1) return "logic [" + std::to_string(f.count - 1) + ":0][" + std::to_string(f.width - 1) + ":0]";
+    return f.width == 1 ? "logic" : base + "[" + std::to_string(f.width - 1) + ":0]";
+  }
+  if (find_enum(isa, f.type)) return f.type + "_e";
+  return f.type + "_t";
+}
+
+std::string gen_sv_isa(const Isa& isa) {
+  std::ostringstream o;
+  o << "// Generated by firmware/isagen from firmware/isa/ncore_isa.json. Do not edit: run `make isa`.\n"
+       "//\n"
+       "// The NeuronCore model's instruction set: enumerations, operand structs and the decoded\n"
+       "// instruction word that sequencers hand to the engines.\n"
+       "package ncore_isa_pkg;\n\n";
+  o << "  //////////////////\n  // Enumerations //\n  //////////////////\n\n";
+  for (auto& e : isa.enums) {
+    o << "  // " << e.doc << "\n";
+    o << "  typedef enum logic [" << e.width - 1 << ":0] {\n";
+    for (size_t i = 0; i < e.values.size(); ++i) {
+      auto& v = e.values[i];
+      o << "    " << sv_prefix(e.name) << upper(v.name) << " = " << e.width << "'d" << v.value
+        << (i + 1 < e.values.size() ? "," : "") << "  // " << first_sentence(v.doc) << "\n";
+    }
+    o << "  } " << e.name << "_e;\n\n";
+  }
+  if (auto* dt = find_enum(isa, "dtype")) {
+    o << "  // Bytes per element of each dtype.\n";
+    o << "  function automatic logic [2:0] dtype_bytes(dtype_e dt);\n    unique case (dt)\n";
+    for (auto& v : dt->values) o << "      " << sv_prefix("dtype") << upper(v.name) << ": return 3'd" << v.bytes << ";\n";
+    o << "      default: return 3'd4;\n    endcase\n  endfunction\n\n";
+  }
+  o << "  /////////////\n  // Structs //\n  /////////////\n\n";
+  for (auto& s : isa.structs) {
+    o << "  // " << s.doc << " (" << struct_bits(isa, s) << " bits)\n";
+    o << "  typedef struct packed {\n";
+    for (auto& f : s.fields) {
+      o << "    " << sv_type(isa, f) << " " << f.name << ";";
+      if (!f.doc.empty()) o << "  // " << f.doc;
+      o << "\n";
+    }
+    o << "  } " << s.name << "_t;\n\n";
+  }
+  o << "  localparam int unsigned InsnBits = " << struct_bits(isa, *find_struct(isa, "insn")) << ";\n\n";
+  o << "endpackage\n";
+  return o.str();
+}
+
+// ----------------------------------------------------------------------------------------
+// C++
+// ----------------------------------------------------------------------------------------
+
+std::string cpp_scalar_type(const Field& f) {
+  if (f.width == 1) return "bool";
+  if (f.width <= 32) return f.is_signed ? "int32_t" : "uint32_t";
+  return f.is_signed ? "int64_t" : "uint64_t";
+}
+
+std::string cpp_type(const Isa& isa, const Field& f) {
+  std::string t;
+  if (f.type.empty()) t = cpp_scalar_type(f);
+  else if (find_enum(isa, f.type)) t = camel(f.type);
+  else t = camel(f.type);
+  if (f.count > 1) return "std::array<" + t + ", " + std::to_string(f.count) + ">";
+  return t;
+}
+
+// Emits encode/decode statements for struct `s` whose least significant bit is at `base`
+// (an expression), accessing members through `acc`.
+void emit_codec(const Isa& isa, const Struct& s, std::ostream& enc, std::ostream& dec, const std::string& acc, unsigned base) {
+  unsigned pos = base + struct_bits(isa, s);
+  for (auto& f : s.fields) {
+    unsigned fb = field_bits(isa, f);
+    pos -= fb * f.count;
+    for (unsigned k = 0; k < f.count; ++k) {
+      unsigned lsb = pos + k * fb;  // element 0 in the least significant bits
+      std::string member = acc + f.name + (f.count > 1 ? "[" + std::to_string(k) + "]" : "");
+      if (auto* sub = find_struct(isa, f.type)) {
+        emit_codec(isa, *sub, enc, dec, member + ".", lsb);
+      } else if (find_enum(isa, f.type)) {
+        enc << "  put_bits(out, " << lsb << ", " << fb << ", static_cast<uint64_t>(" << member << "));\n";
+        dec << "  " << member << " = static_cast<" << camel(f.type) << ">(get_bits(in, " << lsb << ", " << fb << "));\n";
+      } else {
+        std::string t = cpp_scalar_type(f);
+        enc << "  put_bits(out, " << lsb << ", " << fb << ", static_cast<uint64_t>(" << member << "));\n";
+        if (f.is_signed)
+          dec << "  " << member << " = static_cast<" << t << ">(sign_extend(get_bits(in, " << lsb << ", " << fb << "), " << fb << "));\n";
+        else if (fb == 1)
+          dec << "  " << member << " = get_bits(in, " << lsb << ", 1) != 0;\n";
+        else
+          dec << "  " << member << " = static_cast<" << t << ">(get_bits(in, " << lsb << ", " << fb << "));\n";
+      }
+    }
+  }
+}
+
+std::string gen_cpp_isa(const Isa& isa) {
+  std::ostringstream o;
+  const Struct& insn = *find_struct(isa, "insn");
+  unsigned bits = struct_bits(isa, insn);
+  unsigned bytes = (bits + 63) / 64 * 8;
+  o << "// Generated by firmware/isagen from firmware/isa/ncore_isa.json. Do not edit: run `make isa`.\n"
+       "//\n"
+       "// The NeuronCore model's instruction set for C++: enumerations, the decoded instruction,\n"
+       "// its bit encoding (identical to the RTL's packed struct ncore_isa_pkg::insn_t) and the\n"
+       "// per-instruction metadata used by the scheduler, the listing and the checkers.\n"
+       "#pragma once\n\n#include <array>\n#include <cstdint>\n#include <cstring>\n#include <string_view>\n\n"
+       "namespace ncore::isa {\n\n";
+  o << "inline constexpr unsigned kInsnBits = " << bits << ";\n";
+  o << "inline constexpr unsigned kInsnBytes = " << bytes << ";  // image record: bits rounded up to 64\n\n";
+  for (auto& e : isa.enums) {
+    o << "// " << e.doc << "\n";
+    o << "enum class " << camel(e.name) << " : uint8_t {\n";
+    for (auto& v : e.values) o << "  " << v.name << " = " << v.value << ",  // " << v.doc << "\n";
+    o << "};\n";
+    o << "inline constexpr unsigned k" << camel(e.name) << "Width = " << e.width << ";\n";
+    o << "inline constexpr const char* to_string(" << camel(e.name) << " v) {\n  switch (v) {\n";
+    for (auto& v : e.values) o << "    case " << camel(e.name) << "::" << v.name << ": return \"" << v.name << "\";\n";
+    o << "  }\n  return \"?\";\n}\n";
+    o << "inline bool from_string(std::string_view s, " << camel(e.name) << "& out) {\n";
+    for (auto& v : e.values) o << "  if (s == \"" << v.name << "\") { out = " << camel(e.name) << "::" << v.name << "; return true; }\n";
+    o << "  return false;\n}\n";
+    o << "inline constexpr bool is_valid(" << camel(e.name) << " v) {\n  switch (v) {\n";
+    for (auto& v : e.values) o << "    case " << camel(e.name) << "::" << v.name << ":\n";
+    o << "      return true;\n  }\n  return false;\n}\n\n";
+  }
+  if (auto* dt = find_enum(isa, "dtype")) {
+    o << "inline constexpr unsigned dtype_bytes(Dtype d) {\n  switch (d) {\n";
+    for (auto& v : dt->values) o << "    case Dtype::" << v.name << ": return " << v.bytes << ";\n";
+    o << "  }\n  return 0;\n}\n\n";
+  }
+  for (auto& s : isa.structs) {
+    o << "// " << s.doc << "\n";
+    o << "struct " << camel(s.name) << " {\n";
+    for (auto& f : s.fields) {
+      o << "  " << cpp_type(isa, f) << " " << f.name << "{};";
+      if (!f.doc.empty()) o << "  // " << f.doc;
+      o << "\n";
+    }
+    o << "};\n\n";
+  }
+  o << "namespace detail {\n"
+       "inline void put_bits(uint8_t* out, unsigned lsb, unsigned width, uint64_t v) {\n"
+       "  for (unsigned i = 0; i < width; ++i) {\n"
+       "    unsigned b = lsb + i;\n"
+       "    if ((v >> i) & 1u) out[b >> 3] = static_cast<uint8_t>(out[b >> 3] | (1u << (b & 7)));\n"
+       "  }\n"
+       "}\n"
+       "inline uint64_t get_bits(const uint8_t* in, unsigned lsb, unsigned width) {\n"
+       "  uint64_t v = 0;\n"
+       "  for (unsigned i = 0; i < width; ++i) {\n"
+       "    unsigned b = lsb + i;\n"
+       "    v |= static_cast<uint64_t>((in[b >> 3] >> (b & 7)) & 1u) << i;\n"
+       "  }\n"
+       "  return v;\n"
+       "}\n"
+       "inline int64_t sign_extend(uint64_t v, unsigned width) {\n"
+       "  uint64_t m = 1ull << (width - 1);\n"
+       "  return static_cast<int64_t>((v ^ m) - m);\n"
+       "}\n"
+       "}  // namespace detail\n\n";
+  std::ostringstream enc, dec;
+  emit_codec(isa, insn, enc, dec, "i.", 0);
+  o << "// Writes the instruction's bits into out[0..kInsnBytes), little-endian bit order.\n";
+  o << "inline void encode(const Insn& i, uint8_t* out) {\n  using namespace detail;\n  std::memset(out, 0, kInsnBytes);\n"
+    << enc.str() << "}\n\n";
+  o << "inline Insn decode(const uint8_t* in) {\n  using namespace detail;\n  Insn i;\n" << dec.str() << "  return i;\n}\n\n";
+
+  // Instruction metadata.
+  o << "// How an instruction uses an operand field.\n"
+       "struct OperandInfo {\n  const char* field;  // dst, src0, src1, s0, s1\n  bool optional;\n"
+       "  bool hbm, sbuf, psum;  // buffers allowed\n};\n\n"
+       "struct InsnInfo {\n  Opcode opcode;\n  const char* name;\n  Engine engine;  // Engine::none: any stream\n"
+       "  const char* doc;\n  unsigned num_operands;\n  std::array<OperandInfo, 5> operands;\n};\n\n";
+  o << "inline constexpr InsnInfo kInsnInfo[] = {\n";
+  for (auto& ins : isa.instructions) {
+    std::string eng = ins.at("engine");
+    o << "    {Opcode::" << ins.at("name").get<std::string>() << ", \"" << ins.at("name").get<std::string>() << "\", Engine::"
+      << (eng == "any" ? "none" : eng) << ",\n     " << json(ins.value("doc", "")).dump() << ",\n     "
+      << ins.at("operands").size() << ", {{";
+    bool first = true;
+    for (auto& op : ins.at("operands")) {
+      auto b = op.at("buffers");
+      auto has = [&](const char* n) { return std::find(b.begin(), b.end(), n) != b.end(); };
+      o << (first ? "" : ", ") << "{\"" << op.at("field").get<std::string>() << "\", " << (op.value("optional", false) ? "true" : "false")
+        << ", " << (has("hbm") ? "true" : "false") << ", " << (has("sbuf") ? "true" : "false") << ", "
+        << (has("psum") ? "true" : "false") << "}";
+      first = false;
+    }
+    o << "}}},\n";
+  }
+  o << "};\n\n";
+  o << "inline const InsnInfo* find_info(Opcode op) {\n  for (const auto& i : kInsnInfo)\n    if (i.opcode == op) return &i;\n  return nullptr;\n}\n\n";
+  o << "}  // namespace ncore::isa\n";
+  return o.str();
+}
+
+// ----------------------------------------------------------------------------------------
+// Presets
+// ----------------------------------------------------------------------------------------
+
+std::string gen_sv_cfg(const json& p) {
+  std::ostringstream o;
+  o << "// Generated by firmware/isagen from firmware/isa/ncore_presets.json. Do not edit: run `make isa`.\n"
+       "//\n"
+       "// Hardware configuration: one struct, named presets, derived numbers as localparams in\n"
+       "// the modules that use them. Sources of the numbers are in the JSON file.\n"
+       "package ncore_cfg_pkg;\n\n";
+  o << "  typedef struct packed {\n";
+  for (auto& prm : p.at("params"))
+    if (prm.at("rtl").get<bool>()) o << "    int unsigned " << camel(prm.at("name")) << ";\n";
+  o << "  } cfg_t;\n\n";
+  for (auto& pr : p.at("presets")) {
+    o << "  // " << pr.at("doc").get<std::string>() << "\n";
+    o << "  localparam cfg_t Cfg" << camel(pr.at("name")) << " = '{\n";
+    std::vector<std::string> items;
+    for (auto& prm : p.at("params"))
+      if (prm.at("rtl").get<bool>())
+        items.push_back("    " + camel(prm.at("name")) + ": " + std::to_string(pr.at("values").at(prm.at("name").get<std::string>()).get<long long>()));
+    for (size_t i = 0; i < items.size(); ++i) o << items[i] << (i + 1 < items.size() ? ",\n" : "\n");
+    o << "  };\n\n";
+  }
+  o << "  // Preset by number (the top level's Preset parameter).\n";
+  o << "  function automatic cfg_t preset(int unsigned id);\n    unique case (id)\n";
+  for (auto& pr : p.at("presets"))
+    o << "      " << pr.at("values").at("id").get<int>() << ": return Cfg" << camel(pr.at("name")) << ";\n";
+  o << "      default: return Cfg" << camel(p.at("presets")[0].at("name")) << ";\n    endcase\n  endfunction\n\n";
+  o << "endpackage\n";
+  return o.str();
+}
+
+std::string gen_cpp_cfg(const json& p) {
+  std::ostringstream o;
+  o << "// Generated by firmware/isagen from firmware/isa/ncore_presets.json. Do not edit: run `make isa`.\n"
+       "//\n"
+       "// Hardware configuration presets for C++ (the same numbers as rtl/ncore_cfg_pkg.sv).\n"
+       "#pragma once\n\n#include <cstdint>\n#include <string_view>\n\nnamespace ncore {\n\n";
+  o << "struct Preset {\n  const char* name;\n  const char* doc;\n";
+  for (auto& prm : p.at("params")) {
+    o << "  uint64_t " << prm.at("name").get<std::string>() << ";";
+    if (!prm.at("doc").get<std::string>().empty()) o << "  // " << prm.at("doc").get<std::string>();
+    o << "\n";
+  }
+  o << "};\n\n";
+  o << "inline constexpr Preset kPresets[] = {\n";
+  for (auto& pr : p.at("presets")) {
+    o << "    {\"" << pr.at("name").get<std::string>() << "\", \"" << pr.at("doc").get<std::string>() << "\"";
+    for (auto& prm : p.at("params")) o << ", " << pr.at("values").at(prm.at("name").get<std::string>()).get<long long>();
+    o << "},\n";
+  }
+  o << "};\n\n";
+  o << "// The preset called `name`, or nullptr.\n"
+       "inline const Preset* find_preset(std::string_view name) {\n"
+       "  for (const auto& p : kPresets)\n    if (name == p.name) return &p;\n  return nullptr;\n}\n\n";
+  o << "}  // namespace ncore\n";
+  return o.str();
+}
+
+void write_file(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  // Leave the file (and its timestamp) alone when nothing changed.
+  {
+    std::ifstream in(p, std::ios::binary);
+    if (in) {
+      std::stringstream ss;
+      ss << in.rdbuf();
+      if (ss.str() == text) return;
+    }
+  }
+  std::ofstream out(p, std::ios::binary);
+  if (!out) fail("cannot write " + p.string());
+  out << text;
+}
+
+void check_presets(const json& p) {
+  for (auto& pr : p.at("presets")) {
+    for (auto& prm : p.at("params"))
+      if (!pr.at("values").contains(prm.at("name").get<std::string>()))
+        fail("preset " + pr.at("name").get<std::string>() + " lacks " + prm.at("name").get<std::string>());
+    auto v = pr.at("values");
+    if (v.at("num_partitions").get<long>() % v.at("dma_engines").get<long>() != 0)
+      fail("preset " + pr.at("name").get<std::string>() + ": num_partitions must be a multiple of dma_engines");
+    if (v.at("sbuf_bytes").get<long>() % v.at("sbuf_line_bytes").get<long>() != 0)
+      fail("preset " + pr.at("name").get<std::string>() + ": sbuf_bytes must be a multiple of sbuf_line_bytes");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: isagen <ncore_isa.json> <ncore_presets.json> <out_dir>\n";
+    return 2;
+  }
+  try {
+    Isa isa = parse_isa(load_json(argv[1]));
+    json presets = load_json(argv[2]);
+    check_presets(presets);
+    fs::path out = argv[3];
+    write_file(out / "rtl/ncore_isa_pkg.sv", gen_sv_isa(isa));
+    write_file(out / "rtl/ncore_cfg_pkg.sv", gen_sv_cfg(presets));
+    write_file(out / "firmware/include/ncore/isa_gen.hpp", gen_cpp_isa(isa));
+    write_file(out / "firmware/include/ncore/presets_gen.hpp", gen_cpp_cfg(presets));
+  } catch (const std::exception& e) {
+    std::cerr << "isagen: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

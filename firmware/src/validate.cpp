@@ -1,0 +1,129 @@
+// Instruction checks; see validate.hpp.
+#include "ncore/validate.hpp"
+
+#include <fmt/format.h>
+
+#include "ncore/ap.hpp"
+#include "ncore/error.hpp"
+#include "ncore/program.hpp"
+
+namespace ncore {
+namespace {
+
+[[noreturn]] void bad(const isa::Insn& insn, const std::string& what) {
+  throw SimError(fmt::format("invalid instruction '{}': {}", format_insn(insn), what));
+}
+
+const isa::Ap* ap_field(const isa::Insn& insn, const char* f) {
+  const std::string n = f;
+  if (n == "dst") return &insn.dst;
+  if (n == "src0") return &insn.src0;
+  if (n == "src1") return &insn.src1;
+  return nullptr;
+}
+
+bool buffer_allowed(const isa::OperandInfo& o, isa::Buffer b) {
+  switch (b) {
+    case isa::Buffer::hbm: return o.hbm;
+    case isa::Buffer::sbuf: return o.sbuf;
+    case isa::Buffer::psum: return o.psum;
+  }
+  return false;
+}
+
+void check_ap(const isa::Insn& insn, const char* name, const isa::Ap& ap, const Preset& pr, uint64_t hbm_bytes) {
+  if (!isa::is_valid(ap.mem)) bad(insn, fmt::format("operand {} has an unknown buffer", name));
+  if (!isa::is_valid(ap.dtype)) bad(insn, fmt::format("operand {} has an unknown dtype", name));
+  if (ap.num_part == 0 || ap.num_part > pr.num_partitions)
+    bad(insn, fmt::format("operand {}: partition count {} is outside 1..{}", name, ap.num_part, pr.num_partitions));
+  for (int d = 0; d < 4; ++d)
+    if (ap.size[d] == 0) bad(insn, fmt::format("operand {}: free dimension {} has size 0", name, d));
+  const unsigned esz = isa::dtype_bytes(ap.dtype);
+  if (ap.offset % esz != 0)
+    bad(insn, fmt::format("operand {}: byte offset {} is not a multiple of the {}-byte {} element", name, ap.offset, esz,
+                          isa::to_string(ap.dtype)));
+  const Box b = ap_box(ap);
+  if (ap.mem == isa::Buffer::hbm) {
+    if (ap.start_part != 0) bad(insn, fmt::format("operand {}: an HBM operand must have start partition 0", name));
+    if (b.lo < 0 || static_cast<uint64_t>(b.hi) > hbm_bytes)
+      bad(insn, fmt::format("operand {}: HBM bytes [{}, {}) are outside the {} bytes of HBM", name, b.lo, b.hi, hbm_bytes));
+  } else if (ap.mem == isa::Buffer::sbuf) {
+    if (ap.part_stride != 0) bad(insn, fmt::format("operand {}: partition stride is only for HBM operands", name));
+    if (b.p_hi > pr.num_partitions)
+      bad(insn, fmt::format("operand {}: partitions [{}, {}) exceed the {} SBUF partitions", name, b.p_lo, b.p_hi,
+                            pr.num_partitions));
+    if (b.lo < 0 || static_cast<uint64_t>(b.hi) > pr.sbuf_bytes)
+      bad(insn, fmt::format("operand {}: SBUF bytes [{}, {}) are outside the {} bytes of a partition", name, b.lo, b.hi,
+                            pr.sbuf_bytes));
+  } else {
+    bad(insn, fmt::format("operand {}: PSUM is not modelled by this preset's engines yet", name));
+  }
+}
+
+void check_sref(const isa::Insn& insn, const char* name, const isa::Sref& s, const isa::Ap& data, const Preset& pr) {
+  if (s.mem != isa::Buffer::sbuf) bad(insn, fmt::format("operand {}: a per-partition operand must be in SBUF", name));
+  if (!isa::is_valid(s.dtype)) bad(insn, fmt::format("operand {} has an unknown dtype", name));
+  const unsigned esz = isa::dtype_bytes(s.dtype);
+  if (s.offset % esz != 0) bad(insn, fmt::format("operand {}: byte offset {} is not a multiple of {}", name, s.offset, esz));
+  if (s.start_part + data.num_part > pr.num_partitions)
+    bad(insn, fmt::format("operand {}: partitions [{}, {}) exceed the {} partitions", name, s.start_part,
+                          s.start_part + data.num_part, pr.num_partitions));
+  if (s.offset + esz > pr.sbuf_bytes)
+    bad(insn, fmt::format("operand {}: byte {} is outside the {} bytes of a partition", name, s.offset, pr.sbuf_bytes));
+}
+
+}  // namespace
+
+void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) {
+  const isa::InsnInfo* info = isa::find_info(insn.opcode);
+  if (!info) bad(insn, fmt::format("unknown opcode {}", static_cast<unsigned>(insn.opcode)));
+  if (!isa::is_valid(insn.engine)) bad(insn, "unknown engine");
+  if (info->engine != isa::Engine::none && insn.engine != info->engine)
+    bad(insn, fmt::format("{} runs on engine {}, not {}", info->name, isa::to_string(info->engine), isa::to_string(insn.engine)));
+  if (insn.dma_queue >= pr.dma_queues) bad(insn, fmt::format("DMA queue {} is outside 0..{}", insn.dma_queue, pr.dma_queues - 1));
+  if (!isa::is_valid(insn.wait_cond) || !isa::is_valid(insn.upd_op) || !isa::is_valid(insn.upd_when))
+    bad(insn, "unknown semaphore condition or update");
+  if (!isa::is_valid(insn.op0) || !isa::is_valid(insn.op1)) bad(insn, "unknown ALU op");
+  for (unsigned k = 0; k < info->num_operands; ++k) {
+    const isa::OperandInfo& o = info->operands[k];
+    if (const isa::Ap* ap = ap_field(insn, o.field)) {
+      if (!buffer_allowed(o, ap->mem))
+        bad(insn, fmt::format("operand {} of {} may not be in {}", o.field, info->name, isa::to_string(ap->mem)));
+      check_ap(insn, o.field, *ap, pr, hbm_bytes);
+    }
+  }
+  switch (insn.opcode) {
+    case isa::Opcode::dma_copy:
+    case isa::Opcode::tensor_copy:
+    case isa::Opcode::tensor_tensor:
+    case isa::Opcode::tensor_scalar: {
+      auto same_shape = [&](const isa::Ap& a, const char* an) {
+        if (a.num_part != insn.dst.num_part || ap_free_elems(a) != ap_free_elems(insn.dst))
+          bad(insn, fmt::format("operand {} has {} partitions x {} elements but dst has {} x {}", an, a.num_part,
+                                ap_free_elems(a), insn.dst.num_part, ap_free_elems(insn.dst)));
+      };
+      same_shape(insn.src0, "src0");
+      if (insn.opcode == isa::Opcode::tensor_tensor) {
+        same_shape(insn.src1, "src1");
+        if (insn.src0.mem == isa::Buffer::psum && insn.src1.mem == isa::Buffer::psum)
+          bad(insn, "tensor_tensor cannot read both inputs from PSUM");
+      }
+      if (insn.opcode != isa::Opcode::dma_copy && (insn.src0.start_part != insn.dst.start_part ||
+                                                   (insn.opcode == isa::Opcode::tensor_tensor &&
+                                                    insn.src1.start_part != insn.dst.start_part)))
+        bad(insn, "engine operands must use the same partitions (lane p reads and writes partition start_part + p)");
+      if (insn.opcode == isa::Opcode::tensor_scalar) {
+        if (insn.s0_vec) check_sref(insn, "s0", insn.s0, insn.src0, pr);
+        if (insn.s1_vec) check_sref(insn, "s1", insn.s1, insn.src0, pr);
+        if ((insn.s0_vec && insn.s0.start_part != insn.src0.start_part) ||
+            (insn.s1_vec && insn.s1.start_part != insn.src0.start_part))
+          bad(insn, "a per-partition operand must start at the data operand's partition");
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace ncore
