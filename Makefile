@@ -12,7 +12,7 @@
 BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 KERNEL  ?= stream
-ARGS    ?= $(if $(filter stream,$(KERNEL)),-n 25600 --free-dim 200,-n 25600)
+ARGS    ?= $(if $(filter stream,$(KERNEL)),-n 25600 --free-dim 200 --check,-n 25600 --check)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
 .PHONY: all deps configure build sim test bench lint isa clean

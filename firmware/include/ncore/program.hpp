@@ -79,8 +79,17 @@ struct Program {
   std::string listing() const;
 };
 
+// The empty streams of a Program for a preset with `dma_queues` DMA queues: the engine
+// streams pe, act, pool, dve, sp, then q0..q<dma_queues-1>, each with its engine and queue.
+std::vector<Stream> make_streams(unsigned dma_queues);
+
+// Image format identification (see image.cpp for the layout).
+inline constexpr char kImageMagic[8] = {'N', 'C', 'I', 'M', 'G', '\0', '\0', '\0'};
+inline constexpr uint32_t kImageVersion = 1;
+
 // One instruction as text, e.g.
-// "tensor_tensor dst=sbuf[0:128]+0x0 fp32 [200:1] src0=... op0=add wait S[5]>=16 upd S[3]+=1@complete"
+// "tensor_tensor dst=sbuf[0:128]+0x0 fp32 <200> src0=... op0=add  wait S[5]>=16  upd S[3]+=1@complete"
+// (format.cpp describes the operand notation).
 std::string format_insn(const isa::Insn& insn);
 std::string format_ap(const isa::Ap& ap);
 

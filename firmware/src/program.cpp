@@ -1,0 +1,130 @@
+// Program: stream layout, look-ups, files and the readable listing.
+//
+// Listing layout: a header of comment lines (';') naming the kernel, the preset, the HBM
+// footprint and every HBM tensor, then one line per instruction, stream by stream:
+//
+//   dve[12]  tensor_tensor dst=... op0=add  wait S[6]>=32  upd S[3]+=1@complete  ; kernels/src/vector_add.cpp:88
+//
+// The index in brackets is the instruction's position in its stream (sem_wait included).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "ncore/error.hpp"
+#include "ncore/program.hpp"
+
+namespace ncore {
+
+unsigned Program::stream_index(isa::Engine engine, unsigned queue) {
+  switch (engine) {
+    case isa::Engine::pe: return 0;
+    case isa::Engine::act: return 1;
+    case isa::Engine::pool: return 2;
+    case isa::Engine::dve: return 3;
+    case isa::Engine::sp: return 4;
+    case isa::Engine::dma: return kNumEngineStreams + queue;
+    default: break;
+  }
+  throw SimError(fmt::format("no instruction stream for engine '{}'", isa::to_string(engine)));
+}
+
+std::vector<Stream> make_streams(unsigned dma_queues) {
+  static const struct {
+    const char* name;
+    isa::Engine engine;
+  } kEngines[kNumEngineStreams] = {{"pe", isa::Engine::pe},
+                                   {"act", isa::Engine::act},
+                                   {"pool", isa::Engine::pool},
+                                   {"dve", isa::Engine::dve},
+                                   {"sp", isa::Engine::sp}};
+  std::vector<Stream> s(kNumEngineStreams + dma_queues);
+  for (unsigned i = 0; i < kNumEngineStreams; ++i) {
+    s[i].name = kEngines[i].name;
+    s[i].engine = kEngines[i].engine;
+  }
+  for (unsigned q = 0; q < dma_queues; ++q) {
+    s[kNumEngineStreams + q].name = fmt::format("q{}", q);
+    s[kNumEngineStreams + q].engine = isa::Engine::dma;
+    s[kNumEngineStreams + q].queue = q;
+  }
+  return s;
+}
+
+uint64_t Program::instruction_count() const {
+  uint64_t n = 0;
+  for (const auto& s : streams) n += s.insns.size();
+  return n;
+}
+
+const HbmTensor* Program::find_tensor(const std::string& name) const {
+  for (const auto& t : hbm_tensors)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+void Program::save(const std::string& path) const {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw ImageError(fmt::format("cannot write Program image '{}'", path));
+  write_image(f);
+  f.flush();
+  if (!f) throw ImageError(fmt::format("error while writing Program image '{}'", path));
+}
+
+Program Program::load(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw ImageError(fmt::format("cannot open Program image '{}'", path));
+  try {
+    return read_image(f);
+  } catch (const ImageError& e) {
+    throw ImageError(fmt::format("{}: {}", path, e.what()));
+  }
+}
+
+namespace {
+
+const char* role_name(TensorRole r) {
+  switch (r) {
+    case TensorRole::input: return "input";
+    case TensorRole::output: return "output";
+    case TensorRole::internal: return "internal";
+  }
+  return "?";
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+}  // namespace
+
+std::string Program::listing() const {
+  std::string out;
+  out += fmt::format("; kernel {}  preset {}  hbm_bytes {}  instructions {}\n", kernel, preset, hbm_bytes,
+                     instruction_count());
+  out += "; hbm tensors:\n";
+  size_t w = 4;
+  for (const auto& t : hbm_tensors) w = std::max(w, t.name.size());
+  for (const auto& t : hbm_tensors)
+    out += fmt::format(";   {:<{}}  {:<8} {} {:<14} offset 0x{:x}  bytes {}\n", t.name, w, role_name(t.role),
+                       isa::to_string(t.dtype), shape_text(t.shape), t.offset, t.bytes);
+  out += "; streams:";
+  for (const auto& s : streams) out += fmt::format(" {}={}", s.name, s.insns.size());
+  out += "\n";
+  for (const auto& s : streams) {
+    if (s.insns.empty()) continue;
+    out += fmt::format("\n; stream {} ({} instructions)\n", s.name, s.insns.size());
+    for (size_t k = 0; k < s.insns.size(); ++k) {
+      const Instruction& in = s.insns[k];
+      std::string where;
+      if (in.loc < locations.size())
+        where = fmt::format("{}:{}", locations[in.loc].file, locations[in.loc].line);
+      else
+        where = fmt::format("<location {} out of range>", in.loc);
+      out += fmt::format("{}[{}]  {}  ; {}\n", s.name, k, format_insn(in.insn), where);
+    }
+  }
+  return out;
+}
+
+}  // namespace ncore

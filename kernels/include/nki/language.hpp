@@ -1,0 +1,110 @@
+// nki.language (nl): dtypes, buffers, ALU op names, tensor creation, slicing helpers and the
+// loop ranges whose iterations the tracer follows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "nki/loc.hpp"
+#include "nki/tensor.hpp"
+
+namespace nki {
+
+namespace detail {
+class TracerImpl;
+}
+
+// The iterable returned by affine_range / sequential_range. The tracer learns from it when
+// the loop starts (begin), which iteration runs (each dereference) and when the loop is left
+// (its destructor, which a range-for runs after the last iteration or a break). Tiles
+// allocated in the body belong to the innermost such loop.
+class Range {
+ public:
+  Range(int64_t n, bool sequential, Loc loc);
+  Range(const Range&) = delete;
+  Range& operator=(const Range&) = delete;
+  ~Range();
+
+  class iterator {
+   public:
+    int64_t operator*() const;
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return i_ != o.i_; }
+    bool operator==(const iterator& o) const { return i_ == o.i_; }
+
+   private:
+    friend class Range;
+    iterator(const Range* r, int64_t i) : r_(r), i_(i) {}
+    const Range* r_;
+    int64_t i_;
+  };
+  iterator begin();
+  iterator end() const { return iterator(this, n_); }
+  int64_t size() const { return n_; }
+
+ private:
+  int64_t n_;
+  bool sequential_;
+  Loc loc_;
+  detail::TracerImpl* tracer_ = nullptr;
+  uint64_t frame_ = 0;
+};
+
+// A kernel's own precondition (NKI kernels assert them in Python): throws KernelError with
+// `message` and the kernel location when `cond` is false.
+void kernel_check(bool cond, const std::string& message, Loc loc = Loc::here());
+
+namespace nl {
+
+inline constexpr Dtype float32 = Dtype::float32;
+inline constexpr Dtype bfloat16 = Dtype::bfloat16;
+inline constexpr Dtype float16 = Dtype::float16;
+inline constexpr Dtype tfloat32 = Dtype::tfloat32;
+inline constexpr Dtype float8_e4m3 = Dtype::float8_e4m3;
+inline constexpr Dtype float8_e5m2 = Dtype::float8_e5m2;
+inline constexpr Dtype int8 = Dtype::int8;
+inline constexpr Dtype uint8 = Dtype::uint8;
+inline constexpr Dtype int16 = Dtype::int16;
+inline constexpr Dtype uint16 = Dtype::uint16;
+inline constexpr Dtype int32 = Dtype::int32;
+inline constexpr Dtype uint32 = Dtype::uint32;
+
+inline constexpr Buffer hbm{BufferKind::hbm};
+inline constexpr Buffer shared_hbm{BufferKind::shared_hbm};
+inline constexpr Buffer sbuf{BufferKind::sbuf};
+inline constexpr Buffer psum{BufferKind::psum};
+
+inline constexpr AluOp add = AluOp::add;
+inline constexpr AluOp subtract = AluOp::subtract;
+inline constexpr AluOp multiply = AluOp::multiply;
+inline constexpr AluOp maximum = AluOp::max;
+inline constexpr AluOp minimum = AluOp::min;
+inline constexpr AluOp bypass = AluOp::bypass;
+
+struct tile_size {
+  static constexpr int64_t pmax = 128;
+  static constexpr int64_t gemm_stationary_fmax = 128;
+  static constexpr int64_t gemm_moving_fmax = 512;
+  static constexpr int64_t psum_fmax = 512;
+};
+
+// A new tensor. In HBM: a kernel-created tensor (its result, or scratch). In SBUF/PSUM: a
+// tile placed by the automatic allocator. With an Alloc from ncc::sbuf::mod_alloc: placed
+// exactly there. `name` is what error messages and the listing call it.
+Tensor ndarray(const Shape& shape, Dtype dtype, Buffer buffer, Loc loc = Loc::here());
+Tensor ndarray(const Shape& shape, Dtype dtype, Buffer buffer, const std::string& name, Loc loc = Loc::here());
+Tensor ndarray(const Shape& shape, Dtype dtype, const Alloc& alloc, Loc loc = Loc::here());
+Tensor ndarray(const Shape& shape, Dtype dtype, const Alloc& alloc, const std::string& name, Loc loc = Loc::here());
+
+inline constexpr ParDim par_dim(int64_t n) { return ParDim{n}; }
+inline constexpr Slice ds(int64_t start, int64_t size) { return Slice{start, size}; }
+inline constexpr All all{};
+
+Range affine_range(int64_t n, Loc loc = Loc::here());
+Range sequential_range(int64_t n, Loc loc = Loc::here());
+
+}  // namespace nl
+}  // namespace nki

@@ -1,0 +1,167 @@
+// Tensors of the NKI-like API: a view (shape, strides, offset, partition placement) of
+// storage in HBM, SBUF or PSUM.
+//
+// An on-chip (SBUF/PSUM) tensor has up to three kinds of dimensions, in this order: block
+// dimensions (logical tiles, only with an explicit par_dim), one partition dimension, and
+// free dimensions. A plain `nl::ndarray((P, F...), dtype, nl::sbuf)` has no block dimension:
+// its first dimension is the partition dimension. An HBM tensor is row-major with element
+// strides; when it meets the hardware its first dimension becomes the partition rows.
+//
+// Views are cheap values: slicing (`t(nl::ds(a, n), nl::all)`), integer indexing (`t[m]`,
+// dropping the leading dimension) and reshape (where the strides allow it without a copy)
+// return new views of the same storage. Every check that can be made on a view alone (bounds,
+// reshape) is made here; the rest when an instruction uses it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "ncore/isa_gen.hpp"
+#include "nki/loc.hpp"
+
+namespace nki {
+
+inline constexpr int kMaxDims = 5;
+
+using AluOp = ncore::isa::AluOp;
+
+// Element types by their NKI names. Only float32, bfloat16 and float16 are modelled; the
+// others exist so that a kernel using them gets a clear error rather than a compile error.
+enum class Dtype : uint8_t {
+  float32, bfloat16, float16, tfloat32, float8_e4m3, float8_e5m2,
+  int8, uint8, int16, uint16, int32, uint32,
+};
+const char* to_string(Dtype d);
+int64_t dtype_bytes(Dtype d);
+bool is_supported(Dtype d);
+ncore::isa::Dtype to_isa(Dtype d);  // throws ncore::KernelError for unsupported types
+Dtype from_isa(ncore::isa::Dtype d);
+
+enum class BufferKind : uint8_t { hbm, shared_hbm, sbuf, psum };
+const char* to_string(BufferKind b);  // "hbm", "shared_hbm", "sbuf", "psum"
+struct Buffer {
+  BufferKind kind;
+};
+
+// A direct allocation (ncc::sbuf::mod_alloc): where the physical tiles of a tensor go.
+struct Alloc {
+  int64_t base_addr = 0;
+  int64_t base_partition = 0;
+  std::vector<int64_t> num_par_tiles;
+  std::vector<int64_t> num_free_tiles;
+};
+
+// nl::par_dim(n): marks the partition dimension in a shape with block dimensions.
+struct ParDim {
+  int64_t size;
+};
+
+struct Dim {
+  int64_t size = 0;
+  bool par = false;
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+  constexpr Dim(I v) : size(static_cast<int64_t>(v)) {}
+  constexpr Dim(ParDim p) : size(p.size), par(true) {}
+};
+
+class Shape {
+ public:
+  Shape() = default;
+  Shape(std::initializer_list<Dim> dims);
+  explicit Shape(const std::vector<int64_t>& dims);
+
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  int64_t operator[](size_t i) const { return d_[i]; }
+  int64_t& operator[](size_t i) { return d_[i]; }
+  const int64_t* begin() const { return d_.data(); }
+  const int64_t* end() const { return d_.data() + n_; }
+  void push_back(int64_t v);
+  int par_index() const { return par_; }  // position of nl::par_dim, -1 if none
+  int64_t elements() const;
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
+  std::string str() const;  // "[128, 512]"
+  bool operator==(const Shape& o) const;
+  bool operator!=(const Shape& o) const { return !(*this == o); }
+
+ private:
+  std::array<int64_t, kMaxDims> d_{};
+  uint8_t n_ = 0;
+  int8_t par_ = -1;
+};
+
+// An index along one dimension: an integer (drops the dimension), a slice, or everything.
+struct Slice {
+  int64_t start = 0;
+  int64_t size = -1;  // -1: to the end
+};
+struct All {};
+class Index {
+ public:
+  enum Kind : uint8_t { none, integer, slice };
+  Index() = default;
+  template <class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+  Index(I v) : kind(integer), i(static_cast<int64_t>(v)) {}
+  Index(Slice s) : kind(slice), s(s) {}
+  Index(All) {}
+
+  Kind kind = none;
+  int64_t i = 0;
+  Slice s;
+};
+
+namespace detail {
+struct Storage;
+enum class DimKind : uint8_t { block, part, free };
+
+// How a view maps its indices onto storage.
+struct View {
+  Dtype dtype = Dtype::float32;
+  uint8_t nd = 0;
+  std::array<int64_t, kMaxDims> size{};
+  std::array<int64_t, kMaxDims> stride{};  // free: elements; block: which block dimension of the storage
+  std::array<DimKind, kMaxDims> kind{};
+  int64_t offset = 0;                      // elements: HBM from the tensor's base, on-chip within a tile's partition
+  int64_t part = 0;                        // on-chip: first partition, relative to the tile's
+  std::array<int64_t, kMaxDims> block{};   // on-chip: logical tile index (start) per block dimension of the storage
+};
+}  // namespace detail
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(std::shared_ptr<detail::Storage> st, const detail::View& v) : st_(std::move(st)), v_(v) {}
+
+  bool valid() const { return st_ != nullptr; }
+  Shape shape() const;
+  Dtype dtype() const { return v_.dtype; }
+  size_t ndim() const { return v_.nd; }
+  const std::string& name() const;
+  BufferKind buffer() const;
+  bool on_chip() const;
+  std::string str() const;  // name[dims], as NKI prints a tile
+
+  // t[m]: the leading dimension indexed by m (for a mod_alloc'd tensor: logical tile m).
+  Tensor operator[](int64_t i) const;
+  // t(nl::ds(a, n), nl::all, 3): one index per leading dimension; the rest are kept whole.
+  Tensor operator()(Index i0, Index i1 = {}, Index i2 = {}, Index i3 = {}, Index i4 = {},
+                    Loc loc = Loc::here()) const;
+  // The same elements under a new shape; only where the view's strides allow it.
+  Tensor reshape(const Shape& shape, Loc loc = Loc::here()) const;
+
+  const detail::View& view() const { return v_; }
+  const std::shared_ptr<detail::Storage>& storage() const { return st_; }
+
+ private:
+  Tensor index(const Index* idx, int n, const Loc& loc) const;
+
+  std::shared_ptr<detail::Storage> st_;
+  detail::View v_;
+};
+
+}  // namespace nki

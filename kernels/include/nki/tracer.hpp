@@ -1,0 +1,65 @@
+// Tracing a kernel into a Program.
+//
+//   ncore::Program p = nki::trace("vector_add_stream", *ncore::find_preset("trn2"), [&](nki::Tracer& t) {
+//     auto a = t.input("a_vec", {n}, nl::float32);
+//     auto b = t.input("b_vec", {n}, nl::float32);
+//     t.output(vector_add_stream(a, b, 200));
+//   });
+//
+// While the body runs, every nl/nisa call records into this trace; outside one they throw.
+// Inputs are placed in HBM in the order declared, then the tensors the kernel creates, each
+// at a 64-byte aligned offset.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ncore/presets_gen.hpp"
+#include "ncore/program.hpp"
+#include "nki/loc.hpp"
+#include "nki/tensor.hpp"
+
+namespace nki {
+
+namespace detail {
+class TracerImpl;
+}
+
+struct TraceStats {
+  uint64_t instructions = 0;   // traced, sem_waits not counted
+  uint64_t sem_waits = 0;
+  uint64_t waits = 0;          // semaphore waits, on instructions and sem_waits
+  uint64_t conflicts = 0;      // conflicting access pairs the scheduler found
+  uint64_t implied = 0;        // of which already implied by earlier waits
+  uint64_t peak_records = 0;   // most access records alive at once
+  // With TraceOptions::record_order: (stream, position) of every traced instruction, in
+  // the order the kernel issued them.
+  std::vector<std::pair<unsigned, uint32_t>> order;
+};
+
+struct TraceOptions {
+  unsigned dma_queues_used = 4;  // dma_copy goes round-robin to queues 0 .. dma_queues_used-1
+  bool record_order = false;
+  TraceStats* stats = nullptr;   // filled when the trace succeeds
+};
+
+class Tracer {
+ public:
+  explicit Tracer(detail::TracerImpl& impl) : impl_(impl) {}
+  // A kernel argument in HBM.
+  Tensor input(const std::string& name, const Shape& shape, Dtype dtype, Loc loc = Loc::here());
+  // Marks the kernel's result (a whole HBM tensor, possibly reshaped) as an output.
+  void output(const Tensor& t, Loc loc = Loc::here());
+  const ncore::Preset& preset() const;
+
+ private:
+  detail::TracerImpl& impl_;
+};
+
+ncore::Program trace(const std::string& kernel_name, const ncore::Preset& preset,
+                     const std::function<void(Tracer&)>& body, const TraceOptions& options = {});
+
+}  // namespace nki

@@ -1,0 +1,305 @@
+// Tensor views: dtypes, shapes, slicing, integer indexing and reshape. See tensor.hpp.
+#include "nki/tensor.hpp"
+
+#include <fmt/format.h>
+
+#include "ncore/error.hpp"
+#include "tracer_impl.hpp"
+
+namespace nki {
+
+// --- dtypes and buffers ------------------------------------------------------------------
+
+const char* to_string(Dtype d) {
+  switch (d) {
+    case Dtype::float32: return "float32";
+    case Dtype::bfloat16: return "bfloat16";
+    case Dtype::float16: return "float16";
+    case Dtype::tfloat32: return "tfloat32";
+    case Dtype::float8_e4m3: return "float8_e4m3";
+    case Dtype::float8_e5m2: return "float8_e5m2";
+    case Dtype::int8: return "int8";
+    case Dtype::uint8: return "uint8";
+    case Dtype::int16: return "int16";
+    case Dtype::uint16: return "uint16";
+    case Dtype::int32: return "int32";
+    case Dtype::uint32: return "uint32";
+  }
+  return "?";
+}
+
+int64_t dtype_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::float32:
+    case Dtype::tfloat32:
+    case Dtype::int32:
+    case Dtype::uint32: return 4;
+    case Dtype::bfloat16:
+    case Dtype::float16:
+    case Dtype::int16:
+    case Dtype::uint16: return 2;
+    case Dtype::float8_e4m3:
+    case Dtype::float8_e5m2:
+    case Dtype::int8:
+    case Dtype::uint8: return 1;
+  }
+  return 0;
+}
+
+bool is_supported(Dtype d) { return d == Dtype::float32 || d == Dtype::bfloat16 || d == Dtype::float16; }
+
+ncore::isa::Dtype to_isa(Dtype d) {
+  switch (d) {
+    case Dtype::float32: return ncore::isa::Dtype::fp32;
+    case Dtype::bfloat16: return ncore::isa::Dtype::bf16;
+    case Dtype::float16: return ncore::isa::Dtype::fp16;
+    default: break;
+  }
+  throw ncore::KernelError(
+      fmt::format("dtype {} is not supported by this model (supported: float32, bfloat16, float16)", to_string(d)));
+}
+
+Dtype from_isa(ncore::isa::Dtype d) {
+  switch (d) {
+    case ncore::isa::Dtype::fp32: return Dtype::float32;
+    case ncore::isa::Dtype::bf16: return Dtype::bfloat16;
+    case ncore::isa::Dtype::fp16: return Dtype::float16;
+  }
+  throw ncore::KernelError(fmt::format("invalid ISA dtype {}", static_cast<unsigned>(d)));
+}
+
+const char* to_string(BufferKind b) {
+  switch (b) {
+    case BufferKind::hbm: return "hbm";
+    case BufferKind::shared_hbm: return "shared_hbm";
+    case BufferKind::sbuf: return "sbuf";
+    case BufferKind::psum: return "psum";
+  }
+  return "?";
+}
+
+// --- shapes --------------------------------------------------------------------------------
+
+Shape::Shape(std::initializer_list<Dim> dims) {
+  if (dims.size() > static_cast<size_t>(kMaxDims))
+    throw ncore::KernelError(
+        fmt::format("a tensor of {} dimensions exceeds the supported maximum of {}", dims.size(), kMaxDims));
+  for (const Dim& d : dims) {
+    if (d.par) {
+      if (par_ >= 0) throw ncore::KernelError("a shape may have only one par_dim");
+      par_ = static_cast<int8_t>(n_);
+    }
+    d_[n_++] = d.size;
+  }
+}
+
+Shape::Shape(const std::vector<int64_t>& dims) {
+  if (dims.size() > static_cast<size_t>(kMaxDims))
+    throw ncore::KernelError(
+        fmt::format("a tensor of {} dimensions exceeds the supported maximum of {}", dims.size(), kMaxDims));
+  for (int64_t v : dims) d_[n_++] = v;
+}
+
+void Shape::push_back(int64_t v) {
+  if (n_ >= kMaxDims)
+    throw ncore::KernelError(fmt::format("a tensor of more than {} dimensions is not supported", kMaxDims));
+  d_[n_++] = v;
+}
+
+int64_t Shape::elements() const {
+  int64_t e = 1;
+  for (size_t i = 0; i < n_; ++i) e *= d_[i];
+  return e;
+}
+
+std::string Shape::str() const { return detail::shape_str(d_.data(), n_); }
+
+bool Shape::operator==(const Shape& o) const {
+  if (n_ != o.n_) return false;
+  for (size_t i = 0; i < n_; ++i)
+    if (d_[i] != o.d_[i]) return false;
+  return true;
+}
+
+namespace detail {
+
+std::string shape_str(const int64_t* d, size_t n) {
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(d[i]);
+  }
+  return s + "]";
+}
+
+std::string operand_str(const Ctx& c, const char* param) { return fmt::format("operand '{}' of '{}'", param, c.op); }
+
+}  // namespace detail
+
+// --- views ---------------------------------------------------------------------------------
+
+namespace {
+
+[[noreturn]] void view_error(const Loc& loc, const std::string& msg) {
+  if (detail::TracerImpl* t = detail::current()) {
+    if (loc.file && loc.file[0]) t->fail(loc, msg);
+    if (t->last_loc.file && t->last_loc.file[0])
+      throw ncore::KernelError(fmt::format("{} (in an index expression after the API call at {})", msg,
+                                           t->where(t->last_loc)));
+    throw ncore::KernelError(msg);
+  }
+  if (loc.file && loc.file[0]) throw ncore::KernelError(fmt::format("{}:{}: {}", loc.file, loc.line, msg));
+  throw ncore::KernelError(msg);
+}
+
+// numpy's reshape without a copy: strides for `nsz` over the elements of (osz, ost), or false.
+bool nocopy_reshape(const int64_t* osz, const int64_t* ost, int on, const int64_t* nsz, int nn, int64_t* nst) {
+  int64_t od[kMaxDims], os[kMaxDims];
+  int m = 0;
+  for (int i = 0; i < on; ++i)
+    if (osz[i] != 1) {
+      od[m] = osz[i];
+      os[m] = ost[i];
+      ++m;
+    }
+  int oi = 0, oj = 1, ni = 0, nj = 1;
+  while (ni < nn && oi < m) {
+    int64_t np = nsz[ni], op = od[oi];
+    while (np != op) {
+      if (np < op) {
+        if (nj >= nn) return false;
+        np *= nsz[nj++];
+      } else {
+        if (oj >= m) return false;
+        op *= od[oj++];
+      }
+    }
+    for (int ok = oi; ok < oj - 1; ++ok)
+      if (os[ok] != od[ok + 1] * os[ok + 1]) return false;
+    nst[nj - 1] = os[oj - 1];
+    for (int nk = nj - 1; nk > ni; --nk) nst[nk - 1] = nst[nk] * nsz[nk];
+    ni = nj++;
+    oi = oj++;
+  }
+  const int64_t last = ni > 0 ? nst[ni - 1] : 1;
+  for (int nk = ni; nk < nn; ++nk) nst[nk] = last;
+  return true;
+}
+
+}  // namespace
+
+Shape Tensor::shape() const {
+  Shape s;
+  for (int i = 0; i < v_.nd; ++i) s.push_back(v_.size[i]);
+  return s;
+}
+
+const std::string& Tensor::name() const {
+  static const std::string none = "<empty>";
+  return st_ ? st_->name : none;
+}
+
+BufferKind Tensor::buffer() const { return st_ ? st_->kind : BufferKind::hbm; }
+
+bool Tensor::on_chip() const { return st_ && st_->kind != BufferKind::hbm && st_->kind != BufferKind::shared_hbm; }
+
+std::string Tensor::str() const { return name() + detail::shape_str(v_.size.data(), v_.nd); }
+
+Tensor Tensor::operator[](int64_t i) const {
+  Index ix(i);
+  return index(&ix, 1, Loc{});
+}
+
+Tensor Tensor::operator()(Index i0, Index i1, Index i2, Index i3, Index i4, Loc loc) const {
+  const Index all[kMaxDims] = {i0, i1, i2, i3, i4};
+  int n = kMaxDims;
+  while (n > 0 && all[n - 1].kind == Index::none) --n;
+  return index(all, n, loc);
+}
+
+Tensor Tensor::index(const Index* idx, int n, const Loc& loc) const {
+  if (!st_) view_error(loc, "indexing an empty tensor");
+  if (n > v_.nd)
+    view_error(loc, fmt::format("too many indices for tensor `{}` of shape {}: {} given", name(),
+                                detail::shape_str(v_.size.data(), v_.nd), n));
+  detail::View w = v_;
+  w.nd = 0;
+  for (int d = 0; d < v_.nd; ++d) {
+    const Index ix = d < n ? idx[d] : Index();
+    const int64_t size = v_.size[d];
+    int64_t pos = 0, len = size;
+    bool keep = true;
+    if (ix.kind == Index::integer) {
+      pos = ix.i < 0 ? ix.i + size : ix.i;
+      if (pos < 0 || pos >= size)
+        view_error(loc, fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] "
+                                    "exceed dimension size of {}",
+                                    name(), d, ix.i, ix.i, size));
+      keep = false;
+    } else if (ix.kind == Index::slice) {
+      pos = ix.s.start;
+      len = ix.s.size < 0 ? size - pos : ix.s.size;
+      if (len <= 0)
+        view_error(loc, fmt::format("empty slice ds({}, {}) on dimension {} of tensor `{}`", ix.s.start, ix.s.size, d,
+                                    name()));
+      if (pos < 0 || pos + len > size)
+        view_error(loc, fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] "
+                                    "exceed dimension size of {}",
+                                    name(), d, pos, pos + len - 1, size));
+    }
+    switch (v_.kind[d]) {
+      case detail::DimKind::free: w.offset += pos * v_.stride[d]; break;
+      case detail::DimKind::part: w.part += pos; break;
+      case detail::DimKind::block: w.block[v_.stride[d]] += pos; break;
+    }
+    if (keep) {
+      w.size[w.nd] = len;
+      w.stride[w.nd] = v_.stride[d];
+      w.kind[w.nd] = v_.kind[d];
+      ++w.nd;
+    }
+  }
+  return Tensor(st_, w);
+}
+
+Tensor Tensor::reshape(const Shape& shape, Loc loc) const {
+  if (!st_) view_error(loc, "reshaping an empty tensor");
+  const std::string from = detail::shape_str(v_.size.data(), v_.nd);
+  int64_t have = 1;
+  for (int d = 0; d < v_.nd; ++d) have *= v_.size[d];
+  for (int64_t s : shape)
+    if (s <= 0)
+      view_error(loc, fmt::format("cannot reshape tensor `{}` of shape {} into {}: dimension sizes must be positive",
+                                  name(), from, shape.str()));
+  if (shape.elements() != have)
+    view_error(loc, fmt::format("cannot reshape tensor `{}` of shape {} into {}: {} elements cannot become {}",
+                                name(), from, shape.str(), have, shape.elements()));
+  // On chip the block and partition dimensions stay in front; only free dimensions change.
+  int lead = 0;
+  if (on_chip()) {
+    while (lead < v_.nd && v_.kind[lead] != detail::DimKind::free) ++lead;
+    bool ok = static_cast<int>(shape.size()) >= lead;
+    for (int d = 0; d < lead && ok; ++d) ok = shape[d] == v_.size[d];
+    if (!ok)
+      view_error(loc, fmt::format("cannot reshape on-chip tensor `{}` of shape {} into {}: the block and partition "
+                                  "dimensions must stay in front, unchanged",
+                                  name(), from, shape.str()));
+  }
+  detail::View w = v_;
+  const int nn = static_cast<int>(shape.size()) - lead;
+  int64_t nsz[kMaxDims], nst[kMaxDims];
+  for (int i = 0; i < nn; ++i) nsz[i] = shape[lead + i];
+  if (!nocopy_reshape(v_.size.data() + lead, v_.stride.data() + lead, v_.nd - lead, nsz, nn, nst))
+    view_error(loc, fmt::format("cannot reshape tensor `{}` of shape {} into {}: the view's strides do not allow it "
+                                "without a copy",
+                                name(), from, shape.str()));
+  w.nd = static_cast<uint8_t>(shape.size());
+  for (int i = 0; i < nn; ++i) {
+    w.size[lead + i] = nsz[i];
+    w.stride[lead + i] = nst[i];
+    w.kind[lead + i] = detail::DimKind::free;
+  }
+  return Tensor(st_, w);
+}
+
+}  // namespace nki

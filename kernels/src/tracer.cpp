@@ -1,0 +1,642 @@
+// The trace state: source locations, HBM placement, on-chip allocation (automatic rings and
+// direct mod_alloc regions), loops, operand lowering and instruction emission.
+//
+// Automatic allocation. A tile requested outside any loop gets its own bytes for the rest of
+// the kernel. A tile requested inside an affine_range/sequential_range body is identified by
+// its allocation site (file and line, and which occurrence of that site within the current
+// iteration) in the innermost loop; the site gets a ring of K = min(4, trip count) physical
+// buffers, fewer if K do not fit, and iteration i uses buffer i mod K. The load of iteration
+// i+1 thus lands in another buffer than the one iteration i computes on, and the scheduler
+// lets them overlap, as the NKI compiler's allocator does. The ring is freed when its loop
+// ends. A tile whose buffer has been reused (or freed) is dead: using it is an error rather
+// than a silent read of another iteration's data.
+//
+//   SBUF partition bytes:  0        64       128      192      256
+//                          | ring a_tile: 4 slots    | ring b_tile ...
+//                          |it 0,4.. |it 1,5.. |it 2 |it 3 |
+//
+// Direct allocation (mod_alloc) regions are placed where the kernel asks and reserved in the
+// allocator, so that automatic tiles never land on them; they may overlap each other.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "ncore/error.hpp"
+#include "ncore/validate.hpp"
+#include "nki/tracer.hpp"
+#include "tracer_impl.hpp"
+
+#ifndef NKI_REPO_ROOT
+#define NKI_REPO_ROOT ""
+#endif
+
+namespace nki {
+namespace detail {
+namespace {
+
+// PSUM per partition: 2 MiB over 128 partitions, 8 banks of 2 KiB (spec 1.2). Not a preset
+// parameter yet because no engine of the model reads PSUM.
+constexpr uint64_t kPsumBytesPerPartition = 16384;
+constexpr uint64_t kAlign = 64;
+constexpr int kRingDepth = 4;
+// Elements per partition of one engine instruction (handout: "up to 64K elements").
+constexpr int64_t kMaxFreeElems = 65536;
+
+thread_local TracerImpl* g_current = nullptr;
+std::atomic<uint64_t> g_next_trace{1};
+
+uint64_t align_up(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+const char* buffer_title(BufferKind k) { return k == BufferKind::psum ? "PSUM" : "SBUF"; }
+
+// Row-major linear index of i mod shape (ncc mod_alloc's modulo_allocate_func).
+int64_t mod_linear(const std::vector<int64_t>& shape, const int64_t* idx, int nidx) {
+  if (shape.empty()) return 0;
+  int64_t lin = 0;
+  const int n = std::min<int>(nidx, static_cast<int>(shape.size()));
+  for (int d = 0; d < n; ++d) {
+    int64_t tail = 1;
+    for (size_t e = d + 1; e < shape.size(); ++e) tail *= shape[e];
+    lin += (idx[d] % shape[d]) * tail;
+  }
+  return lin;
+}
+
+}  // namespace
+
+TracerImpl* current() { return g_current; }
+
+TracerImpl& require(const char* api, const Loc& loc) {
+  if (!g_current)
+    throw ncore::KernelError(fmt::format("{}:{}: '{}' called outside of a kernel being traced "
+                                         "(err_nki_api_outside_of_nki_kernel)",
+                                         loc.file, loc.line, api));
+  g_current->last_loc = loc;
+  return *g_current;
+}
+
+TracerImpl::TracerImpl(std::string kernel, const ncore::Preset& preset, const TraceOptions& opts)
+    : kernel_(std::move(kernel)),
+      id_(g_next_trace++),
+      preset_(preset),
+      opts_(opts),
+      root_(NKI_REPO_ROOT),
+      sbuf_(preset.sbuf_usable_bytes, kAlign),
+      psum_(kPsumBytesPerPartition, kAlign),
+      sched_(ncore::Scheduler::for_preset(preset)) {
+  if (opts_.dma_queues_used == 0 || opts_.dma_queues_used > preset.dma_queues)
+    throw ncore::KernelError(fmt::format("dma_queues_used {} is outside 1..{} (the DMA queues of preset '{}')",
+                                         opts_.dma_queues_used, preset.dma_queues, preset.name));
+  if (!root_.empty() && root_.back() != '/') root_ += '/';
+}
+
+// --- errors and locations -----------------------------------------------------------------
+
+std::string TracerImpl::where(const Loc& loc) const {
+  const char* f = loc.file ? loc.file : "";
+  if (!root_.empty() && std::strncmp(f, root_.c_str(), root_.size()) == 0) f += root_.size();
+  return fmt::format("{}:{}", f, loc.line);
+}
+
+void TracerImpl::fail(const Loc& loc, const std::string& msg) const {
+  throw ncore::KernelError(fmt::format("{}: {}", where(loc), msg));
+}
+
+uint32_t TracerImpl::loc_index(const Loc& loc) {
+  const SiteKey key{loc.file, loc.line};
+  auto it = loc_by_ptr_.find(key);
+  if (it != loc_by_ptr_.end()) return it->second;
+  const char* f = loc.file ? loc.file : "";
+  if (!root_.empty() && std::strncmp(f, root_.c_str(), root_.size()) == 0) f += root_.size();
+  auto named = loc_by_name_.emplace(std::make_pair(std::string(f), loc.line), static_cast<uint32_t>(locs_.size()));
+  if (named.second) locs_.push_back(ncore::SourceLoc{f, static_cast<uint32_t>(loc.line)});
+  loc_by_ptr_[key] = named.first->second;
+  return named.first->second;
+}
+
+// --- HBM tensors ----------------------------------------------------------------------------
+
+Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype dtype, ncore::TensorRole role,
+                           const Loc& loc) {
+  std::string name = name_in.empty() ? fmt::format("hbm_tensor{}", hbm_.size()) : name_in;
+  auto taken = [&](const std::string& n) {
+    return std::any_of(hbm_.begin(), hbm_.end(), [&](const ncore::HbmTensor& t) { return t.name == n; });
+  };
+  if (taken(name)) {
+    if (role == ncore::TensorRole::input) fail(loc, fmt::format("there is already an HBM tensor named `{}`", name));
+    int k = 1;
+    while (taken(fmt::format("{}_{}", name, k))) ++k;
+    name = fmt::format("{}_{}", name, k);
+  }
+  if (!is_supported(dtype))
+    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
+                          "float16)",
+                          to_string(dtype), name));
+  if (shape.empty()) fail(loc, fmt::format("HBM tensor `{}` needs at least one dimension", name));
+  for (int64_t d : shape)
+    if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
+  const int64_t elems = shape.elements();
+  const uint64_t bytes = static_cast<uint64_t>(elems) * static_cast<uint64_t>(dtype_bytes(dtype));
+  const uint64_t at = align_up(hbm_end_);
+  if (at + bytes > (uint64_t{1} << 40))
+    fail(loc, fmt::format("HBM tensor `{}` ({} bytes) does not fit the 40-bit HBM address space", name, bytes));
+  hbm_end_ = at + bytes;
+
+  auto st = std::make_shared<Storage>();
+  st->kind = BufferKind::hbm;
+  st->name = name;
+  st->trace = id_;
+  st->dtype = dtype;
+  st->loc = loc;
+  st->hbm_addr = at;
+  st->hbm_index = static_cast<int>(hbm_.size());
+  st->hbm_elems = elems;
+  ncore::HbmTensor h;
+  h.name = name;
+  h.dtype = to_isa(dtype);
+  h.shape = shape.vec();
+  h.offset = at;
+  h.bytes = bytes;
+  h.role = role;
+  hbm_.push_back(h);
+
+  View v;
+  v.dtype = dtype;
+  v.nd = static_cast<uint8_t>(shape.size());
+  int64_t stride = 1;
+  for (int d = v.nd - 1; d >= 0; --d) {
+    v.size[d] = shape[d];
+    v.stride[d] = stride;
+    v.kind[d] = DimKind::free;
+    stride *= shape[d];
+  }
+  return Tensor(std::move(st), v);
+}
+
+void TracerImpl::mark_output(const Tensor& t, const Loc& loc) {
+  if (!t.valid()) fail(loc, "the kernel returned an empty tensor");
+  const Storage& st = *t.storage();
+  if (st.trace != id_) fail(loc, fmt::format("tensor `{}` belongs to another trace", st.name));
+  if (st.kind != BufferKind::hbm)
+    fail(loc, fmt::format("the kernel's result must be an HBM tensor, but `{}` is in {}", st.name, to_string(st.kind)));
+  const View& v = t.view();
+  int64_t elems = 1, expect = 1;
+  bool contiguous = v.offset == 0;
+  for (int d = v.nd - 1; d >= 0; --d) {
+    if (v.size[d] != 1 && v.stride[d] != expect) contiguous = false;
+    expect *= v.size[d];
+    elems *= v.size[d];
+  }
+  if (!contiguous || elems != st.hbm_elems)
+    fail(loc, fmt::format("the kernel's result {} must be a whole HBM tensor (possibly reshaped), not a slice of `{}`",
+                          t.str(), st.name));
+  ncore::HbmTensor& h = hbm_[st.hbm_index];
+  h.role = ncore::TensorRole::output;
+  h.shape = t.shape().vec();
+}
+
+// --- on-chip tiles --------------------------------------------------------------------------
+
+void TracerImpl::capacity_error(BufferKind kind, const std::string& name, const Loc& loc, uint64_t bytes,
+                                int k) const {
+  const ncore::SbufAllocator& a = kind == BufferKind::psum ? psum_ : sbuf_;
+  fail(loc, fmt::format("{} allocation failed for tensor `{}`: it needs {} bytes per partition{}, but the largest "
+                        "free range is {} bytes ({} of the {} usable bytes per partition are free)",
+                        buffer_title(kind), name, bytes * k,
+                        k > 1 ? fmt::format(" ({} buffers of {})", k, bytes) : std::string(), a.largest_free(),
+                        a.total_free(), a.capacity()));
+}
+
+std::unique_ptr<Ring> TracerImpl::make_ring(BufferKind kind, uint64_t slot_bytes, int64_t trip,
+                                            const std::string& name, const Loc& loc) {
+  auto r = std::make_unique<Ring>();
+  r->kind = kind;
+  r->slot_bytes = slot_bytes;
+  for (int k = static_cast<int>(std::min<int64_t>(kRingDepth, std::max<int64_t>(trip, 1))); k >= 1; --k) {
+    if (auto off = allocator(kind).allocate(slot_bytes * k)) {
+      r->base = *off;
+      r->k = k;
+      break;
+    }
+  }
+  if (r->k == 0) capacity_error(kind, name, loc, slot_bytes, 1);
+  if (kind == BufferKind::sbuf) auto_names_[r->base] = name;
+  r->live.resize(r->k);
+  return r;
+}
+
+void TracerImpl::release_ring(Ring& r, const std::string& why) noexcept {
+  try {
+    allocator(r.kind).release(r.base);
+  } catch (...) {
+  }
+  if (r.kind == BufferKind::sbuf) auto_names_.erase(r.base);
+  for (auto& s : r.live)
+    if (s) {
+      s->alive = false;
+      s->dead_reason = why;
+      s.reset();
+    }
+}
+
+Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name_in,
+                            const Loc& loc, uint32_t part_base) {
+  const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
+  if (!is_supported(dtype))
+    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
+                          "float16)",
+                          to_string(dtype), name));
+  if (shape.empty()) fail(loc, fmt::format("on-chip tensor `{}` needs a partition dimension", name));
+  for (int64_t d : shape)
+    if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
+  const int par = shape.par_index() >= 0 ? shape.par_index() : 0;
+  const int64_t parts = shape[par];
+  if (parts > static_cast<int64_t>(preset_.num_partitions))
+    fail(loc, fmt::format("number of partitions {} exceed architecture limitation of {}. (tensor `{}` of shape {})",
+                          parts, preset_.num_partitions, name, shape.str()));
+  int64_t tiles = 1, free = 1;
+  for (int d = 0; d < par; ++d) tiles *= shape[d];
+  for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
+  const uint64_t tile_bytes = static_cast<uint64_t>(free * dtype_bytes(dtype));
+  const uint64_t slot = align_up(static_cast<uint64_t>(tiles) * tile_bytes);
+
+  auto st = std::make_shared<Storage>();
+  st->kind = kind;
+  st->name = name;
+  st->trace = id_;
+  st->dtype = dtype;
+  st->loc = loc;
+  st->part_base = part_base;
+  st->nblock = par;
+  for (int d = 0; d < par; ++d) st->free_tiles.push_back(shape[d]);
+  st->tile_parts = parts;
+  st->tile_bytes = static_cast<int64_t>(tile_bytes);
+
+  if (loops_.empty()) {
+    auto off = allocator(kind).allocate(slot);
+    if (!off) capacity_error(kind, name, loc, slot, 1);
+    st->byte_base = *off;
+    if (kind == BufferKind::sbuf) auto_names_[*off] = name;
+  } else {
+    LoopFrame& f = loops_.back();
+    SiteState& site = f.sites[SiteKey{loc.file, loc.line}];
+    if (site.iter != f.iter) {
+      site.iter = f.iter;
+      site.occ = 0;
+    }
+    const size_t occ = static_cast<size_t>(site.occ++);
+    if (occ >= site.rings.size()) site.rings.emplace_back(make_ring(kind, slot, f.trip, name, loc));
+    std::unique_ptr<Ring>& ring = site.rings[occ];
+    if (ring->slot_bytes < slot || ring->kind != kind) {
+      release_ring(*ring, fmt::format("its buffers were reallocated for a larger tile at {}", where(loc)));
+      ring = make_ring(kind, slot, f.trip, name, loc);
+    }
+    const int b = static_cast<int>(f.iter % ring->k);
+    if (auto& old = ring->live[b]) {
+      old->alive = false;
+      old->reused_by = f.iter;
+      old->reused_in = f.loc;
+    }
+    st->byte_base = ring->base + static_cast<uint64_t>(b) * ring->slot_bytes;
+    ring->live[b] = st;
+  }
+
+  View v;
+  v.dtype = dtype;
+  v.nd = static_cast<uint8_t>(shape.size());
+  int64_t stride = 1;
+  for (int d = v.nd - 1; d >= 0; --d) {
+    v.size[d] = shape[d];
+    if (d > par) {
+      v.kind[d] = DimKind::free;
+      v.stride[d] = stride;
+      stride *= shape[d];
+    } else if (d == par) {
+      v.kind[d] = DimKind::part;
+    } else {
+      v.kind[d] = DimKind::block;
+      v.stride[d] = d;
+    }
+  }
+  return Tensor(std::move(st), v);
+}
+
+Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, const std::string& name_in,
+                              const Loc& loc) {
+  const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
+  if (!is_supported(dtype))
+    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
+                          "float16)",
+                          to_string(dtype), name));
+  if (shape.empty()) fail(loc, fmt::format("on-chip tensor `{}` needs a partition dimension", name));
+  for (int64_t d : shape)
+    if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
+  const int par = shape.par_index() >= 0 ? shape.par_index() : 0;
+  const int64_t parts = shape[par];
+  if (parts > static_cast<int64_t>(preset_.num_partitions))
+    fail(loc, fmt::format("number of partitions {} exceed architecture limitation of {}. (tensor `{}` of shape {})",
+                          parts, preset_.num_partitions, name, shape.str()));
+  const int64_t esz = dtype_bytes(dtype);
+  int64_t free = 1;
+  for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
+  const int64_t tile_bytes = free * esz;
+  auto count = [&](const std::vector<int64_t>& v, const char* what) {
+    int64_t n = 1;
+    for (int64_t x : v) {
+      if (x <= 0) fail(loc, fmt::format("mod_alloc {} of tensor `{}` must be positive", what, name));
+      n *= x;
+    }
+    return n;
+  };
+  const int64_t nfree = count(al.num_free_tiles, "num_free_tiles");
+  const int64_t npar = count(al.num_par_tiles, "num_par_tiles");
+  if (al.base_addr < 0 || al.base_partition < 0)
+    fail(loc, fmt::format("mod_alloc of tensor `{}`: base_addr and base_partition must not be negative", name));
+  if (al.base_addr % esz != 0)
+    fail(loc, fmt::format("mod_alloc base_addr {} of tensor `{}` is not a multiple of its {}-byte {} element",
+                          al.base_addr, name, esz, to_string(dtype)));
+  const int64_t lo = al.base_addr, hi = al.base_addr + nfree * tile_bytes;
+  if (hi > static_cast<int64_t>(preset_.sbuf_usable_bytes))
+    fail(loc, fmt::format("mod_alloc places tensor `{}` at bytes [{}, {}) of each partition, beyond the {} usable "
+                          "bytes per partition",
+                          name, lo, hi, preset_.sbuf_usable_bytes));
+  const int64_t phi = al.base_partition + npar * parts;
+  if (phi > static_cast<int64_t>(preset_.num_partitions))
+    fail(loc, fmt::format("mod_alloc places tensor `{}` on partitions [{}, {}), beyond the {} partitions", name,
+                          al.base_partition, phi, preset_.num_partitions));
+  if (auto clash = sbuf_.reserve(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi))) {
+    auto it = auto_names_.find(clash->first);
+    fail(loc, fmt::format("mod_alloc region [{}, {}) of tensor `{}` overlaps the automatically allocated tile `{}` "
+                          "at [{}, {}); declare direct allocations before automatically allocated tiles",
+                          lo, hi, name, it != auto_names_.end() ? it->second : "?", clash->first, clash->second));
+  }
+
+  auto st = std::make_shared<Storage>();
+  st->kind = BufferKind::sbuf;
+  st->name = name;
+  st->trace = id_;
+  st->dtype = dtype;
+  st->loc = loc;
+  st->direct = true;
+  st->part_base = static_cast<uint32_t>(al.base_partition);
+  st->byte_base = static_cast<uint64_t>(al.base_addr);
+  st->nblock = par;
+  st->par_tiles = al.num_par_tiles;
+  st->free_tiles = al.num_free_tiles;
+  st->tile_parts = parts;
+  st->tile_bytes = tile_bytes;
+
+  View v;
+  v.dtype = dtype;
+  v.nd = static_cast<uint8_t>(shape.size());
+  int64_t stride = 1;
+  for (int d = v.nd - 1; d >= 0; --d) {
+    v.size[d] = shape[d];
+    if (d > par) {
+      v.kind[d] = DimKind::free;
+      v.stride[d] = stride;
+      stride *= shape[d];
+    } else if (d == par) {
+      v.kind[d] = DimKind::part;
+    } else {
+      v.kind[d] = DimKind::block;
+      v.stride[d] = d;
+    }
+  }
+  return Tensor(std::move(st), v);
+}
+
+Tensor TracerImpl::new_result(const Tensor& like, Dtype dtype, const char* op, const Loc& loc) {
+  const View& v = like.view();
+  Shape s;
+  bool has_part = false;
+  for (int d = 0; d < v.nd; ++d)
+    if (v.kind[d] == DimKind::part) has_part = true;
+  if (!has_part) s.push_back(1);
+  for (int d = 0; d < v.nd; ++d)
+    if (v.kind[d] != DimKind::block) s.push_back(v.size[d]);
+  Lowered l = lower_onchip(like, Ctx{op, loc}, "data");
+  Tensor t = new_tile(s, dtype, BufferKind::sbuf, std::string(op) + "_result", loc, l.ap.start_part);
+  return has_part ? t : t[0];
+}
+
+// --- loops ----------------------------------------------------------------------------------
+
+uint64_t TracerImpl::loop_enter(int64_t trip, bool sequential, const Loc& loc) {
+  LoopFrame f;
+  f.id = next_frame_++;
+  f.trip = trip;
+  f.sequential = sequential;
+  f.loc = loc;
+  loops_.push_back(std::move(f));
+  return loops_.back().id;
+}
+
+void TracerImpl::loop_iter(uint64_t frame, int64_t i) {
+  if (!loops_.empty() && loops_.back().id == frame) loops_.back().iter = i;
+}
+
+void TracerImpl::loop_exit(uint64_t frame) noexcept {
+  auto it = std::find_if(loops_.begin(), loops_.end(), [&](const LoopFrame& f) { return f.id == frame; });
+  if (it == loops_.end()) return;
+  while (loops_.size() > static_cast<size_t>(it - loops_.begin())) {
+    LoopFrame& f = loops_.back();
+    std::string why;
+    try {
+      why = fmt::format("the loop at {} that allocated it has ended (err_local_variable_used_out_of_scope)",
+                        where(f.loc));
+    } catch (...) {
+    }
+    for (auto& site : f.sites)
+      for (auto& r : site.second.rings)
+        if (r) release_ring(*r, why);
+    loops_.pop_back();
+  }
+}
+
+// --- lowering -------------------------------------------------------------------------------
+
+void TracerImpl::check_alive(const Tensor& t, const Ctx& c, const char* param) const {
+  if (!t.valid()) fail(c.loc, fmt::format("{} is an empty tensor", operand_str(c, param)));
+  const Storage& st = *t.storage();
+  if (st.trace != id_)
+    fail(c.loc, fmt::format("{} is tensor `{}` of another trace", operand_str(c, param), st.name));
+  if (!st.alive)
+    fail(c.loc, fmt::format("{} uses tile `{}` (allocated at {}) after its lifetime ended: {}", operand_str(c, param),
+                            st.name, where(st.loc),
+                            st.reused_by >= 0 ? fmt::format("its buffer was reused by iteration {} of the loop at {}",
+                                                            st.reused_by, where(st.reused_in))
+                                              : st.dead_reason));
+}
+
+Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* param) {
+  check_alive(t, c, param);
+  const Storage& st = *t.storage();
+  const View& v = t.view();
+  namespace isa = ncore::isa;
+  const int64_t esz = dtype_bytes(v.dtype);
+  int64_t parts = 1;
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  int nf = 0;
+  for (int d = v.nd - 1; d >= 0; --d) {  // innermost first
+    switch (v.kind[d]) {
+      case DimKind::block:
+        if (v.size[d] > 1)
+          fail(c.loc, fmt::format("{} ({}) spans {} logical tiles on dimension {}; select one tile (t[m]) per "
+                                  "instruction",
+                                  operand_str(c, param), t.str(), v.size[d], d));
+        break;
+      case DimKind::part: parts = v.size[d]; break;
+      case DimKind::free:
+        if (v.size[d] == 1) break;
+        if (nf > 0 && strides[nf - 1] * sizes[nf - 1] == v.stride[d]) {
+          sizes[nf - 1] *= v.size[d];
+        } else {
+          sizes[nf] = v.size[d];
+          strides[nf] = v.stride[d];
+          ++nf;
+        }
+        break;
+    }
+  }
+  if (nf > 4)
+    fail(c.loc, fmt::format("{} ({}) needs {} free dimensions after merging the contiguous ones; an access pattern "
+                            "has at most 4",
+                            operand_str(c, param), t.str(), nf));
+  const int64_t ptile = mod_linear(st.par_tiles, v.block.data(), st.nblock);
+  const int64_t ftile = mod_linear(st.free_tiles, v.block.data(), st.nblock);
+  Lowered l;
+  isa::Ap& ap = l.ap;
+  ap.mem = st.kind == BufferKind::psum ? isa::Buffer::psum : isa::Buffer::sbuf;
+  ap.dtype = to_isa(v.dtype);
+  ap.start_part = static_cast<uint32_t>(st.part_base + ptile * st.tile_parts + v.part);
+  ap.num_part = static_cast<uint32_t>(parts);
+  ap.part_stride = 0;
+  ap.offset = st.byte_base + static_cast<uint64_t>(ftile * st.tile_bytes + v.offset * esz);
+  for (int i = 0; i < 4; ++i) {
+    ap.size[i] = i < nf ? static_cast<uint32_t>(sizes[i]) : 1;
+    ap.stride[i] = i < nf ? static_cast<int32_t>(strides[i]) : 0;
+  }
+  l.region = ncore::region_of(ap);
+  return l;
+}
+
+Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) {
+  check_alive(t, c, param);
+  const Storage& st = *t.storage();
+  const View& v = t.view();
+  namespace isa = ncore::isa;
+  const int64_t esz = dtype_bytes(v.dtype);
+  int64_t rows = 1, row_stride = 0;
+  int first_free = 0;
+  if (v.nd >= 1) {
+    rows = v.size[0];
+    row_stride = rows > 1 ? v.stride[0] : 0;
+    first_free = 1;
+  }
+  int64_t sizes[kMaxDims], strides[kMaxDims];
+  int nf = 0;
+  for (int d = v.nd - 1; d >= first_free; --d) {
+    if (v.size[d] == 1) continue;
+    if (nf > 0 && strides[nf - 1] * sizes[nf - 1] == v.stride[d]) {
+      sizes[nf - 1] *= v.size[d];
+    } else {
+      sizes[nf] = v.size[d];
+      strides[nf] = v.stride[d];
+      ++nf;
+    }
+  }
+  if (nf > 4)
+    fail(c.loc, fmt::format("{} ({}) needs {} free dimensions after merging the contiguous ones; an access pattern "
+                            "has at most 4",
+                            operand_str(c, param), t.str(), nf));
+  for (int i = 0; i < nf; ++i)
+    if (sizes[i] > INT32_MAX || strides[i] > INT32_MAX || strides[i] < INT32_MIN)
+      fail(c.loc, fmt::format("{} ({}): a free dimension of {} elements with stride {} does not fit the access "
+                              "pattern's 32-bit fields",
+                              operand_str(c, param), t.str(), sizes[i], strides[i]));
+  if (row_stride > INT32_MAX || row_stride < INT32_MIN)
+    fail(c.loc, fmt::format("{} ({}): a row stride of {} elements does not fit the access pattern's 32-bit field",
+                            operand_str(c, param), t.str(), row_stride));
+  Lowered l;
+  isa::Ap& ap = l.ap;
+  ap.mem = isa::Buffer::hbm;
+  ap.dtype = to_isa(v.dtype);
+  ap.start_part = 0;
+  ap.num_part = static_cast<uint32_t>(rows);
+  ap.part_stride = static_cast<int32_t>(row_stride);
+  ap.offset = st.hbm_addr + static_cast<uint64_t>(v.offset * esz);
+  for (int i = 0; i < 4; ++i) {
+    ap.size[i] = i < nf ? static_cast<uint32_t>(sizes[i]) : 1;
+    ap.stride[i] = i < nf ? static_cast<int32_t>(strides[i]) : 0;
+  }
+  l.region = ncore::region_of(ap);
+  return l;
+}
+
+// --- emission -------------------------------------------------------------------------------
+
+unsigned TracerImpl::next_dma_queue() { return dma_count_++ % opts_.dma_queues_used; }
+
+void TracerImpl::emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, const ncore::Access* acc, size_t n) {
+  try {
+    ncore::validate_insn(insn, preset_, align_up(hbm_end_));
+  } catch (const ncore::SimError& e) {
+    fail(loc, e.what());
+  }
+  const uint32_t pos = sched_.add(stream, insn, loc_index(loc), acc, n);
+  if (opts_.record_order) order_.emplace_back(stream, pos);
+}
+
+ncore::Program TracerImpl::finish() {
+  ncore::Program p;
+  p.kernel = kernel_;
+  p.preset = preset_.name;
+  p.streams = ncore::make_streams(static_cast<unsigned>(preset_.dma_queues));
+  auto s = sched_.take();
+  for (size_t i = 0; i < p.streams.size() && i < s.size(); ++i) p.streams[i].insns = std::move(s[i]);
+  p.hbm_tensors = hbm_;
+  p.hbm_bytes = align_up(hbm_end_);
+  p.locations = locs_;
+  if (opts_.stats) {
+    const auto& ss = sched_.stats();
+    TraceStats& t = *opts_.stats;
+    t.instructions = ss.instructions;
+    t.sem_waits = ss.sem_waits;
+    t.waits = ss.waits;
+    t.conflicts = ss.conflicts;
+    t.implied = ss.implied;
+    t.peak_records = ss.peak_records;
+    t.order = std::move(order_);
+  }
+  return p;
+}
+
+}  // namespace detail
+
+// --- public entry points ----------------------------------------------------------------------
+
+Tensor Tracer::input(const std::string& name, const Shape& shape, Dtype dtype, Loc loc) {
+  return impl_.new_hbm(name, shape, dtype, ncore::TensorRole::input, loc);
+}
+
+void Tracer::output(const Tensor& t, Loc loc) { impl_.mark_output(t, loc); }
+
+const ncore::Preset& Tracer::preset() const { return impl_.preset(); }
+
+ncore::Program trace(const std::string& kernel_name, const ncore::Preset& preset,
+                     const std::function<void(Tracer&)>& body, const TraceOptions& options) {
+  if (detail::g_current) throw ncore::KernelError("trace() called while another kernel is being traced");
+  detail::TracerImpl impl(kernel_name, preset, options);
+  struct Guard {
+    explicit Guard(detail::TracerImpl* t) { detail::g_current = t; }
+    ~Guard() { detail::g_current = nullptr; }
+  } guard(&impl);
+  Tracer t(impl);
+  body(t);
+  return impl.finish();
+}
+
+}  // namespace nki

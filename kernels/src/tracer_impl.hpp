@@ -1,0 +1,181 @@
+// Internals of the tracer shared by the API's source files: tensor storage, the trace state
+// (HBM placement, on-chip allocation, loops, source locations) and the operand lowering
+// helpers that turn tensor views into ISA access patterns.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ncore/allocator.hpp"
+#include "ncore/presets_gen.hpp"
+#include "ncore/program.hpp"
+#include "ncore/scheduler.hpp"
+#include "nki/language.hpp"
+#include "nki/loc.hpp"
+#include "nki/tensor.hpp"
+#include "nki/tracer.hpp"
+
+namespace nki::detail {
+
+// What a tensor view refers to: an HBM tensor, or a group of physical tiles on chip.
+struct Storage {
+  BufferKind kind = BufferKind::hbm;  // hbm (shared_hbm is stored as hbm), sbuf or psum
+  std::string name;
+  Dtype dtype = Dtype::float32;
+  Loc loc;
+  uint64_t trace = 0;  // the trace that created it (a tensor kept from another trace is an error)
+  // HBM
+  uint64_t hbm_addr = 0;
+  int hbm_index = -1;
+  int64_t hbm_elems = 0;
+  // On chip: logical tile (i_0 .. i_{nblock-1}) is at partition
+  //   part_base + lin(par_tiles, i mod par_tiles) * tile_parts
+  // and byte byte_base + lin(free_tiles, i mod free_tiles) * tile_bytes (see ncc mod_alloc).
+  uint32_t part_base = 0;
+  uint64_t byte_base = 0;
+  int nblock = 0;
+  std::vector<int64_t> par_tiles, free_tiles;
+  int64_t tile_parts = 0;
+  int64_t tile_bytes = 0;
+  bool direct = false;  // placed by mod_alloc
+  // Lifetime: a tile allocated in a loop dies when its ring buffer is reused or the loop ends.
+  bool alive = true;
+  int64_t reused_by = -1;  // the iteration that took over its ring buffer, if that killed it
+  Loc reused_in;           // ... of the loop at
+  std::string dead_reason;  // otherwise, why it died
+};
+
+// Physical buffers for one allocation site in one loop: K slots of slot_bytes, used in turn
+// by successive iterations.
+struct Ring {
+  BufferKind kind = BufferKind::sbuf;
+  uint64_t base = 0;
+  uint64_t slot_bytes = 0;
+  int k = 0;
+  std::vector<std::shared_ptr<Storage>> live;  // per slot, the tile of the latest iteration
+};
+
+struct SiteState {
+  int64_t iter = -1;  // the iteration the occurrence count belongs to
+  int occ = 0;        // allocations at this site so far in that iteration
+  std::vector<std::unique_ptr<Ring>> rings;  // one per occurrence within an iteration
+};
+
+struct SiteKey {
+  const char* file;
+  int line;
+  bool operator==(const SiteKey& o) const { return file == o.file && line == o.line; }
+};
+struct SiteKeyHash {
+  size_t operator()(const SiteKey& k) const {
+    return std::hash<const void*>()(k.file) * 31u + static_cast<size_t>(k.line);
+  }
+};
+
+struct LoopFrame {
+  uint64_t id = 0;
+  int64_t trip = 0;
+  int64_t iter = 0;
+  bool sequential = false;
+  Loc loc;
+  std::unordered_map<SiteKey, SiteState, SiteKeyHash> sites;
+};
+
+// A lowered operand: the access pattern and the region the scheduler tracks.
+struct Lowered {
+  ncore::isa::Ap ap{};
+  ncore::Region region;
+};
+
+// What an API call is, for its error messages.
+struct Ctx {
+  const char* op;
+  Loc loc;
+};
+
+class TracerImpl {
+ public:
+  TracerImpl(std::string kernel, const ncore::Preset& preset, const TraceOptions& opts);
+
+  const ncore::Preset& preset() const { return preset_; }
+
+  // --- errors and locations
+  std::string where(const Loc& loc) const;  // "kernels/src/vector_add.cpp:42"
+  [[noreturn]] void fail(const Loc& loc, const std::string& msg) const;
+  uint32_t loc_index(const Loc& loc);
+
+  // --- tensors
+  Tensor new_hbm(const std::string& name, const Shape& shape, Dtype dtype, ncore::TensorRole role, const Loc& loc);
+  // An automatically placed tile; `part_base` is its first partition.
+  Tensor new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name, const Loc& loc,
+                  uint32_t part_base = 0);
+  Tensor new_direct(const Shape& shape, Dtype dtype, const Alloc& alloc, const std::string& name, const Loc& loc);
+  // A result tile shaped like `like` (block dimensions dropped) on the same partitions.
+  Tensor new_result(const Tensor& like, Dtype dtype, const char* op, const Loc& loc);
+  void mark_output(const Tensor& t, const Loc& loc);
+
+  // --- loops
+  uint64_t loop_enter(int64_t trip, bool sequential, const Loc& loc);
+  void loop_iter(uint64_t frame, int64_t i);
+  void loop_exit(uint64_t frame) noexcept;
+
+  // --- lowering and emission
+  Lowered lower_onchip(const Tensor& t, const Ctx& c, const char* param);
+  // An HBM view as `rows` x (per-row elements); the view must already have that many rows.
+  Lowered lower_hbm(const Tensor& t, const Ctx& c, const char* param);
+  void check_alive(const Tensor& t, const Ctx& c, const char* param) const;
+  void emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, const ncore::Access* acc, size_t n);
+  unsigned next_dma_queue();
+  uint64_t hbm_end() const { return hbm_end_; }
+
+  ncore::Program finish();
+  uint64_t id() const { return id_; }
+
+  Loc last_loc;  // the latest API call (for errors of calls without a Loc, such as t[m])
+
+ private:
+  struct Block {
+    uint64_t lo, hi;
+    std::string name;
+  };
+  ncore::SbufAllocator& allocator(BufferKind k) { return k == BufferKind::psum ? psum_ : sbuf_; }
+  std::unique_ptr<Ring> make_ring(BufferKind kind, uint64_t slot_bytes, int64_t trip, const std::string& name,
+                                  const Loc& loc);
+  void release_ring(Ring& r, const std::string& why) noexcept;
+  [[noreturn]] void capacity_error(BufferKind kind, const std::string& name, const Loc& loc, uint64_t bytes,
+                                   int k) const;
+
+  std::string kernel_;
+  uint64_t id_;
+  const ncore::Preset& preset_;
+  TraceOptions opts_;
+  std::string root_;  // repository root, stripped from source paths
+  ncore::SbufAllocator sbuf_, psum_;
+  std::map<uint64_t, std::string> auto_names_;  // sbuf offset -> tile name, for clash messages
+  ncore::Scheduler sched_;
+  std::vector<ncore::HbmTensor> hbm_;
+  uint64_t hbm_end_ = 0;
+  std::vector<ncore::SourceLoc> locs_;
+  std::unordered_map<SiteKey, uint32_t, SiteKeyHash> loc_by_ptr_;
+  std::map<std::pair<std::string, int>, uint32_t> loc_by_name_;
+  std::vector<LoopFrame> loops_;
+  uint64_t next_frame_ = 1;
+  unsigned dma_count_ = 0;
+  std::vector<std::pair<unsigned, uint32_t>> order_;
+};
+
+// The trace being recorded on this thread, or nullptr.
+TracerImpl* current();
+// The trace being recorded; throws KernelError naming the API call when there is none.
+TracerImpl& require(const char* api, const Loc& loc);
+
+// Text helpers shared by the API sources: "[128, 512]", and an operand named in a message.
+std::string shape_str(const int64_t* d, size_t n);
+// "operand 'data1' of 'tensor_tensor'"
+std::string operand_str(const Ctx& c, const char* param);
+
+}  // namespace nki::detail

@@ -1,0 +1,10 @@
+ncore_isa_pkg.sv
+ncore_cfg_pkg.sv
+ncore_fp_pkg.sv
+ncore_clk_en.sv
+ncore_ap_iter.sv
+ncore_sbuf.sv
+ncore_dve.sv
+ncore_dma_engine.sv
+ncore_dma.sv
+ncore_top.sv

@@ -1,0 +1,115 @@
+// DMA block: the queue slots and Cfg.DmaEngines DMA engines.
+//
+// Each of the Cfg.DmaQueues queues holds at most one dma_copy at a time (its sequencer,
+// outside the RTL, serialises a queue's transfers and pays the documented per-transfer fixed
+// cost before handing one over). Every engine works on its share of every queue's transfer
+// (ncore_dma_engine) and pulses done for it; when all engines are done the slot frees. The
+// done pulses go out per queue and per engine because the instruction's semaphore update
+// fires once per engine: a transfer raises its semaphore by Cfg.DmaEngines.
+//
+//   sequencer --insn--> [slot q] --src/dst APs--> engine 0 .. engine E-1 --done[q][e]-->
+//                                                   |  SBUF DMA port   |  HBM port
+module ncore_dma
+  import ncore_isa_pkg::*;
+  import ncore_cfg_pkg::*;
+#(
+  parameter cfg_t         Cfg    = CfgTrn2,
+  localparam int unsigned Q      = Cfg.DmaQueues,
+  localparam int unsigned E      = Cfg.DmaEngines,
+  localparam int unsigned P      = Cfg.NumPartitions,
+  localparam int unsigned PartW  = $clog2(P),
+  localparam int unsigned LineB  = Cfg.SbufLineBytes,
+  localparam int unsigned LineW  = LineB * 8,
+  localparam int unsigned SLineW = $clog2(Cfg.SbufBytes) - $clog2(LineB),
+  localparam int unsigned HLineW = 40 - $clog2(LineB)
+) (
+  input  logic                      clk_i,
+  input  logic                      rst_ni,
+  input  logic                      ce_i,
+  // instruction interface
+  input  logic                      insn_valid_i,
+  input  insn_t                     insn_i,
+  output logic [Q-1:0]              q_free_o,     // slot q can take a transfer
+  output logic [Q-1:0]              rd_start_o,   // pulse: queue q's transfer starts reading
+  output logic [Q-1:0][E-1:0]       done_o,       // pulse: engine e finished queue q's share
+  output logic                      busy_o,
+  // SBUF DMA ports, one per engine
+  output logic [E-1:0]              sr_req_o,
+  output logic [E-1:0][PartW-1:0]   sr_part_o,
+  output logic [E-1:0][SLineW-1:0]  sr_line_o,
+  input  logic [E-1:0]              sr_gnt_i,
+  input  logic [E-1:0][LineW-1:0]   sr_rdata_i,
+  output logic [E-1:0]              sw_req_o,
+  output logic [E-1:0][PartW-1:0]   sw_part_o,
+  output logic [E-1:0][SLineW-1:0]  sw_line_o,
+  output logic [E-1:0][LineB-1:0]   sw_ben_o,
+  output logic [E-1:0][LineW-1:0]   sw_wdata_o,
+  input  logic [E-1:0]              sw_gnt_i,
+  // HBM ports, one per engine
+  output logic [E-1:0]              hq_valid_o,
+  input  logic [E-1:0]              hq_credit_i,
+  output logic [E-1:0]              hq_we_o,
+  output logic [E-1:0][HLineW-1:0]  hq_line_o,
+  output logic [E-1:0][LineB-1:0]   hq_ben_o,
+  output logic [E-1:0][LineW-1:0]   hq_wdata_o,
+  input  logic [E-1:0]              hr_valid_i,
+  input  logic [E-1:0][LineW-1:0]   hr_rdata_i,
+  input  logic [E-1:0]              ha_valid_i
+);
+  localparam int unsigned QW = (Q > 1) ? $clog2(Q) : 1;
+
+  logic [Q-1:0]         valid_q;
+  ap_t                  dst_q [Q];
+  ap_t                  src_q [Q];
+  logic [Q-1:0][E-1:0]  seen_q;       // engines done with the current transfer
+  logic [E-1:0][Q-1:0]  eng_done;
+  logic [E-1:0]         eng_busy;
+
+  assign q_free_o = ~valid_q;
+  // An engine's done pulse still has to reach seen_q/done_o: not idle until it has.
+  assign busy_o   = |eng_busy || eng_done != '0;
+
+  for (genvar e = 0; e < E; e++) begin : g_eng
+    ncore_dma_engine #(.Cfg(Cfg)) u_eng (
+      .clk_i, .rst_ni, .ce_i, .engine_id_i(8'(e)),
+      .xfer_valid_i(valid_q), .xfer_dst_i(dst_q), .xfer_src_i(src_q),
+      .done_o(eng_done[e]), .busy_o(eng_busy[e]),
+      .sr_req_o(sr_req_o[e]), .sr_part_o(sr_part_o[e]), .sr_line_o(sr_line_o[e]),
+      .sr_gnt_i(sr_gnt_i[e]), .sr_rdata_i(sr_rdata_i[e]),
+      .sw_req_o(sw_req_o[e]), .sw_part_o(sw_part_o[e]), .sw_line_o(sw_line_o[e]),
+      .sw_ben_o(sw_ben_o[e]), .sw_wdata_o(sw_wdata_o[e]), .sw_gnt_i(sw_gnt_i[e]),
+      .hq_valid_o(hq_valid_o[e]), .hq_credit_i(hq_credit_i[e]), .hq_we_o(hq_we_o[e]),
+      .hq_line_o(hq_line_o[e]), .hq_ben_o(hq_ben_o[e]), .hq_wdata_o(hq_wdata_o[e]),
+      .hr_valid_i(hr_valid_i[e]), .hr_rdata_i(hr_rdata_i[e]), .ha_valid_i(ha_valid_i[e]));
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      valid_q    <= '0;
+      seen_q     <= '0;
+      done_o     <= '0;
+      rd_start_o <= '0;
+    end else begin
+      rd_start_o <= '0;
+      for (int q = 0; q < Q; q++) begin
+        logic [E-1:0] now;
+        for (int e = 0; e < E; e++) now[e] = eng_done[e][q];
+        done_o[q] <= now;
+        if (valid_q[q]) begin
+          if ((seen_q[q] | now) == '1) begin
+            valid_q[q] <= 1'b0;
+            seen_q[q]  <= '0;
+          end else begin
+            seen_q[q] <= seen_q[q] | now;
+          end
+        end
+      end
+      if (insn_valid_i && !valid_q[QW'(insn_i.dma_queue)]) begin
+        valid_q[QW'(insn_i.dma_queue)]    <= 1'b1;
+        dst_q[QW'(insn_i.dma_queue)]      <= insn_i.dst;
+        src_q[QW'(insn_i.dma_queue)]      <= insn_i.src0;
+        rd_start_o[QW'(insn_i.dma_queue)] <= 1'b1;
+      end
+    end
+  end
+endmodule

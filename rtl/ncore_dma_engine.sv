@@ -1,0 +1,457 @@
+// One DMA engine.
+//
+// A dma_copy is split over the engines by partition: engine e moves the rows (partition
+// rows of the transfer) whose SBUF partition lies in [e*PPE, (e+1)*PPE), PPE = partitions per
+// engine (8 of 128 with 16 engines). Each queue holds at most one transfer at a time; the
+// engine serves the queues with work round-robin, one row at a time, and raises done for a
+// queue once every row of its share has been written (also when the share is empty, as the
+// hardware's per-engine semaphore write does).
+//
+// Per DMA clock the engine moves one chunk: the longest run of elements that is contiguous
+// on both sides, does not cross a line (16 B) on either side and is at most a line of the
+// wider dtype. Equal dtypes copy bytes; different dtypes convert each element through fp32.
+//
+//   issue:  chunk -> read request (HBM line, or SBUF line of one partition)
+//           -> entry pushed into the in-flight FIFO (Cfg.DmaOutstanding deep)
+//   fill:   SBUF data (next cycle) or HBM response (in order) lands in its entry
+//   write:  oldest entry with data -> convert/shift -> write (SBUF line or HBM line)
+//           an HBM write counts as done when its acknowledgement returns
+//
+// Writes in flight are counted per queue; reads of later chunks run ahead of them, which
+// hides HBM latency. Only the HBM request port is shared between reads and writes; writes
+// go first so the FIFO drains.
+module ncore_dma_engine
+  import ncore_isa_pkg::*;
+  import ncore_cfg_pkg::*;
+  import ncore_fp_pkg::*;
+#(
+  parameter cfg_t         Cfg      = CfgTrn2,
+  localparam int unsigned Q        = Cfg.DmaQueues,
+  localparam int unsigned P        = Cfg.NumPartitions,
+  localparam int unsigned PartW    = $clog2(P),
+  localparam int unsigned SAddrW   = $clog2(Cfg.SbufBytes),
+  localparam int unsigned LineB    = Cfg.SbufLineBytes,
+  localparam int unsigned LineW    = LineB * 8,
+  localparam int unsigned LineSh   = $clog2(LineB),
+  localparam int unsigned SLineW   = SAddrW - LineSh,
+  localparam int unsigned HAddrW   = 40,
+  localparam int unsigned HLineW   = HAddrW - LineSh
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  input  logic                   ce_i,
+  // which engine this is (a constant per instance: a port rather than a parameter so that
+  // every engine is the same module, compiled once)
+  input  logic [7:0]             engine_id_i,
+  // transfers held by the queues (from ncore_dma)
+  input  logic [Q-1:0]           xfer_valid_i,
+  input  ap_t                    xfer_dst_i [Q],
+  input  ap_t                    xfer_src_i [Q],
+  output logic [Q-1:0]           done_o,       // pulse: this engine's share of queue q is done
+  output logic                   busy_o,
+  // SBUF DMA port
+  output logic                   sr_req_o,
+  output logic [PartW-1:0]       sr_part_o,
+  output logic [SLineW-1:0]      sr_line_o,
+  input  logic                   sr_gnt_i,
+  input  logic [LineW-1:0]       sr_rdata_i,
+  output logic                   sw_req_o,
+  output logic [PartW-1:0]       sw_part_o,
+  output logic [SLineW-1:0]      sw_line_o,
+  output logic [LineB-1:0]       sw_ben_o,
+  output logic [LineW-1:0]       sw_wdata_o,
+  input  logic                   sw_gnt_i,
+  // HBM port: line requests, in-order read responses and write acknowledgements. A request
+  // needs a credit; the HBM side hands credits out at its bandwidth and accepts every
+  // request sent with one, so no ready signal crosses back combinationally.
+  output logic                   hq_valid_o,
+  input  logic                   hq_credit_i,
+  output logic                   hq_we_o,
+  output logic [HLineW-1:0]      hq_line_o,
+  output logic [LineB-1:0]       hq_ben_o,
+  output logic [LineW-1:0]       hq_wdata_o,
+  input  logic                   hr_valid_i,
+  input  logic [LineW-1:0]       hr_rdata_i,
+  input  logic                   ha_valid_i
+);
+  localparam int unsigned PPE    = P / Cfg.DmaEngines;
+  localparam int unsigned Depth  = Cfg.DmaOutstanding;
+  localparam int unsigned IdxW   = $clog2(Depth);
+  localparam int unsigned QW     = (Q > 1) ? $clog2(Q) : 1;
+  localparam int unsigned CntW   = IdxW + 2;
+  localparam int unsigned MaxK   = LineB / 2;     // elements per chunk at most (2-byte dtypes)
+  localparam int unsigned KW     = $clog2(MaxK + 1);
+  localparam int unsigned MaxCredit = 4;           // HBM credits an engine can hold
+
+  logic [2:0] credit_q;
+  logic       hq_ok;                                // a credit is available this cycle
+  assign hq_ok = credit_q != '0;
+
+  // ---------------------------------------------------------------------------------------
+  // Per-queue share state
+  // ---------------------------------------------------------------------------------------
+  logic [Q-1:0]           started_q;   // rows of the current transfer computed
+  logic [Q-1:0]           fin_q;       // done signalled for the current transfer
+  logic [Q-1:0][7:0]      row_q;       // next row (relative partition) to move
+  logic [Q-1:0][7:0]      row_end_q;
+  logic [Q-1:0][CntW-1:0] pend_q;      // chunks issued and not yet written
+
+  // Relative row range of this engine in a transfer: the SBUF side decides ownership.
+  function automatic logic [15:0] share(ap_t d, ap_t s);
+    logic [8:0] sp, lo, hi, own_lo, own_hi;
+    sp = (d.mem != BUF_HBM) ? 9'(d.start_part) : (s.mem != BUF_HBM) ? 9'(s.start_part) : 9'd0;
+    own_lo = 9'(32'(engine_id_i) * PPE);
+    own_hi = 9'((32'(engine_id_i) + 1) * PPE);
+    lo = (own_lo > sp) ? own_lo - sp : 9'd0;
+    hi = (own_hi > sp) ? own_hi - sp : 9'd0;
+    if (hi > 9'(d.num_part)) hi = 9'(d.num_part);
+    if (lo > hi) lo = hi;
+    return {hi[7:0], lo[7:0]};
+  endfunction
+
+  // ---------------------------------------------------------------------------------------
+  // Active row
+  // ---------------------------------------------------------------------------------------
+  logic             act_q;        // a row is being issued
+  logic [QW-1:0]    cur_q;        // its queue
+  logic [QW-1:0]    rr_q;         // round-robin pointer
+  logic [31:0]      left_q;       // elements of the row not yet issued
+  logic [PartW-1:0] s_part_q, d_part_q;
+  ap_t              s_ap, d_ap;
+
+  assign s_ap = xfer_src_i[cur_q];
+  assign d_ap = xfer_dst_i[cur_q];
+
+  // Next queue with rows left, round-robin after rr_q.
+  logic          pick_valid;
+  logic [QW-1:0] pick_q;
+  always_comb begin
+    logic [QW-1:0] q;
+    q          = '0;
+    pick_valid = 1'b0;
+    pick_q     = '0;
+    // Only an engine between rows looks for the next one.
+    if (!act_q) for (int i = 1; i <= Q; i++) begin
+      q = QW'((32'(rr_q) + i) % Q);
+      if (!pick_valid && xfer_valid_i[q] && started_q[q] && !fin_q[q] && row_q[q] < row_end_q[q]) begin
+        pick_valid = 1'b1;
+        pick_q     = q;
+      end
+    end
+  end
+
+  // Row base addresses of the picked queue.
+  ap_t p_src, p_dst;
+  assign p_src = xfer_src_i[pick_q];
+  assign p_dst = xfer_dst_i[pick_q];
+
+  function automatic logic [1:0] esz_log2(dtype_e dt);
+    return (dtype_bytes(dt) == 3'd4) ? 2'd2 : 2'd1;
+  endfunction
+
+  function automatic logic [HAddrW-1:0] row_base(ap_t a, logic [7:0] row);
+    if (a.mem == BUF_HBM) begin
+      logic signed [HAddrW-1:0] off;
+      off = HAddrW'($signed(a.part_stride)) * HAddrW'(row);
+      return a.offset + HAddrW'(off <<< esz_log2(a.dtype));
+    end
+    return a.offset;
+  endfunction
+
+  logic             it_init;
+  logic             it_step;
+  logic [4:0]       it_n;
+  logic [HAddrW-1:0] s_addr, d_addr;
+  logic [31:0]      s_rem0, d_rem0;
+  logic             unused_s_last, unused_d_last;
+
+  ncore_ap_iter #(.AddrW(HAddrW)) u_it_s (
+    .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(p_src, row_q[pick_q])),
+    .esz_log2_i(esz_log2(p_src.dtype)), .size_i(p_src.size), .stride_i(p_src.stride),
+    .step_i(it_step), .step_n_i(it_n), .addr_o(s_addr), .rem0_o(s_rem0), .last_o(unused_s_last));
+  ncore_ap_iter #(.AddrW(HAddrW)) u_it_d (
+    .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(p_dst, row_q[pick_q])),
+    .esz_log2_i(esz_log2(p_dst.dtype)), .size_i(p_dst.size), .stride_i(p_dst.stride),
+    .step_i(it_step), .step_n_i(it_n), .addr_o(d_addr), .rem0_o(d_rem0), .last_o(unused_d_last));
+
+  // ---------------------------------------------------------------------------------------
+  // Chunk of the active row
+  // ---------------------------------------------------------------------------------------
+  logic [KW-1:0] k;
+  always_comb begin
+    logic [31:0] ks, kd, kk;
+    logic [31:0] s_room, d_room;  // bytes to the end of the line
+    s_room = 32'(LineB) - 32'(s_addr[LineSh-1:0]);
+    d_room = 32'(LineB) - 32'(d_addr[LineSh-1:0]);
+    ks = ($signed(s_ap.stride[0]) == 1) ? (s_room >> esz_log2(s_ap.dtype)) : 32'd1;
+    kd = ($signed(d_ap.stride[0]) == 1) ? (d_room >> esz_log2(d_ap.dtype)) : 32'd1;
+    if (ks > s_rem0) ks = s_rem0;
+    if (kd > d_rem0) kd = d_rem0;
+    kk = (ks < kd) ? ks : kd;
+    if (kk > left_q) kk = left_q;
+    if (kk == 0) kk = 1;
+    k = KW'(kk);
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // In-flight FIFO
+  // ---------------------------------------------------------------------------------------
+  typedef struct packed {
+    logic [QW-1:0]     q;
+    logic              dst_hbm;
+    logic [PartW-1:0]  d_part;
+    logic [HLineW-1:0] d_line;
+    logic [LineSh-1:0] s_off;
+    logic [LineSh-1:0] d_off;
+    logic [KW-1:0]     k;
+    dtype_e            s_dt;
+    dtype_e            d_dt;
+  } entry_t;
+
+  entry_t         ent_q  [Depth];
+  logic [LineW-1:0] data_q [Depth];
+  logic [Depth-1:0] have_q;          // data has arrived
+  logic [IdxW-1:0] head_q, tail_q;
+  logic [CntW-1:0] count_q;
+  // Entries waiting for HBM read data, in request order.
+  logic [IdxW-1:0] hfill_q [Depth];
+  logic [IdxW-1:0] hf_head_q, hf_tail_q;
+  // Queues of HBM writes waiting for their acknowledgement, in order.
+  logic [QW-1:0]  wack_q [Depth];
+  logic [IdxW-1:0] wa_head_q, wa_tail_q;
+  logic [CntW-1:0] wa_count_q;
+  // SBUF read granted last DMA cycle: its data is on sr_rdata_i now.
+  logic            sfill_q;
+  logic [IdxW-1:0] sfill_idx_q;
+
+  // ---------------------------------------------------------------------------------------
+  // Write stage
+  // ---------------------------------------------------------------------------------------
+  entry_t          h;
+  logic [LineW-1:0] h_src;
+  logic [LineW-1:0] w_data;
+  logic [LineB-1:0] w_ben;
+  logic            w_want, w_fire;
+
+  assign h     = ent_q[head_q];
+  assign h_src = data_q[head_q];
+
+  always_comb begin
+    logic [5:0] nbytes;
+    logic [31:0] raw, v;
+    logic [LineSh:0] so, dof;
+    nbytes = '0;
+    raw    = '0;
+    v      = '0;
+    so     = '0;
+    dof    = '0;
+    w_data = '0;
+    w_ben  = '0;
+    if (w_want) begin
+      if (h.s_dt == h.d_dt) begin
+        nbytes = 6'(h.k) * 6'(dtype_bytes(h.s_dt));
+        w_data = (h_src >> (8 * h.s_off)) << (8 * h.d_off);
+        w_ben  = LineB'(((1 << nbytes) - 1) << h.d_off);
+      end else begin
+        for (int i = 0; i < MaxK; i++) begin
+          if (KW'(i) < h.k) begin
+            so  = (LineSh + 1)'(h.s_off) + (LineSh + 1)'(i * dtype_bytes(h.s_dt));
+            dof = (LineSh + 1)'(h.d_off) + (LineSh + 1)'(i * dtype_bytes(h.d_dt));
+            raw = 32'(h_src >> (8 * so));
+            if (dtype_bytes(h.s_dt) == 3'd2) raw = {16'b0, raw[15:0]};
+            v = fp_from_f32(fp_to_f32(raw, h.s_dt), h.d_dt);
+            if (dtype_bytes(h.d_dt) == 3'd4) begin
+              w_data = w_data | (LineW'(v) << (8 * dof));
+              w_ben  = w_ben | (LineB'(4'hf) << dof);
+            end else begin
+              w_data = w_data | (LineW'(v[15:0]) << (8 * dof));
+              w_ben  = w_ben | (LineB'(2'h3) << dof);
+            end
+          end
+        end
+      end
+    end
+  end
+
+  assign w_want = ce_i && count_q != 0 && have_q[head_q];
+
+  assign sw_req_o   = w_want && !h.dst_hbm;
+  assign sw_part_o  = h.d_part;
+  assign sw_line_o  = SLineW'(h.d_line);
+  assign sw_ben_o   = w_ben;
+  assign sw_wdata_o = w_data;
+
+  logic hq_write;
+  assign hq_write = w_want && h.dst_hbm && wa_count_q != CntW'(Depth);
+  assign w_fire   = h.dst_hbm ? (hq_write && hq_ok) : (sw_req_o && sw_gnt_i);
+
+  // ---------------------------------------------------------------------------------------
+  // Issue stage
+  // ---------------------------------------------------------------------------------------
+  logic i_want, i_fire, i_hbm, hq_read;
+  assign i_hbm   = s_ap.mem == BUF_HBM;
+  assign i_want  = ce_i && act_q && count_q != CntW'(Depth);
+  assign sr_req_o  = i_want && !i_hbm;
+  assign sr_part_o = s_part_q;
+  assign sr_line_o = SLineW'(s_addr >> LineSh);
+  assign hq_read   = i_want && i_hbm && !hq_write;
+  assign i_fire    = i_hbm ? (hq_read && hq_ok) : (sr_req_o && sr_gnt_i);
+
+  assign hq_valid_o = (hq_write || hq_read) && hq_ok;
+  assign hq_we_o    = hq_write;
+  assign hq_line_o  = hq_write ? h.d_line : HLineW'(s_addr >> LineSh);
+  assign hq_ben_o   = w_ben;
+  assign hq_wdata_o = w_data;
+
+  assign it_init = ce_i && !act_q && pick_valid;
+  assign it_step = i_fire;
+  assign it_n    = 5'(k);
+
+
+  // Queue whose share is complete this cycle.
+  logic [Q-1:0] fin_now;
+  always_comb begin
+    fin_now = '0;
+    if ((xfer_valid_i & started_q & ~fin_q) != '0) begin
+      for (int q = 0; q < Q; q++) begin
+        fin_now[q] = xfer_valid_i[q] && started_q[q] && !fin_q[q] && row_q[q] == row_end_q[q] &&
+                     !(act_q && 32'(cur_q) == q) && pend_q[q] == '0;
+      end
+    end
+  end
+
+  assign busy_o = act_q || pick_valid || (xfer_valid_i & ~started_q) != '0 || fin_now != '0 ||
+                  (~xfer_valid_i & (started_q | fin_q)) != '0 ||
+                  (count_q != 0 && have_q[head_q]) || sfill_q;
+
+  // ---------------------------------------------------------------------------------------
+  // State
+  // ---------------------------------------------------------------------------------------
+  logic [Q-1:0] pend_inc, pend_dec;
+  always_comb begin
+    pend_inc = '0;
+    pend_dec = '0;
+    if (i_fire) pend_inc[cur_q] = 1'b1;
+    if (w_fire && !h.dst_hbm) pend_dec[h.q] = 1'b1;
+    if (ha_valid_i && wa_count_q != 0) pend_dec[wack_q[wa_head_q]] = 1'b1;
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      started_q  <= '0;
+      fin_q      <= '0;
+      row_q      <= '0;
+      row_end_q  <= '0;
+      pend_q     <= '0;
+      act_q      <= 1'b0;
+      cur_q      <= '0;
+      rr_q       <= QW'(Q - 1);
+      left_q     <= '0;
+      s_part_q   <= '0;
+      d_part_q   <= '0;
+      have_q     <= '0;
+      head_q     <= '0;
+      tail_q     <= '0;
+      count_q    <= '0;
+      hf_head_q  <= '0;
+      hf_tail_q  <= '0;
+      wa_head_q  <= '0;
+      wa_tail_q  <= '0;
+      wa_count_q <= '0;
+      sfill_q    <= 1'b0;
+      sfill_idx_q <= '0;
+      credit_q   <= '0;
+      done_o     <= '0;
+    end else begin
+      if (done_o != '0) done_o <= '0;
+      // The loops below run only when there is something for them to do: an idle engine
+      // must cost next to nothing per cycle.
+      // A queue whose transfer has left: forget its share.
+      if ((~xfer_valid_i & (started_q | fin_q)) != '0) begin
+        started_q <= started_q & xfer_valid_i;
+        fin_q     <= fin_q & xfer_valid_i;
+      end
+      if ((pend_inc | pend_dec) != '0) begin
+        for (int q = 0; q < Q; q++) begin
+          pend_q[q] <= pend_q[q] + CntW'(pend_inc[q]) - CntW'(pend_dec[q]);
+        end
+      end
+      if (ce_i) begin
+        // New transfers: compute this engine's rows.
+        if ((xfer_valid_i & ~started_q) != '0) begin
+          for (int q = 0; q < Q; q++) begin
+            if (xfer_valid_i[q] && !started_q[q]) begin
+              logic [15:0] r;
+              r = share(xfer_dst_i[q], xfer_src_i[q]);
+              started_q[q] <= 1'b1;
+              row_q[q]     <= r[7:0];
+              row_end_q[q] <= r[15:8];
+            end
+          end
+        end
+        if (fin_now != '0) begin
+          fin_q  <= fin_q | fin_now;
+          done_o <= fin_now;
+        end
+        // Start a row.
+        if (!act_q && pick_valid) begin
+          act_q    <= 1'b1;
+          cur_q    <= pick_q;
+          rr_q     <= pick_q;
+          left_q   <= p_dst.size[0] * p_dst.size[1] * p_dst.size[2] * p_dst.size[3];
+          s_part_q <= PartW'(p_src.start_part + row_q[pick_q]);
+          d_part_q <= PartW'(p_dst.start_part + row_q[pick_q]);
+          row_q[pick_q] <= row_q[pick_q] + 1;
+        end
+        // Issue.
+        if (i_fire) begin
+          entry_t e;
+          e.q       = cur_q;
+          e.dst_hbm = d_ap.mem == BUF_HBM;
+          e.d_part  = d_part_q;
+          e.d_line  = HLineW'(d_addr >> LineSh);
+          e.s_off   = s_addr[LineSh-1:0];
+          e.d_off   = d_addr[LineSh-1:0];
+          e.k       = k;
+          e.s_dt    = s_ap.dtype;
+          e.d_dt    = d_ap.dtype;
+          ent_q[tail_q]  <= e;
+          have_q[tail_q] <= 1'b0;
+          tail_q <= tail_q + 1;
+          if (i_hbm) begin
+            hfill_q[hf_tail_q] <= tail_q;
+            hf_tail_q <= hf_tail_q + 1;
+          end
+          left_q <= left_q - 32'(k);
+          if (left_q == 32'(k)) act_q <= 1'b0;
+        end
+        // Fill.
+        if (sfill_q) begin
+          data_q[sfill_idx_q] <= sr_rdata_i;
+          have_q[sfill_idx_q] <= 1'b1;
+        end
+        sfill_q     <= i_fire && !i_hbm;
+        sfill_idx_q <= tail_q;
+        // Write.
+        if (w_fire) begin
+          head_q <= head_q + 1;
+          if (h.dst_hbm) begin
+            wack_q[wa_tail_q] <= h.q;
+            wa_tail_q <= wa_tail_q + 1;
+          end
+        end
+        count_q <= count_q + CntW'(i_fire) - CntW'(w_fire);
+      end
+      // HBM responses and acknowledgements arrive on any cycle and are taken at once: their
+      // FIFO entries were reserved when the requests were issued.
+      if (hr_valid_i) begin
+        data_q[hfill_q[hf_head_q]] <= hr_rdata_i;
+        have_q[hfill_q[hf_head_q]] <= 1'b1;
+        hf_head_q <= hf_head_q + 1;
+      end
+      if (ha_valid_i && wa_count_q != 0) wa_head_q <= wa_head_q + 1;
+      wa_count_q <= wa_count_q + CntW'(w_fire && h.dst_hbm) - CntW'(ha_valid_i && wa_count_q != 0);
+      credit_q <= credit_q + 3'(hq_credit_i && credit_q != 3'(MaxCredit)) - 3'(hq_valid_o);
+    end
+  end
+endmodule

@@ -1,0 +1,297 @@
+// Floating-point numerics of the vector, scalar and DMA datapaths: dtype conversion to and from
+// fp32, and the fp32 ALU (add, subtract, multiply, max, min). Engines widen every element to fp32
+// exactly, compute in IEEE-754 binary32 with round-to-nearest-even and no flush-to-zero, and round
+// once to the destination dtype. Any NaN that comes out of a conversion or an arithmetic op is
+// the canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00); bit copies between equal
+// dtypes do not come here and keep their bits. The C++ reference is tb/golden/numerics.hpp, built
+// on the host's IEEE float arithmetic and checked against these functions by tb/unit/fp.
+//
+// These functions run in 128 lanes every cycle under Verilator, so they are written for
+// simulation speed: straight-line code on machine-word-sized vectors (<= 64 bits), one variable
+// shift per alignment or normalisation, a 6-step leading-zero count, no loops over bits.
+//
+// Rounding layout shared by add, multiply and fp16 conversion: the kept significand is followed
+// by a guard bit and a sticky bit (OR of everything below), and the rounded magnitude is formed as
+//
+//   {exp - 1, 23'b0} + {hidden, mantissa} + round_up
+//
+// so that a carry out of the mantissa steps the exponent, a subnormal (hidden = 0, exp = 1) comes
+// out with a zero exponent field, and a carry into exponent 255 reads as infinity.
+package ncore_fp_pkg;
+
+  import ncore_isa_pkg::*;
+
+  ///////////////
+  // Constants //
+  ///////////////
+
+  localparam logic [31:0] F32CanonNan = 32'h7FC0_0000;
+  localparam logic [15:0] Bf16CanonNan = 16'h7FC0;
+  localparam logic [15:0] Fp16CanonNan = 16'h7E00;
+  localparam logic [30:0] F32InfMag = 31'h7F80_0000;
+
+  /////////////
+  // Helpers //
+  /////////////
+
+  // NaN test on a magnitude (bits 30:0).
+  function automatic logic f32_is_nan(logic [30:0] mag);
+    return (mag[30:23] == 8'hFF) && (mag[22:0] != 23'd0);
+  endfunction
+
+  // Leading zeros of a 64-bit word by halving (6 steps); 64 for zero.
+  function automatic logic [6:0] fp_clz64(logic [63:0] x);
+    logic [63:0] v;
+    logic [6:0] n;
+    v = x;
+    n = 7'd0;
+    if (v[63:32] == 32'd0) begin n = n + 7'd32; v = {v[31:0], 32'd0}; end
+    if (v[63:48] == 16'd0) begin n = n + 7'd16; v = {v[47:0], 16'd0}; end
+    if (v[63:56] == 8'd0) begin n = n + 7'd8; v = {v[55:0], 8'd0}; end
+    if (v[63:60] == 4'd0) begin n = n + 7'd4; v = {v[59:0], 4'd0}; end
+    if (v[63:62] == 2'd0) begin n = n + 7'd2; v = {v[61:0], 2'd0}; end
+    if (!v[63]) n = n + (v[62] ? 7'd1 : 7'd2);
+    return n;
+  endfunction
+
+  // Leading zeros of a 32-bit word (5 steps); 32 for zero.
+  function automatic logic [5:0] fp_clz32(logic [31:0] x);
+    logic [31:0] v;
+    logic [5:0] n;
+    v = x;
+    n = 6'd0;
+    if (v[31:16] == 16'd0) begin n = n + 6'd16; v = {v[15:0], 16'd0}; end
+    if (v[31:24] == 8'd0) begin n = n + 6'd8; v = {v[23:0], 8'd0}; end
+    if (v[31:28] == 4'd0) begin n = n + 6'd4; v = {v[27:0], 4'd0}; end
+    if (v[31:30] == 2'd0) begin n = n + 6'd2; v = {v[29:0], 2'd0}; end
+    if (!v[31]) n = n + (v[30] ? 6'd1 : 6'd2);
+    return n;
+  endfunction
+
+  // Packs a rounded fp32 magnitude: exp_m1 = biased exponent - 1 (0 for subnormals), sig = the
+  // 24-bit significand with its hidden bit, up = round up by one ulp. Overflow gives infinity.
+  function automatic logic [30:0] f32_pack(logic [7:0] exp_m1, logic [23:0] sig, logic up);
+    logic [31:0] mag;
+    mag = {1'b0, exp_m1, 23'd0} + {8'd0, sig} + {31'd0, up};
+    return (mag >= {1'b0, F32InfMag}) ? F32InfMag : mag[30:0];
+  endfunction
+
+  /////////////////
+  // Conversions //
+  /////////////////
+
+  // Element bits (in the LSBs of raw) to fp32, exactly. NaNs become the canonical fp32 NaN.
+  // Codes outside the enumeration read as fp32. Work is done only in the branch that needs it
+  // (Verilator then skips it for the other dtypes).
+  function automatic logic [31:0] fp_to_f32(logic [31:0] raw, dtype_e dt);
+    logic [31:0] r;
+    logic [9:0] m16;
+    logic [4:0] e16;
+    logic [5:0] lz;
+    m16 = raw[9:0];
+    e16 = raw[14:10];
+    unique case (dt)
+      DT_BF16: r = {raw[15:0], 16'd0};
+      DT_FP16: begin
+        if (e16 == 5'd31) r = {raw[15], 8'hFF, m16, 13'd0};
+        else if (e16 != 5'd0) r = {raw[15], 3'd0, e16, m16, 13'd0} + 32'h3800_0000;  // bias 15 -> 127
+        else if (m16 == 10'd0) r = {raw[15], 31'd0};
+        else begin
+          // Subnormal m * 2^-24: the leading one at bit 9 - lz gives 2^(-15 - lz).
+          lz = fp_clz32({m16, 22'd0});
+          r = {raw[15], 8'd112 - {2'd0, lz}, m16 << (lz + 6'd1), 13'd0};
+        end
+      end
+      default: r = raw;
+    endcase
+    return f32_is_nan(r[30:0]) ? F32CanonNan : r;
+  endfunction
+
+  // fp32 to element bits (in the LSBs, upper bits zero), rounding to nearest even. fp16 rounds to
+  // its subnormals and overflows to infinity; NaNs become the dtype's canonical NaN.
+  //
+  // fp16 keeps the top 11 bits of the 24-bit significand (normal results) or fewer (subnormal
+  // results: 126 - exp of them). With t = shift - 13 in 0..12 the kept bits, guard and sticky sit
+  // at fixed places of one 36-bit word:
+  //
+  //   {sig, 12'b0} >> t  =  [35:25] kept (11 bits) | [24] guard | [23:0] sticky
+  //
+  // and the result magnitude is base + kept + up, with base = (e - 113) << 10 for normal results
+  // (the hidden bit in `kept` adds the last 1 << 10) and 0 for subnormal ones.
+  function automatic logic [31:0] fp_from_f32(logic [31:0] f, dtype_e dt);
+    logic [31:0] r;
+    logic nan;
+    logic [15:0] bf;
+    logic [7:0] e;
+    logic [3:0] t;
+    logic [35:0] w;
+    logic [14:0] base;
+    logic up;
+    nan = f32_is_nan(f[30:0]);
+    e = f[30:23];
+    unique case (dt)
+      DT_BF16: begin
+        // Drop 16 bits; round up when above half, or at half with an odd kept LSB. A carry out of
+        // the mantissa steps the exponent (and 0x7F7F rounds up to infinity 0x7F80).
+        bf = f[31:16] + {15'd0, f[15] & ((f[14:0] != 15'd0) | f[16])};
+        r = nan ? {16'd0, Bf16CanonNan} : {16'd0, bf};
+      end
+      DT_FP16: begin
+        if (e >= 8'd113) begin
+          t = 4'd0;
+          base = {e[4:0] - 5'd17, 10'd0};  // (e - 113) mod 32: exact for e in 113..142
+        end else begin
+          t = (e <= 8'd101) ? 4'd12 : 4'(8'd113 - e);
+          base = 15'd0;
+        end
+        w = {e != 8'd0, f[22:0], 12'd0} >> t;
+        up = w[24] & ((w[23:0] != 24'd0) | w[25]);
+        if (nan) r = {16'd0, Fp16CanonNan};
+        else if (e >= 8'd143) r = {16'd0, f[31], 15'h7C00};  // |f| >= 2^16 (and inf)
+        else r = {16'd0, f[31], base + {4'd0, w[35:25]} + {14'd0, up}};
+      end
+      default: r = nan ? F32CanonNan : f;
+    endcase
+    return r;
+  endfunction
+
+  ///////////////////////
+  // fp32 arithmetic   //
+  ///////////////////////
+
+  // a + b, IEEE binary32, RNE, subnormals kept. Exact zero sums are +0 unless both are -0.
+  function automatic logic [31:0] f32_add(logic [31:0] a, logic [31:0] b);
+    logic [31:0] r;
+    logic a_nan, b_nan, a_inf, b_inf;
+    logic [31:0] l, s;          // larger and smaller magnitude
+    logic [7:0] el, es;         // effective exponents (subnormals: 1)
+    logic [7:0] d;
+    logic [26:0] xl, xs_full, xs;  // significand, guard, round, sticky
+    logic sticky;
+    logic [27:0] sum;
+    logic [26:0] norm;
+    logic [5:0] lz;
+    logic [7:0] shl;
+    logic [7:0] e;
+    logic up;
+    a_nan = f32_is_nan(a[30:0]);
+    b_nan = f32_is_nan(b[30:0]);
+    a_inf = a[30:0] == F32InfMag;
+    b_inf = b[30:0] == F32InfMag;
+    if (a[30:0] >= b[30:0]) begin l = a; s = b; end
+    else begin l = b; s = a; end
+    el = (l[30:23] == 8'd0) ? 8'd1 : l[30:23];
+    es = (s[30:23] == 8'd0) ? 8'd1 : s[30:23];
+    d = el - es;
+    xl = {l[30:23] != 8'd0, l[22:0], 3'd0};
+    xs_full = {s[30:23] != 8'd0, s[22:0], 3'd0};
+    if (d >= 8'd27) begin
+      xs = {26'd0, xs_full != 27'd0};
+    end else begin
+      sticky = (xs_full & ~(27'h7FF_FFFF << d)) != 27'd0;
+      xs = (xs_full >> d) | {26'd0, sticky};
+    end
+    if (l[31] == s[31]) sum = {1'b0, xl} + {1'b0, xs};
+    else sum = {1'b0, xl} - {1'b0, xs};
+    if (sum[27]) begin
+      norm = {sum[27:2], sum[1] | sum[0]};
+      e = el + 8'd1;
+    end else begin
+      // Normalise left, but not below exponent 1 (then the result is subnormal).
+      lz = fp_clz32({sum[26:0], 5'd0});
+      shl = ({2'd0, lz} < el - 8'd1) ? {2'd0, lz} : el - 8'd1;
+      norm = sum[26:0] << shl;
+      e = el - shl;
+    end
+    up = norm[2] & ((norm[1:0] != 2'd0) | norm[3]);
+    if (a_nan || b_nan || (a_inf && b_inf && (a[31] != b[31]))) r = F32CanonNan;
+    else if (a_inf) r = a;
+    else if (b_inf) r = b;
+    else if (sum == 28'd0) r = {l[31] & s[31], 31'd0};
+    else r = {l[31], f32_pack(e - 8'd1, norm[26:3], up)};
+    return r;
+  endfunction
+
+  // a * b, IEEE binary32, RNE, subnormal inputs and outputs kept.
+  function automatic logic [31:0] f32_mul(logic [31:0] a, logic [31:0] b);
+    logic [31:0] r;
+    logic sign;
+    logic a_nan, b_nan, a_inf, b_inf, a_zero, b_zero;
+    logic [9:0] ea, eb;         // effective exponents (subnormals: 1)
+    logic [47:0] prod;          // exact product, binary point after bit 46
+    logic [6:0] lz;
+    logic signed [10:0] e;      // biased exponent of the product once normalised
+    logic signed [10:0] lsh;    // subnormal result: left shift (negative: right shift)
+    logic [6:0] rs;
+    logic [47:0] norm;
+    logic sticky;
+    logic up;
+    logic [7:0] exp_m1;
+    sign = a[31] ^ b[31];
+    a_nan = f32_is_nan(a[30:0]);
+    b_nan = f32_is_nan(b[30:0]);
+    a_inf = a[30:0] == F32InfMag;
+    b_inf = b[30:0] == F32InfMag;
+    a_zero = a[30:0] == 31'd0;
+    b_zero = b[30:0] == 31'd0;
+    ea = (a[30:23] == 8'd0) ? 10'd1 : {2'd0, a[30:23]};
+    eb = (b[30:23] == 8'd0) ? 10'd1 : {2'd0, b[30:23]};
+    prod = {24'd0, a[30:23] != 8'd0, a[22:0]} * {24'd0, b[30:23] != 8'd0, b[22:0]};
+    lz = fp_clz64({prod, 16'd0});
+    e = $signed({1'b0, ea}) + $signed({1'b0, eb}) - 11'sd126 - $signed({4'd0, lz});
+    lsh = $signed({1'b0, ea}) + $signed({1'b0, eb}) - 11'sd127;
+    sticky = 1'b0;
+    if (e >= 11'sd1) begin
+      norm = prod << lz;
+      exp_m1 = 8'(e - 11'sd1);
+    end else begin
+      exp_m1 = 8'd0;
+      if (lsh >= 11'sd0) begin
+        norm = prod << lsh;
+      end else begin
+        rs = (lsh <= -11'sd48) ? 7'd48 : 7'(-lsh);
+        norm = prod >> rs;
+        sticky = (prod & ~(48'hFFFF_FFFF_FFFF << rs)) != 48'd0;
+      end
+    end
+    up = norm[23] & ((norm[22:0] != 23'd0) | sticky | norm[24]);
+    if (a_nan || b_nan || (a_inf && b_zero) || (b_inf && a_zero)) r = F32CanonNan;
+    else if (a_inf || b_inf || (e >= 11'sd255)) r = {sign, F32InfMag};
+    else if (a_zero || b_zero) r = {sign, 31'd0};
+    else r = {sign, f32_pack(exp_m1, norm[47:24], up)};
+    return r;
+  endfunction
+
+  // Maps fp32 bits to an unsigned key in numeric order (-0 just below +0); NaNs excluded.
+  function automatic logic [31:0] f32_order_key(logic [31:0] f);
+    return f[31] ? ~f : {1'b1, f[30:0]};
+  endfunction
+
+  // max(a, b): NaN if either is NaN; max(-0, +0) = +0.
+  function automatic logic [31:0] f32_max(logic [31:0] a, logic [31:0] b);
+    return (f32_is_nan(a[30:0]) || f32_is_nan(b[30:0])) ? F32CanonNan
+         : (f32_order_key(a) >= f32_order_key(b)) ? a : b;
+  endfunction
+
+  // min(a, b): NaN if either is NaN; min(-0, +0) = -0.
+  function automatic logic [31:0] f32_min(logic [31:0] a, logic [31:0] b);
+    return (f32_is_nan(a[30:0]) || f32_is_nan(b[30:0])) ? F32CanonNan
+         : (f32_order_key(a) <= f32_order_key(b)) ? a : b;
+  endfunction
+
+  // The engines' ALU: `a op b` on fp32 bits. bypass passes a unchanged; subtract is add with b's
+  // sign flipped (NaN results stay canonical). Codes outside the enumeration act as bypass.
+  function automatic logic [31:0] fp_alu(alu_op_e op, logic [31:0] a, logic [31:0] b);
+    logic [31:0] r;
+    unique case (op)
+      ALU_ADD: r = f32_add(a, b);
+      ALU_SUBTRACT: r = f32_add(a, {~b[31], b[30:0]});
+      ALU_MULTIPLY: r = f32_mul(a, b);
+      ALU_MAX: r = f32_max(a, b);
+      ALU_MIN: r = f32_min(a, b);
+      default: r = a;
+    endcase
+    return r;
+  endfunction
+
+endpackage

@@ -1,0 +1,230 @@
+// State buffer (SBUF): the core's on-chip scratchpad.
+//
+// Cfg.NumPartitions partitions of Cfg.SbufBytes bytes, stored as 32-bit words. Within a
+// partition the bytes are grouped in lines of Cfg.SbufLineBytes, and lines are interleaved
+// over Cfg.SbufBanks banks (bank = line mod banks). Every bank of every partition has one
+// read and one write port (1R1W).
+//
+// Two kinds of clients:
+//   engine ports (NumEngRd read, NumEngWr write): one element per lane per cycle, all lanes at
+//     the same byte address, one lane per partition, a lane mask selects the partitions.
+//     Reads return the 32-bit word holding the element; writes carry the element in the low
+//     bits of each lane's word and a byte enable.
+//   DMA ports (NumDma read and write, one per DMA engine): one line of one partition.
+// Read data is registered: it appears the cycle after the grant and holds until the port's
+// next granted read.
+//
+// Arbitration: two reads (or two writes) that touch the same bank of the same partition in
+// one cycle conflict, and at most one DMA port may read (write) a given partition per cycle.
+// The loser is not granted and retries; a conflict stalls, it never corrupts. Between the
+// engine side and the DMA side the priority flips after every conflict on a bank, so neither
+// side starves; within a side, the lower port number wins.
+module ncore_sbuf
+  import ncore_cfg_pkg::*;
+#(
+  parameter cfg_t        Cfg      = CfgTrn2,
+  parameter int unsigned NumEngRd = 1,
+  parameter int unsigned NumEngWr = 1,
+  localparam int unsigned P       = Cfg.NumPartitions,
+  localparam int unsigned NumDma  = Cfg.DmaEngines,
+  localparam int unsigned AddrW   = $clog2(Cfg.SbufBytes),
+  localparam int unsigned Words   = Cfg.SbufBytes / 4,
+  localparam int unsigned LineW   = Cfg.SbufLineBytes * 8,
+  localparam int unsigned LineWords = Cfg.SbufLineBytes / 4,
+  localparam int unsigned LineAddrW = AddrW - $clog2(Cfg.SbufLineBytes),
+  localparam int unsigned PartW   = $clog2(P)
+) (
+  input  logic                          clk_i,
+  input  logic                          rst_ni,
+  // engine read ports
+  input  logic [NumEngRd-1:0]           er_req_i,
+  input  logic [NumEngRd-1:0][AddrW-1:0] er_addr_i,
+  input  logic [NumEngRd-1:0][P-1:0]    er_mask_i,
+  output logic [NumEngRd-1:0]           er_gnt_o,
+  output logic [NumEngRd-1:0][P-1:0][31:0] er_rdata_o,
+  // engine write ports
+  input  logic [NumEngWr-1:0]           ew_req_i,
+  input  logic [NumEngWr-1:0][AddrW-1:0] ew_addr_i,
+  input  logic [NumEngWr-1:0][P-1:0]    ew_mask_i,
+  input  logic [NumEngWr-1:0][3:0]      ew_ben_i,
+  input  logic [NumEngWr-1:0][P-1:0][31:0] ew_wdata_i,
+  output logic [NumEngWr-1:0]           ew_gnt_o,
+  // DMA read ports
+  input  logic [NumDma-1:0]             dr_req_i,
+  input  logic [NumDma-1:0][PartW-1:0]  dr_part_i,
+  input  logic [NumDma-1:0][LineAddrW-1:0] dr_line_i,
+  output logic [NumDma-1:0]             dr_gnt_o,
+  output logic [NumDma-1:0][LineW-1:0]  dr_rdata_o,
+  // DMA write ports
+  input  logic [NumDma-1:0]             dw_req_i,
+  input  logic [NumDma-1:0][PartW-1:0]  dw_part_i,
+  input  logic [NumDma-1:0][LineAddrW-1:0] dw_line_i,
+  input  logic [NumDma-1:0][Cfg.SbufLineBytes-1:0] dw_ben_i,
+  input  logic [NumDma-1:0][LineW-1:0]  dw_wdata_i,
+  output logic [NumDma-1:0]             dw_gnt_o
+);
+  localparam int unsigned Banks   = Cfg.SbufBanks;
+  localparam int unsigned BankW   = (Banks > 1) ? $clog2(Banks) : 1;
+  localparam int unsigned WordW   = AddrW - 2;
+  localparam int unsigned LineSh  = $clog2(Cfg.SbufLineBytes);
+
+  // The storage. Read from outside only by test benches (check mode), through Verilator's
+  // public_flat_rd, which adds no logic.
+  logic [31:0] mem_q [P][Words] /*verilator public_flat_rd*/;
+
+  function automatic logic [BankW-1:0] bank_of_line(logic [LineAddrW-1:0] line);
+    return BankW'(line % LineAddrW'(Banks));
+  endfunction
+
+  // ---------------------------------------------------------------------------------------
+  // Arbitration
+  // ---------------------------------------------------------------------------------------
+  logic [Banks-1:0] rd_dma_first_q, wr_dma_first_q;  // priority per bank, flips on conflict
+
+  // Reads and writes are arbitrated separately (1R1W banks), each with the same scheme.
+  // `busy` marks (bank, partition) pairs already granted this cycle.
+  logic [Banks-1:0][P-1:0] rd_busy, wr_busy;
+  logic [P-1:0]            rd_dma_part, wr_dma_part;  // partitions a DMA port already holds
+  logic [Banks-1:0]        rd_conflict, wr_conflict;
+
+  always_comb begin
+    rd_busy     = '0;
+    rd_dma_part = '0;
+    rd_conflict = '0;
+    er_gnt_o    = '0;
+    dr_gnt_o    = '0;
+    for (int pass = 0; pass < 2; pass++) begin
+      // pass 0 serves the side with priority on each bank; pass 1 the other side.
+      for (int r = 0; r < NumEngRd; r++) begin
+        logic [BankW-1:0] b;
+        b = bank_of_line(LineAddrW'(er_addr_i[r] >> LineSh));
+        if (er_req_i[r] && ((pass == 0) != rd_dma_first_q[b])) begin
+          if ((rd_busy[b] & er_mask_i[r]) == '0) begin
+            er_gnt_o[r] = 1'b1;
+            rd_busy[b]  = rd_busy[b] | er_mask_i[r];
+          end else begin
+            rd_conflict[b] = 1'b1;
+          end
+        end
+      end
+      for (int d = 0; d < NumDma; d++) begin
+        logic [BankW-1:0] b;
+        b = bank_of_line(dr_line_i[d]);
+        if (dr_req_i[d] && ((pass == 0) == rd_dma_first_q[b])) begin
+          if (!rd_busy[b][dr_part_i[d]] && !rd_dma_part[dr_part_i[d]]) begin
+            dr_gnt_o[d]                = 1'b1;
+            rd_busy[b][dr_part_i[d]]   = 1'b1;
+            rd_dma_part[dr_part_i[d]]  = 1'b1;
+          end else begin
+            rd_conflict[b] = 1'b1;
+          end
+        end
+      end
+    end
+  end
+
+  always_comb begin
+    wr_busy     = '0;
+    wr_dma_part = '0;
+    wr_conflict = '0;
+    ew_gnt_o    = '0;
+    dw_gnt_o    = '0;
+    for (int pass = 0; pass < 2; pass++) begin
+      for (int w = 0; w < NumEngWr; w++) begin
+        logic [BankW-1:0] b;
+        b = bank_of_line(LineAddrW'(ew_addr_i[w] >> LineSh));
+        if (ew_req_i[w] && ((pass == 0) != wr_dma_first_q[b])) begin
+          if ((wr_busy[b] & ew_mask_i[w]) == '0) begin
+            ew_gnt_o[w] = 1'b1;
+            wr_busy[b]  = wr_busy[b] | ew_mask_i[w];
+          end else begin
+            wr_conflict[b] = 1'b1;
+          end
+        end
+      end
+      for (int d = 0; d < NumDma; d++) begin
+        logic [BankW-1:0] b;
+        b = bank_of_line(dw_line_i[d]);
+        if (dw_req_i[d] && ((pass == 0) == wr_dma_first_q[b])) begin
+          if (!wr_busy[b][dw_part_i[d]] && !wr_dma_part[dw_part_i[d]]) begin
+            dw_gnt_o[d]               = 1'b1;
+            wr_busy[b][dw_part_i[d]]  = 1'b1;
+            wr_dma_part[dw_part_i[d]] = 1'b1;
+          end else begin
+            wr_conflict[b] = 1'b1;
+          end
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      rd_dma_first_q <= '0;
+      wr_dma_first_q <= '0;
+    end else begin
+      rd_dma_first_q <= rd_dma_first_q ^ rd_conflict;
+      wr_dma_first_q <= wr_dma_first_q ^ wr_conflict;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Reads (registered data)
+  // ---------------------------------------------------------------------------------------
+  always_ff @(posedge clk_i) begin
+    for (int r = 0; r < NumEngRd; r++) begin
+      if (er_gnt_o[r]) begin
+        for (int p = 0; p < P; p++) begin
+          if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
+        end
+      end
+    end
+    for (int d = 0; d < NumDma; d++) begin
+      if (dr_gnt_o[d]) begin
+        for (int k = 0; k < LineWords; k++) begin
+          dr_rdata_o[d][32*k +: 32] <= mem_q[dr_part_i[d]][WordW'({dr_line_i[d], LineSh'(0)} >> 2) + WordW'(k)];
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Writes: the granted engine-port words of each partition, and the granted DMA lines.
+  // ---------------------------------------------------------------------------------------
+  function automatic logic [31:0] merge(logic [31:0] old, logic [31:0] data, logic [3:0] ben);
+    logic [31:0] m;
+    m = {{8{ben[3]}}, {8{ben[2]}}, {8{ben[1]}}, {8{ben[0]}}};
+    return (old & ~m) | (data & m);
+  endfunction
+
+  for (genvar p = 0; p < P; p++) begin : g_part
+    for (genvar w = 0; w < NumEngWr; w++) begin : g_eng
+      logic [WordW-1:0] widx;
+      logic [1:0]       bsh;
+      assign widx = WordW'(ew_addr_i[w] >> 2);
+      assign bsh  = ew_addr_i[w][1:0];
+      always_ff @(posedge clk_i) begin
+        if (ew_gnt_o[w] && ew_mask_i[w][p]) begin
+          mem_q[p][widx] <= merge(mem_q[p][widx], ew_wdata_i[w][p] << (8 * bsh), ew_ben_i[w] << bsh);
+        end
+      end
+    end
+  end
+
+  // DMA lines: at most one per partition per cycle (arbitration), so the sites never collide.
+  // The loops are small enough for Verilator to unroll into one write site per port and word.
+  always_ff @(posedge clk_i) begin
+    for (int d = 0; d < NumDma; d++) begin
+      if (dw_gnt_o[d]) begin
+        for (int k = 0; k < LineWords; k++) begin
+          if (dw_ben_i[d][4*k +: 4] != '0) begin
+            mem_q[dw_part_i[d]][WordW'({dw_line_i[d], LineSh'(0)} >> 2) + WordW'(k)] <=
+                merge(mem_q[dw_part_i[d]][WordW'({dw_line_i[d], LineSh'(0)} >> 2) + WordW'(k)],
+                      dw_wdata_i[d][32*k +: 32], dw_ben_i[d][4*k +: 4]);
+          end
+        end
+      end
+    end
+  end
+
+endmodule

@@ -1,0 +1,79 @@
+// The cycle-level simulator: a Program run on the Verilated NeuronCore under SystemC.
+//
+// One Core per hardware preset holds the SystemC top level (the Verilated RTL, the clock,
+// the per-engine sequencers with their 256 semaphores, the DMA queues and the HBM model).
+// SystemC elaborates once per process, so every preset built into the binary is
+// instantiated on first use and then reused, run after run, each run starting from reset.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ncore/presets_gen.hpp"
+#include "ncore/program.hpp"
+
+namespace ncore::sim {
+
+struct RunOptions {
+  // Compare, after every instruction completes on the RTL, its destination with the golden
+  // model's, and stop at the first difference.
+  bool check = false;
+  // Skip cycles in which every engine waits on a future event (the count stays exact).
+  bool skip_idle = true;
+  // Give up after this many cycles without a completed instruction (0: 2^32).
+  uint64_t stall_limit = 0;
+  // Called about every `progress_seconds` of wall time during long runs (0: never).
+  double progress_seconds = 0;
+  std::function<void(uint64_t cycle, uint64_t done, uint64_t total)> progress;
+};
+
+// What one instruction did on the RTL, for the profile and the timeline.
+struct InsnRecord {
+  uint32_t stream = 0;
+  uint32_t index = 0;        // position in its stream
+  uint64_t ready = 0;        // cycle the sequencer reached it
+  uint64_t issue = 0;        // cycle its wait was satisfied and it went to the engine/queue
+  uint64_t start = 0;        // cycle the engine started it (DMA: after the fixed cost)
+  uint64_t end = 0;          // cycle it completed
+};
+
+struct StreamStats {
+  std::string name;
+  uint64_t instructions = 0;
+  uint64_t active_cycles = 0;     // cycles with an instruction in the engine
+  uint64_t sem_wait_cycles = 0;   // cycles with the head instruction waiting on a semaphore
+};
+
+struct RunResult {
+  uint64_t cycles = 0;            // master-clock cycles from the end of reset to the last completion
+  double time_us = 0;             // cycles at the preset's clock
+  uint64_t evaluated_cycles = 0;  // cycles the RTL was clocked
+  uint64_t skipped_cycles = 0;    // idle cycles skipped
+  uint64_t instructions = 0;
+  uint64_t dma_transfers = 0;
+  uint64_t hbm_read_bytes = 0, hbm_write_bytes = 0;
+  uint64_t checked_instructions = 0;  // instructions compared with the golden model
+  double wall_seconds = 0;
+  std::vector<StreamStats> streams;
+  std::vector<InsnRecord> records;
+};
+
+class Core {
+ public:
+  virtual ~Core() = default;
+  // The Core of a preset (throws SimError if the preset's RTL is not built into the binary).
+  static Core& get(const Preset& preset);
+  static std::vector<std::string> available_presets();
+
+  virtual const Preset& preset() const = 0;
+  // Runs `prog` from reset. `hbm` holds the HBM contents (prog.hbm_bytes bytes, inputs
+  // loaded) and receives the results. Throws SimError on invalid programs, deadlocks,
+  // stalls and, in check mode, the first RTL/golden difference.
+  virtual RunResult run(const Program& prog, std::vector<uint8_t>& hbm, const RunOptions& opt) = 0;
+  // SBUF word `word` of partition `p` as the RTL holds it now (test benches).
+  virtual uint32_t sbuf_word(unsigned p, uint64_t word) const = 0;
+};
+
+}  // namespace ncore::sim

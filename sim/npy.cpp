@@ -1,0 +1,146 @@
+// .npy reading and writing; see npy.hpp.
+#include "npy.hpp"
+
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "ncore/error.hpp"
+
+namespace ncore::sim {
+namespace {
+
+const char kMagic[] = "\x93NUMPY";
+
+[[noreturn]] void bad(const std::string& what, const std::string& msg) {
+  throw InputError(fmt::format("{}: not a usable .npy file: {}", what, msg));
+}
+
+unsigned elem_size(const std::string& descr) {
+  if (descr == "<f4") return 4;
+  if (descr == "<f2" || descr == "<u2") return 2;
+  return 0;
+}
+
+// Value of key `key` in the header dict, as raw text.
+std::string dict_value(const std::string& h, const std::string& key, const std::string& what) {
+  const std::string k = "'" + key + "'";
+  auto p = h.find(k);
+  if (p == std::string::npos) bad(what, "header has no " + k);
+  p = h.find(':', p + k.size());
+  if (p == std::string::npos) bad(what, "header entry " + k + " has no value");
+  ++p;
+  while (p < h.size() && std::isspace(static_cast<unsigned char>(h[p]))) ++p;
+  if (p >= h.size()) bad(what, "header is truncated");
+  size_t e = p;
+  if (h[p] == '\'') {
+    e = h.find('\'', p + 1);
+    if (e == std::string::npos) bad(what, "unterminated string in header");
+    return h.substr(p + 1, e - p - 1);
+  }
+  if (h[p] == '(') {
+    e = h.find(')', p);
+    if (e == std::string::npos) bad(what, "unterminated shape tuple in header");
+    return h.substr(p, e - p + 1);
+  }
+  while (e < h.size() && h[e] != ',' && h[e] != '}') ++e;
+  std::string v = h.substr(p, e - p);
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+  return v;
+}
+
+}  // namespace
+
+uint64_t NpyArray::elements() const {
+  uint64_t n = 1;
+  for (auto d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+NpyArray npy_parse(const std::vector<uint8_t>& b, const std::string& what) {
+  if (b.size() < 10 || std::memcmp(b.data(), kMagic, 6) != 0) bad(what, "missing the \\x93NUMPY magic");
+  const unsigned major = b[6];
+  size_t hlen = 0, hstart = 0;
+  if (major == 1) {
+    hlen = b[8] | (b[9] << 8);
+    hstart = 10;
+  } else if (major == 2 || major == 3) {
+    if (b.size() < 12) bad(what, "truncated header length");
+    hlen = b[8] | (b[9] << 8) | (static_cast<size_t>(b[10]) << 16) | (static_cast<size_t>(b[11]) << 24);
+    hstart = 12;
+  } else {
+    bad(what, fmt::format("format version {}.{} is not supported (1.0, 2.0 and 3.0 are)", major, b[7]));
+  }
+  if (hstart + hlen > b.size()) bad(what, "header runs past the end of the file");
+  const std::string h(reinterpret_cast<const char*>(b.data() + hstart), hlen);
+  NpyArray a;
+  a.descr = dict_value(h, "descr", what);
+  if (a.descr == "|u2" || a.descr == "=u2") a.descr = "<u2";
+  if (!elem_size(a.descr))
+    bad(what, fmt::format("element type '{}' is not supported (use float32 '<f4', float16 '<f2', or '<u2' bfloat16 bits)",
+                          a.descr));
+  if (dict_value(h, "fortran_order", what) != "False") bad(what, "Fortran-ordered arrays are not supported");
+  const std::string shape = dict_value(h, "shape", what);
+  std::string num;
+  for (char c : shape.substr(1)) {
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      num += c;
+    } else if (c == ',' || c == ')') {
+      if (!num.empty()) {
+        if (num.size() > 12) bad(what, "dimension too large");
+        a.shape.push_back(std::stoll(num));
+        num.clear();
+      }
+    } else if (!std::isspace(static_cast<unsigned char>(c)) && c != 'L') {
+      bad(what, "malformed shape " + shape);
+    }
+  }
+  const uint64_t need = a.elements() * elem_size(a.descr);
+  const uint64_t have = b.size() - hstart - hlen;
+  if (have != need)
+    bad(what, fmt::format("shape ({}) of {} needs {} data bytes but the file has {}", fmt::join(a.shape, ", "), a.descr,
+                          need, have));
+  a.data.assign(b.begin() + static_cast<long>(hstart + hlen), b.end());
+  return a;
+}
+
+NpyArray npy_load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open for reading", path));
+  std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return npy_parse(b, path);
+}
+
+std::vector<uint8_t> npy_serialize(const NpyArray& a) {
+  std::string shape = "(";
+  for (size_t i = 0; i < a.shape.size(); ++i) shape += fmt::format("{}{}", a.shape[i], (a.shape.size() == 1 || i + 1 < a.shape.size()) ? ", " : "");
+  if (a.shape.size() == 1) shape.pop_back();
+  shape += ")";
+  std::string h = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", a.descr, shape);
+  // Pad so that the data starts on a 64-byte boundary, ending the header with a newline.
+  const size_t total = 10 + h.size() + 1;
+  h.append((64 - total % 64) % 64, ' ');
+  h += '\n';
+  std::vector<uint8_t> out(kMagic, kMagic + 6);
+  out.push_back(1);
+  out.push_back(0);
+  out.push_back(static_cast<uint8_t>(h.size() & 0xff));
+  out.push_back(static_cast<uint8_t>(h.size() >> 8));
+  out.insert(out.end(), h.begin(), h.end());
+  out.insert(out.end(), a.data.begin(), a.data.end());
+  return out;
+}
+
+void npy_save(const std::string& path, const NpyArray& a) {
+  const auto b = npy_serialize(a);
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
+  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  if (!out) throw InputError(fmt::format("{}: write failed", path));
+}
+
+}  // namespace ncore::sim

@@ -1,0 +1,203 @@
+// The golden instruction-level model; see golden_model.hpp.
+#include "golden_model.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "ncore/error.hpp"
+#include "ncore/validate.hpp"
+
+namespace ncore {
+
+GoldenModel::GoldenModel(const Preset& preset, uint64_t hbm_bytes)
+    : preset_(preset), hbm_(hbm_bytes, 0), sbuf_(preset.num_partitions * preset.sbuf_bytes, 0) {
+  if (!num::host_float_is_ieee())
+    throw SimError("the host's float arithmetic flushes subnormals or does not round to nearest even "
+                   "(MXCSR FTZ/DAZ or rounding mode changed, e.g. by -ffast-math); the golden model needs IEEE floats");
+}
+
+uint8_t* GoldenModel::sbuf(unsigned partition) {
+  return const_cast<uint8_t*>(static_cast<const GoldenModel*>(this)->sbuf(partition));
+}
+
+const uint8_t* GoldenModel::sbuf(unsigned partition) const {
+  if (partition >= preset_.num_partitions)
+    throw SimError(fmt::format("SBUF partition {} is outside 0..{}", partition, preset_.num_partitions - 1));
+  return sbuf_.data() + uint64_t{partition} * preset_.sbuf_bytes;
+}
+
+const uint8_t* GoldenModel::elem_ptr(isa::Buffer mem, uint32_t partition, int64_t addr, unsigned nbytes) const {
+  switch (mem) {
+    case isa::Buffer::hbm:
+      if (addr < 0 || static_cast<uint64_t>(addr) + nbytes > hbm_.size())
+        throw SimError(fmt::format("HBM access of {} bytes at {} is outside the {} bytes of HBM", nbytes, addr,
+                                   hbm_.size()));
+      return hbm_.data() + addr;
+    case isa::Buffer::sbuf:
+      if (addr < 0 || static_cast<uint64_t>(addr) + nbytes > preset_.sbuf_bytes)
+        throw SimError(fmt::format("SBUF access of {} bytes at {} of partition {} is outside the {} bytes of a partition",
+                                   nbytes, addr, partition, preset_.sbuf_bytes));
+      return sbuf(partition) + addr;
+    default:
+      throw SimError(fmt::format("the golden model does not model {} yet", isa::to_string(mem)));
+  }
+}
+
+uint8_t* GoldenModel::elem_ptr(isa::Buffer mem, uint32_t partition, int64_t addr, unsigned nbytes) {
+  return const_cast<uint8_t*>(static_cast<const GoldenModel*>(this)->elem_ptr(mem, partition, addr, nbytes));
+}
+
+uint32_t GoldenModel::read_bits(isa::Buffer mem, uint32_t partition, int64_t byte_addr, unsigned nbytes) const {
+  return num::load_bytes(elem_ptr(mem, partition, byte_addr, nbytes), nbytes);
+}
+
+void GoldenModel::write_bits(isa::Buffer mem, uint32_t partition, int64_t byte_addr, unsigned nbytes, uint32_t bits) {
+  num::store_elem(elem_ptr(mem, partition, byte_addr, nbytes), nbytes == 2 ? isa::Dtype::bf16 : isa::Dtype::fp32,
+                  bits);
+}
+
+std::vector<uint32_t> GoldenModel::gather(const isa::Ap& ap) const {
+  std::vector<uint32_t> out;
+  out.reserve(ap_elems(ap));
+  const unsigned nb = isa::dtype_bytes(ap.dtype);
+  ap_for_each(ap, [&](uint32_t p, uint64_t, int64_t addr) {
+    out.push_back(num::load_elem(elem_ptr(ap.mem, ap.start_part + p, addr, nb), ap.dtype));
+  });
+  return out;
+}
+
+void GoldenModel::scatter(const isa::Ap& ap, const std::vector<uint32_t>& bits) {
+  const unsigned nb = isa::dtype_bytes(ap.dtype);
+  size_t k = 0;
+  ap_for_each(ap, [&](uint32_t p, uint64_t, int64_t addr) {
+    num::store_elem(elem_ptr(ap.mem, ap.start_part + p, addr, nb), ap.dtype, bits[k++]);
+  });
+}
+
+uint32_t GoldenModel::sref_f32(const isa::Sref& s, uint32_t lane) const {
+  const unsigned nb = isa::dtype_bytes(s.dtype);
+  const uint8_t* e = elem_ptr(s.mem, s.start_part + lane, static_cast<int64_t>(s.offset), nb);
+  return num::to_f32_bits(num::load_elem(e, s.dtype), s.dtype);
+}
+
+void GoldenModel::execute(const isa::Insn& insn) {
+  validate_insn(insn, preset_, hbm_bytes());
+  const isa::Dtype dt = insn.dst.dtype;
+  switch (insn.opcode) {
+    case isa::Opcode::sem_wait:
+      return;
+
+    case isa::Opcode::dma_copy:
+    case isa::Opcode::tensor_copy: {
+      std::vector<uint32_t> v = gather(insn.src0);
+      const isa::Dtype st = insn.src0.dtype;
+      if (st != dt)
+        for (auto& x : v) x = num::from_f32_bits(num::to_f32_bits(x, st), dt);
+      scatter(insn.dst, v);
+      return;
+    }
+
+    case isa::Opcode::tensor_tensor: {
+      std::vector<uint32_t> a = gather(insn.src0);
+      const std::vector<uint32_t> b = gather(insn.src1);
+      for (size_t k = 0; k < a.size(); ++k)
+        a[k] = num::from_f32_bits(num::alu(insn.op0, num::to_f32_bits(a[k], insn.src0.dtype),
+                                           num::to_f32_bits(b[k], insn.src1.dtype)),
+                                  dt);
+      scatter(insn.dst, a);
+      return;
+    }
+
+    case isa::Opcode::tensor_scalar: {
+      std::vector<uint32_t> v = gather(insn.src0);
+      const uint64_t free = ap_free_elems(insn.src0);
+      for (uint32_t p = 0; p < insn.src0.num_part; ++p) {
+        const uint32_t o0 = insn.s0_vec ? sref_f32(insn.s0, p) : insn.imm0;
+        const uint32_t o1 = insn.s1_vec ? sref_f32(insn.s1, p) : insn.imm1;
+        for (uint64_t i = 0; i < free; ++i) {
+          uint32_t& e = v[p * free + i];
+          uint32_t r = num::to_f32_bits(e, insn.src0.dtype);
+          if (insn.op0 != isa::AluOp::bypass) r = insn.rev0 ? num::alu(insn.op0, o0, r) : num::alu(insn.op0, r, o0);
+          if (insn.op1 != isa::AluOp::bypass) r = insn.rev1 ? num::alu(insn.op1, o1, r) : num::alu(insn.op1, r, o1);
+          e = num::from_f32_bits(r, dt);
+        }
+      }
+      scatter(insn.dst, v);
+      return;
+    }
+
+    case isa::Opcode::memset: {
+      const std::vector<uint32_t> v(ap_elems(insn.dst), num::from_f32_bits(insn.imm0, dt));
+      scatter(insn.dst, v);
+      return;
+    }
+  }
+  throw SimError(fmt::format("the golden model has no semantics for opcode {}", static_cast<unsigned>(insn.opcode)));
+}
+
+bool sem_cond_holds(isa::SemCond cond, uint32_t s, uint32_t val) {
+  switch (cond) {
+    case isa::SemCond::none: return true;
+    case isa::SemCond::eq: return s == val;
+    case isa::SemCond::ne: return s != val;
+    case isa::SemCond::ge: return s >= val;
+    case isa::SemCond::gt: return s > val;
+    case isa::SemCond::le: return s <= val;
+    case isa::SemCond::lt: return s < val;
+  }
+  throw SimError(fmt::format("unknown semaphore condition {}", static_cast<unsigned>(cond)));
+}
+
+uint32_t sem_apply(isa::SemOp op, uint32_t s, uint32_t val) {
+  switch (op) {
+    case isa::SemOp::none: return s;
+    case isa::SemOp::inc: return s + 1;
+    case isa::SemOp::dec: return s - 1;
+    case isa::SemOp::add: return s + val;
+    case isa::SemOp::sub: return s - val;
+    case isa::SemOp::set: return val;
+  }
+  throw SimError(fmt::format("unknown semaphore update {}", static_cast<unsigned>(op)));
+}
+
+GoldenModel::RunStats GoldenModel::run(const Program& prog) {
+  sem_.fill(0);
+  RunStats stats;
+  std::vector<size_t> head(prog.streams.size(), 0);
+  for (;;) {
+    bool progress = false, done = true;
+    for (size_t s = 0; s < prog.streams.size(); ++s) {
+      const Stream& st = prog.streams[s];
+      if (head[s] >= st.insns.size()) continue;
+      done = false;
+      const isa::Insn& insn = st.insns[head[s]].insn;
+      if (insn.wait_sem >= kNumSemaphores || insn.upd_sem >= kNumSemaphores)
+        throw SimError(fmt::format("stream {} instruction {}: semaphore index is outside 0..{}", st.name, head[s],
+                                   kNumSemaphores - 1));
+      if (!sem_cond_holds(insn.wait_cond, sem_[insn.wait_sem], insn.wait_val)) continue;
+      execute(insn);
+      const bool transfer = insn.opcode == isa::Opcode::dma_copy;
+      const uint64_t fires = transfer ? preset_.dma_engines : 1;
+      for (uint64_t f = 0; f < fires; ++f) sem_[insn.upd_sem] = sem_apply(insn.upd_op, sem_[insn.upd_sem], insn.upd_val);
+      ++stats.instructions;
+      stats.dma_transfers += transfer;
+      ++head[s];
+      progress = true;
+    }
+    if (done) return stats;
+    if (!progress) {
+      std::string msg = "deadlock: no stream can proceed";
+      for (size_t s = 0; s < prog.streams.size(); ++s) {
+        const Stream& st = prog.streams[s];
+        if (head[s] >= st.insns.size()) continue;
+        const isa::Insn& insn = st.insns[head[s]].insn;
+        msg += fmt::format("\n  stream {} instruction {} waits with S[{}] = {}: {}", st.name, head[s], insn.wait_sem,
+                           sem_[insn.wait_sem], format_insn(insn));
+      }
+      throw SimError(msg);
+    }
+  }
+}
+
+}  // namespace ncore

@@ -1,0 +1,147 @@
+// The numerics contract in C++: dtype conversion through fp32 and the engines' fp32 ALU, on bit
+// patterns. The golden model, the DMA and vector-engine benches and the checkers use it, and the FP
+// unit bench (tb/unit/fp) holds rtl/ncore_fp_pkg.sv to it bit for bit.
+//
+// It is an independent reference for the RTL, not a transcription of it: arithmetic is the host's
+// IEEE-754 float (x86-64 SSE: round to nearest even, no flush-to-zero unless someone sets MXCSR;
+// the build uses -ffp-contract=off so a*b+c is never fused), fp16 conversion is GCC's _Float16, and
+// only bf16 rounding and NaN canonicalisation are done on bits. The contract:
+//   - to_f32_bits widens exactly; any NaN becomes the canonical fp32 NaN 0x7FC00000.
+//   - from_f32_bits rounds to nearest even (bf16 and fp16 overflow to infinity, fp16 rounds into
+//     its subnormals); NaN becomes 0x7FC00000 / 0x7FC0 / 0x7E00.
+//   - alu: bypass returns a unchanged; add, subtract, multiply are binary32 RNE with subnormals;
+//     max/min return the canonical NaN if either input is NaN, max(-0,+0) = +0, min(-0,+0) = -0;
+//     any NaN result is the canonical 0x7FC00000.
+// Codes outside the Dtype and AluOp enumerations act as fp32 and bypass, as in the RTL.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "ncore/isa_gen.hpp"
+
+#if !defined(__FLT16_MAX__)
+#error "numerics.hpp needs the _Float16 type (GCC >= 12 or Clang on x86-64 / AArch64)"
+#endif
+
+namespace ncore::num {
+
+using isa::dtype_bytes;
+
+inline constexpr uint32_t kF32CanonNan = 0x7FC00000u;
+inline constexpr uint16_t kBf16CanonNan = 0x7FC0u;
+inline constexpr uint16_t kFp16CanonNan = 0x7E00u;
+
+inline float bits_to_float(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
+
+inline uint32_t float_to_bits(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+
+inline bool f32_bits_is_nan(uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
+
+// Element bits (in the low bits of raw) to fp32 bits, exactly; NaN -> 0x7FC00000.
+inline uint32_t to_f32_bits(uint32_t raw, isa::Dtype dt) {
+  uint32_t r;
+  switch (dt) {
+    case isa::Dtype::bf16:
+      r = (raw & 0xFFFFu) << 16;
+      break;
+    case isa::Dtype::fp16: {
+      const uint16_t h16 = static_cast<uint16_t>(raw);
+      _Float16 h;
+      std::memcpy(&h, &h16, sizeof h);
+      r = float_to_bits(static_cast<float>(h));
+      break;
+    }
+    default:
+      r = raw;
+      break;
+  }
+  return f32_bits_is_nan(r) ? kF32CanonNan : r;
+}
+
+// fp32 bits to element bits (low bits, upper bits zero), round to nearest even.
+inline uint32_t from_f32_bits(uint32_t f, isa::Dtype dt) {
+  const bool nan = f32_bits_is_nan(f);
+  switch (dt) {
+    case isa::Dtype::bf16:
+      if (nan) return kBf16CanonNan;
+      // Add 0x7FFF plus the LSB that is kept, then truncate: ties go to the even neighbour. A
+      // carry out of the mantissa steps the exponent; no finite input reaches the sign bit.
+      return (f + 0x7FFFu + ((f >> 16) & 1u)) >> 16;
+    case isa::Dtype::fp16: {
+      if (nan) return kFp16CanonNan;
+      const _Float16 h = static_cast<_Float16>(bits_to_float(f));
+      uint16_t h16;
+      std::memcpy(&h16, &h, sizeof h16);
+      return h16;
+    }
+    default:
+      return nan ? kF32CanonNan : f;
+  }
+}
+
+inline float to_float(uint32_t raw, isa::Dtype dt) { return bits_to_float(to_f32_bits(raw, dt)); }
+inline uint32_t from_float(float f, isa::Dtype dt) { return from_f32_bits(float_to_bits(f), dt); }
+
+namespace detail {
+inline uint32_t canon(float r) { return std::isnan(r) ? kF32CanonNan : float_to_bits(r); }
+}  // namespace detail
+
+// `a op b` on fp32 bit patterns.
+inline uint32_t alu(isa::AluOp op, uint32_t a, uint32_t b) {
+  const float fa = bits_to_float(a), fb = bits_to_float(b);
+  switch (op) {
+    case isa::AluOp::add: return detail::canon(fa + fb);
+    case isa::AluOp::subtract: return detail::canon(fa - fb);
+    case isa::AluOp::multiply: return detail::canon(fa * fb);
+    case isa::AluOp::max:
+    case isa::AluOp::min: {
+      if (std::isnan(fa) || std::isnan(fb)) return kF32CanonNan;
+      const bool is_max = op == isa::AluOp::max;
+      if (fa == fb) return is_max ? (a & b) : (a | b);  // equal values differ only in a zero's sign
+      return (fa > fb) == is_max ? a : b;
+    }
+    default: return a;  // bypass
+  }
+}
+
+// Whether the host's float arithmetic is what alu() assumes: subnormals neither flushed nor read
+// as zero (MXCSR FTZ/DAZ, set e.g. by linking with -ffast-math) and round-to-nearest-even. The
+// operands are volatile so that the compiler cannot fold the sums at build time.
+inline bool host_float_is_ieee() {
+  volatile uint32_t min_sub = 0x00000001u, one = 0x3F800000u, tie = 0x33800000u, three_half = 0x34400000u;
+  const uint32_t sub_sum = float_to_bits(bits_to_float(min_sub) + bits_to_float(min_sub));
+  const uint32_t down = float_to_bits(bits_to_float(one) + bits_to_float(tie));       // 1 + 2^-24
+  const uint32_t up = float_to_bits(bits_to_float(one) + bits_to_float(three_half));  // 1 + 3*2^-24
+  return sub_sum == 0x00000002u && down == 0x3F800000u && up == 0x3F800002u;
+}
+
+// Element load and store, little-endian, dtype_bytes(dt) bytes at p.
+inline uint32_t load_elem(const uint8_t* p, isa::Dtype dt) {
+  if (dtype_bytes(dt) == 2) return uint32_t{p[0]} | uint32_t{p[1]} << 8;
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
+inline void store_elem(uint8_t* p, isa::Dtype dt, uint32_t bits) {
+  p[0] = static_cast<uint8_t>(bits);
+  p[1] = static_cast<uint8_t>(bits >> 8);
+  if (dtype_bytes(dt) == 2) return;
+  p[2] = static_cast<uint8_t>(bits >> 16);
+  p[3] = static_cast<uint8_t>(bits >> 24);
+}
+
+// By byte count (for readers that know the size, not the dtype): 2 or 4 bytes.
+inline uint32_t load_bytes(const uint8_t* p, unsigned nbytes) {
+  return nbytes == 2 ? load_elem(p, isa::Dtype::bf16) : load_elem(p, isa::Dtype::fp32);
+}
+
+}  // namespace ncore::num

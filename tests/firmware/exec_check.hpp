@@ -1,0 +1,39 @@
+// A test-side model of how a Program runs, independent of the scheduler: every stream starts
+// its instructions in order once their semaphore wait holds, may have several in flight,
+// completes them in order and applies each update with the ISA's meaning (a DMA inc adds one
+// per DMA engine). The order of starts and completions across streams is drawn at random, so
+// repeated runs explore different interleavings.
+//
+// check_hazards then takes the order in which the kernel issued its instructions and demands
+// that every pair touching a common byte, one of them writing, ran in that order: the earlier
+// one completed before the later one started. Footprints are computed element by element from
+// the access patterns, so they are exact.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ncore/presets_gen.hpp"
+#include "ncore/program.hpp"
+
+namespace fwtest {
+
+struct Execution {
+  bool completed = false;
+  std::string error;                          // why it stopped (deadlock: the blocked stream heads)
+  std::vector<std::vector<uint64_t>> start;   // [stream][position] step at which it started
+  std::vector<std::vector<uint64_t>> finish;  // [stream][position] step at which it completed
+};
+
+Execution execute(const ncore::Program& p, const ncore::Preset& preset, uint64_t seed);
+
+// Violations (empty if none): conflicting pairs not ordered by the execution.
+std::vector<std::string> check_hazards(const ncore::Program& p, const Execution& e,
+                                       const std::vector<std::pair<unsigned, uint32_t>>& order);
+
+// Counts of instructions by opcode over all streams.
+uint64_t count_opcode(const ncore::Program& p, ncore::isa::Opcode op);
+
+}  // namespace fwtest

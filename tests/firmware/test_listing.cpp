@@ -1,0 +1,152 @@
+// The readable listing and the text forms of operands and instructions.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "ncore/program.hpp"
+#include "nki/registry.hpp"
+
+namespace {
+
+namespace isa = ncore::isa;
+
+std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
+bool has_line_starting(const std::vector<std::string>& lines, const std::string& prefix) {
+  for (const auto& l : lines)
+    if (l.compare(0, prefix.size(), prefix) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("format_ap", "[firmware][listing]") {
+  isa::Ap a{};
+  a.mem = isa::Buffer::sbuf;
+  a.dtype = isa::Dtype::fp32;
+  a.start_part = 0;
+  a.num_part = 128;
+  a.offset = 0x1f40;
+  a.size = {1000, 1, 1, 1};
+  a.stride = {1, 0, 0, 0};
+  CHECK(ncore::format_ap(a) == "sbuf[0:128]+0x1f40 fp32 <1000>");
+
+  a.start_part = 32;
+  a.num_part = 32;
+  a.dtype = isa::Dtype::bf16;
+  a.offset = 0;
+  a.size = {200, 4, 1, 1};
+  a.stride = {1, 1000, 0, 0};
+  CHECK(ncore::format_ap(a) == "sbuf[32:64]+0x0 bf16 <4x200 /1000,1>");
+  a.stride = {1, 200, 0, 0};  // plain row-major: no strides printed
+  CHECK(ncore::format_ap(a) == "sbuf[32:64]+0x0 bf16 <4x200>");
+
+  isa::Ap h{};
+  h.mem = isa::Buffer::hbm;
+  h.dtype = isa::Dtype::fp32;
+  h.num_part = 128;
+  h.part_stride = 200;
+  h.offset = 0x400;
+  h.size = {2, 1, 1, 1};
+  h.stride = {1, 0, 0, 0};
+  CHECK(ncore::format_ap(h) == "hbm[128 rows/200]+0x400 fp32 <2>");
+  h.num_part = 1;
+  CHECK(ncore::format_ap(h) == "hbm+0x400 fp32 <2>");
+}
+
+TEST_CASE("format_insn shows operands, wait and update", "[firmware][listing]") {
+  isa::Insn i{};
+  i.opcode = isa::Opcode::tensor_tensor;
+  i.engine = isa::Engine::dve;
+  for (isa::Ap* a : {&i.dst, &i.src0, &i.src1}) {
+    a->mem = isa::Buffer::sbuf;
+    a->num_part = 128;
+    a->size = {1000, 1, 1, 1};
+    a->stride = {1, 0, 0, 0};
+  }
+  i.src1.offset = 0x40;
+  i.op0 = isa::AluOp::add;
+  i.wait_sem = 6;
+  i.wait_cond = isa::SemCond::ge;
+  i.wait_val = 32;
+  i.upd_sem = 3;
+  i.upd_op = isa::SemOp::inc;
+  CHECK(ncore::format_insn(i) ==
+        "tensor_tensor dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
+        "src1=sbuf[0:128]+0x40 fp32 <1000> op0=add  wait S[6]>=32  upd S[3]+=1@complete");
+
+  isa::Insn s{};
+  s.opcode = isa::Opcode::sem_wait;
+  s.engine = isa::Engine::dma;
+  s.wait_sem = 9;
+  s.wait_cond = isa::SemCond::ge;
+  s.wait_val = 48;
+  CHECK(ncore::format_insn(s) == "sem_wait  wait S[9]>=48");
+  s.upd_sem = 9;
+  s.upd_op = isa::SemOp::set;
+  s.upd_val = 5;
+  s.upd_when = isa::SemWhen::read;
+  CHECK(ncore::format_insn(s) == "sem_wait  wait S[9]>=48  upd S[9]=5@read");
+
+  isa::Insn t = i;
+  t.opcode = isa::Opcode::tensor_scalar;
+  t.s0_vec = true;
+  t.s0.mem = isa::Buffer::sbuf;
+  t.s0.offset = 0x80;
+  t.op1 = isa::AluOp::multiply;
+  t.imm1 = 0x40000000;  // 2.0f
+  t.rev1 = true;
+  t.wait_cond = isa::SemCond::none;
+  CHECK(ncore::format_insn(t) ==
+        "tensor_scalar dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
+        "op0=add(sbuf[0:128]+0x80 fp32) op1=multiply(2) rev1  upd S[3]+=1@complete");
+
+  isa::Insn bad{};
+  bad.opcode = static_cast<isa::Opcode>(200);
+  bad.wait_cond = static_cast<isa::SemCond>(7);
+  bad.dst.mem = static_cast<isa::Buffer>(3);
+  CHECK_NOTHROW(ncore::format_insn(bad));
+}
+
+TEST_CASE("listing of the naive kernel", "[firmware][listing]") {
+  kernels::Args a;
+  a.kernel = "naive";
+  a.n = 128;
+  const ncore::Program p = kernels::build(a, *ncore::find_preset("trn2"));
+  const std::string text = p.listing();
+  const auto lines = lines_of(text);
+  // Inputs at 0 and 512 (128 fp32 each, 64-byte aligned), then the output; tiles of 4 bytes
+  // per partition at 64-byte aligned offsets 0x0, 0x40 and 0x80 in allocation order.
+  CHECK(has_line_starting(lines, "; kernel vector_add_naive  preset trn2  hbm_bytes 1536  instructions 5"));
+  CHECK(text.find(";   a_vec  input    fp32 [128]          offset 0x0  bytes 512") != std::string::npos);
+  CHECK(text.find(";   b_vec  input    fp32 [128]          offset 0x200  bytes 512") != std::string::npos);
+  CHECK(text.find(";   out    output   fp32 [128]          offset 0x400  bytes 512") != std::string::npos);
+  CHECK(has_line_starting(lines, "q0[0]  dma_copy q0 dst=sbuf[0:128]+0x0 fp32 <1> src0=hbm[128 rows/1]+0x0 fp32 <1>  "
+                                 "upd S[5]+=1@complete  ; kernels/src/vector_add.cpp:"));
+  CHECK(has_line_starting(lines, "q1[0]  dma_copy q1 dst=sbuf[0:128]+0x40 fp32 <1> src0=hbm[128 rows/1]+0x200 fp32 <1>  "
+                                 "upd S[6]+=1@complete  ; kernels/src/vector_add.cpp:"));
+  // The add needs both loads: one sem_wait, one wait on the instruction itself.
+  CHECK(has_line_starting(lines, "dve[0]  sem_wait  wait S[5]>=16  ; kernels/src/vector_add.cpp:"));
+  CHECK(has_line_starting(lines, "dve[1]  tensor_scalar dst=sbuf[0:128]+0x80 fp32 <1> src0=sbuf[0:128]+0x0 fp32 <1> "
+                                 "op0=add(sbuf[0:128]+0x40 fp32)  wait S[6]>=16  upd S[3]+=1@complete  ; "
+                                 "kernels/src/vector_add.cpp:"));
+  CHECK(has_line_starting(lines, "q2[0]  dma_copy q2 dst=hbm[128 rows/1]+0x400 fp32 <1> src0=sbuf[0:128]+0x80 fp32 <1>  "
+                                 "wait S[3]>=1  upd S[7]+=1@complete  ; kernels/src/vector_add.cpp:"));
+}
+
+TEST_CASE("listing is stable through an image", "[firmware][listing]") {
+  kernels::Args a;
+  a.kernel = "stream";
+  a.n = 25600;
+  a.free_dim = 20;
+  const ncore::Program p = kernels::build(a, *ncore::find_preset("trn2"));
+  std::stringstream s;
+  p.write_image(s);
+  CHECK(ncore::Program::read_image(s).listing() == p.listing());
+  CHECK(p.listing() == p.listing());
+}

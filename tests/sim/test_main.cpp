@@ -1,0 +1,11 @@
+// Catch2 runner for tests that use SystemC: SystemC's library owns main() and calls sc_main.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+#include <systemc.h>
+
+int sc_main(int argc, char* argv[]) { return Catch::Session().run(argc, argv); }
+
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // no banner in the test output
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
