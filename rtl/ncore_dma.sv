@@ -7,8 +7,12 @@
 // done pulses go out per queue and per engine because the instruction's semaphore update
 // fires once per engine: a transfer raises its semaphore by Cfg.DmaEngines.
 //
-//   sequencer --insn--> [slot q] --src/dst APs--> engine 0 .. engine E-1 --done[q][e]-->
-//                                                   |  SBUF DMA port   |  HBM port
+//   sequencer --insn--> [slot q] --(q, rows)--> engine 0 .. engine E-1 --done[q][e]-->
+//                          ^---- APs on request ----'   |  SBUF DMA port |  HBM port
+//
+// A new transfer is broadcast to the engines as (queue, SBUF-side start partition,
+// partition count), from which each works out its rows; an engine reads the transfer's
+// access patterns from the slot, through its own registered read port, when it starts a row.
 module ncore_dma
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
@@ -64,15 +68,31 @@ module ncore_dma
   logic [Q-1:0][E-1:0]  seen_q;       // engines done with the current transfer
   logic [E-1:0][Q-1:0]  eng_done;
   logic [E-1:0]         eng_busy;
+  // broadcast of a new transfer
+  logic                 new_q;
+  logic [QW-1:0]        new_qid_q;
+  logic [7:0]           new_sp_q, new_np_q;
 
   assign q_free_o = ~valid_q;
   // An engine's done pulse still has to reach seen_q/done_o: not idle until it has.
-  assign busy_o   = |eng_busy || eng_done != '0;
+  assign busy_o   = |eng_busy || eng_done != '0 || new_q;
 
   for (genvar e = 0; e < E; e++) begin : g_eng
+    logic       ap_req;
+    logic [QW-1:0] ap_req_q;
+    ap_t        ap_src_q, ap_dst_q;  // this engine's read port on the slots
+
+    always_ff @(posedge clk_i) begin
+      if (ap_req) begin
+        ap_src_q <= src_q[ap_req_q];
+        ap_dst_q <= dst_q[ap_req_q];
+      end
+    end
+
     ncore_dma_engine #(.Cfg(Cfg)) u_eng (
       .clk_i, .rst_ni, .ce_i, .engine_id_i(8'(e)),
-      .xfer_valid_i(valid_q), .xfer_dst_i(dst_q), .xfer_src_i(src_q),
+      .new_i(new_q), .new_q_i(new_qid_q), .new_sp_i(new_sp_q), .new_np_i(new_np_q),
+      .ap_req_o(ap_req), .ap_req_q_o(ap_req_q), .ap_src_i(ap_src_q), .ap_dst_i(ap_dst_q),
       .done_o(eng_done[e]), .busy_o(eng_busy[e]),
       .sr_req_o(sr_req_o[e]), .sr_part_o(sr_part_o[e]), .sr_line_o(sr_line_o[e]),
       .sr_gnt_i(sr_gnt_i[e]), .sr_rdata_i(sr_rdata_i[e]),
@@ -83,32 +103,50 @@ module ncore_dma
       .hr_valid_i(hr_valid_i[e]), .hr_rdata_i(hr_rdata_i[e]), .ha_valid_i(ha_valid_i[e]));
   end
 
+  // Slot contents: loaded when a transfer arrives (not reset: read only while valid).
+  always_ff @(posedge clk_i) begin
+    if (insn_valid_i && !valid_q[QW'(insn_i.dma_queue)]) begin
+      dst_q[QW'(insn_i.dma_queue)] <= insn_i.dst;
+      src_q[QW'(insn_i.dma_queue)] <= insn_i.src0;
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       valid_q    <= '0;
       seen_q     <= '0;
       done_o     <= '0;
       rd_start_o <= '0;
+      new_q      <= 1'b0;
+      new_qid_q  <= '0;
+      new_sp_q   <= '0;
+      new_np_q   <= '0;
     end else begin
-      rd_start_o <= '0;
-      for (int q = 0; q < Q; q++) begin
-        logic [E-1:0] now;
-        for (int e = 0; e < E; e++) now[e] = eng_done[e][q];
-        done_o[q] <= now;
-        if (valid_q[q]) begin
-          if ((seen_q[q] | now) == '1) begin
-            valid_q[q] <= 1'b0;
-            seen_q[q]  <= '0;
-          end else begin
-            seen_q[q] <= seen_q[q] | now;
+      if (rd_start_o != '0) rd_start_o <= '0;
+      new_q <= 1'b0;
+      if (eng_done != '0 || done_o != '0) begin
+        for (int q = 0; q < Q; q++) begin
+          logic [E-1:0] now;
+          for (int e = 0; e < E; e++) now[e] = eng_done[e][q];
+          done_o[q] <= now;
+          if (valid_q[q]) begin
+            if ((seen_q[q] | now) == '1) begin
+              valid_q[q] <= 1'b0;
+              seen_q[q]  <= '0;
+            end else begin
+              seen_q[q] <= seen_q[q] | now;
+            end
           end
         end
       end
       if (insn_valid_i && !valid_q[QW'(insn_i.dma_queue)]) begin
         valid_q[QW'(insn_i.dma_queue)]    <= 1'b1;
-        dst_q[QW'(insn_i.dma_queue)]      <= insn_i.dst;
-        src_q[QW'(insn_i.dma_queue)]      <= insn_i.src0;
         rd_start_o[QW'(insn_i.dma_queue)] <= 1'b1;
+        new_q     <= 1'b1;
+        new_qid_q <= QW'(insn_i.dma_queue);
+        new_sp_q  <= (insn_i.dst.mem != BUF_HBM) ? insn_i.dst.start_part :
+                     (insn_i.src0.mem != BUF_HBM) ? insn_i.src0.start_part : 8'd0;
+        new_np_q  <= insn_i.dst.num_part;
       end
     end
   end

@@ -20,6 +20,10 @@
 // Writes in flight are counted per queue; reads of later chunks run ahead of them, which
 // hides HBM latency. Only the HBM request port is shared between reads and writes; writes
 // go first so the FIFO drains.
+//
+// The engine learns of a new transfer from a one-cycle broadcast (queue, SBUF-side start
+// partition, partition count), works out its rows from that, and fetches the transfer's two
+// access patterns from the DMA block only when it starts one of its rows.
 module ncore_dma_engine
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
@@ -27,6 +31,7 @@ module ncore_dma_engine
 #(
   parameter cfg_t         Cfg      = CfgTrn2,
   localparam int unsigned Q        = Cfg.DmaQueues,
+  localparam int unsigned QW       = (Q > 1) ? $clog2(Q) : 1,
   localparam int unsigned P        = Cfg.NumPartitions,
   localparam int unsigned PartW    = $clog2(P),
   localparam int unsigned SAddrW   = $clog2(Cfg.SbufBytes),
@@ -43,10 +48,16 @@ module ncore_dma_engine
   // which engine this is (a constant per instance: a port rather than a parameter so that
   // every engine is the same module, compiled once)
   input  logic [7:0]             engine_id_i,
-  // transfers held by the queues (from ncore_dma)
-  input  logic [Q-1:0]           xfer_valid_i,
-  input  ap_t                    xfer_dst_i [Q],
-  input  ap_t                    xfer_src_i [Q],
+  // new transfers (one-cycle broadcast from ncore_dma)
+  input  logic                   new_i,
+  input  logic [QW-1:0]          new_q_i,
+  input  logic [7:0]             new_sp_i,     // first partition of the SBUF side (0 for HBM->HBM)
+  input  logic [7:0]             new_np_i,     // partition rows of the transfer
+  // access patterns of a queue's transfer: requested here, valid the next cycle, held
+  output logic                   ap_req_o,
+  output logic [QW-1:0]          ap_req_q_o,
+  input  ap_t                    ap_src_i,
+  input  ap_t                    ap_dst_i,
   output logic [Q-1:0]           done_o,       // pulse: this engine's share of queue q is done
   output logic                   busy_o,
   // SBUF DMA port
@@ -77,7 +88,6 @@ module ncore_dma_engine
   localparam int unsigned PPE    = P / Cfg.DmaEngines;
   localparam int unsigned Depth  = Cfg.DmaOutstanding;
   localparam int unsigned IdxW   = $clog2(Depth);
-  localparam int unsigned QW     = (Q > 1) ? $clog2(Q) : 1;
   localparam int unsigned CntW   = IdxW + 2;
   localparam int unsigned MaxK   = LineB / 2;     // elements per chunk at most (2-byte dtypes)
   localparam int unsigned KW     = $clog2(MaxK + 1);
@@ -90,39 +100,42 @@ module ncore_dma_engine
   // ---------------------------------------------------------------------------------------
   // Per-queue share state
   // ---------------------------------------------------------------------------------------
-  logic [Q-1:0]           started_q;   // rows of the current transfer computed
-  logic [Q-1:0]           fin_q;       // done signalled for the current transfer
+  logic [Q-1:0]           own_q;       // this engine owes queue q a done for its transfer
   logic [Q-1:0][7:0]      row_q;       // next row (relative partition) to move
   logic [Q-1:0][7:0]      row_end_q;
   logic [Q-1:0][CntW-1:0] pend_q;      // chunks issued and not yet written
 
-  // Relative row range of this engine in a transfer: the SBUF side decides ownership.
-  function automatic logic [15:0] share(ap_t d, ap_t s);
-    logic [8:0] sp, lo, hi, own_lo, own_hi;
-    sp = (d.mem != BUF_HBM) ? 9'(d.start_part) : (s.mem != BUF_HBM) ? 9'(s.start_part) : 9'd0;
+  // Rows [lo, hi) of a transfer that fall on this engine's partitions.
+  logic [8:0] sh_lo, sh_hi;
+  always_comb begin
+    logic [8:0] own_lo, own_hi;
     own_lo = 9'(32'(engine_id_i) * PPE);
     own_hi = 9'((32'(engine_id_i) + 1) * PPE);
-    lo = (own_lo > sp) ? own_lo - sp : 9'd0;
-    hi = (own_hi > sp) ? own_hi - sp : 9'd0;
-    if (hi > 9'(d.num_part)) hi = 9'(d.num_part);
-    if (lo > hi) lo = hi;
-    return {hi[7:0], lo[7:0]};
-  endfunction
+    sh_lo = (own_lo > 9'(new_sp_i)) ? own_lo - 9'(new_sp_i) : 9'd0;
+    sh_hi = (own_hi > 9'(new_sp_i)) ? own_hi - 9'(new_sp_i) : 9'd0;
+    if (sh_hi > 9'(new_np_i)) sh_hi = 9'(new_np_i);
+    if (sh_lo > sh_hi) sh_lo = sh_hi;
+  end
 
   // ---------------------------------------------------------------------------------------
-  // Active row
+  // Rows: pick a queue (round-robin), fetch its access patterns, issue the row's chunks
   // ---------------------------------------------------------------------------------------
-  logic             act_q;        // a row is being issued
-  logic [QW-1:0]    cur_q;        // its queue
+  typedef enum logic [1:0] {R_IDLE, R_FETCH, R_RUN} rstate_e;
+  rstate_e          rs_q;
+  logic [QW-1:0]    cur_q;        // queue of the current row
+  logic [7:0]       cur_row_q;
   logic [QW-1:0]    rr_q;         // round-robin pointer
   logic [31:0]      left_q;       // elements of the row not yet issued
   logic [PartW-1:0] s_part_q, d_part_q;
-  ap_t              s_ap, d_ap;
+  // The fields of the current row's patterns the issue stage needs (the address generators
+  // hold the rest).
+  buffer_e          s_mem_q, d_mem_q;
+  dtype_e           s_dt_q, d_dt_q;
+  logic             s_unit_q, d_unit_q;   // innermost stride is 1 element
+  logic             act_q;
+  assign act_q = rs_q == R_RUN;
 
-  assign s_ap = xfer_src_i[cur_q];
-  assign d_ap = xfer_dst_i[cur_q];
-
-  // Next queue with rows left, round-robin after rr_q.
+  logic [Q-1:0] has_rows;
   logic          pick_valid;
   logic [QW-1:0] pick_q;
   always_comb begin
@@ -130,20 +143,20 @@ module ncore_dma_engine
     q          = '0;
     pick_valid = 1'b0;
     pick_q     = '0;
-    // Only an engine between rows looks for the next one.
-    if (!act_q) for (int i = 1; i <= Q; i++) begin
-      q = QW'((32'(rr_q) + i) % Q);
-      if (!pick_valid && xfer_valid_i[q] && started_q[q] && !fin_q[q] && row_q[q] < row_end_q[q]) begin
-        pick_valid = 1'b1;
-        pick_q     = q;
+    for (int k = 0; k < Q; k++) has_rows[k] = own_q[k] && row_q[k] < row_end_q[k];
+    if (rs_q == R_IDLE && has_rows != '0) begin
+      for (int i = 1; i <= Q; i++) begin
+        q = QW'((32'(rr_q) + i) % Q);
+        if (!pick_valid && has_rows[q]) begin
+          pick_valid = 1'b1;
+          pick_q     = q;
+        end
       end
     end
   end
 
-  // Row base addresses of the picked queue.
-  ap_t p_src, p_dst;
-  assign p_src = xfer_src_i[pick_q];
-  assign p_dst = xfer_dst_i[pick_q];
+  assign ap_req_o   = ce_i && pick_valid;
+  assign ap_req_q_o = pick_q;
 
   function automatic logic [1:0] esz_log2(dtype_e dt);
     return (dtype_bytes(dt) == 3'd4) ? 2'd2 : 2'd1;
@@ -166,12 +179,12 @@ module ncore_dma_engine
   logic             unused_s_last, unused_d_last;
 
   ncore_ap_iter #(.AddrW(HAddrW)) u_it_s (
-    .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(p_src, row_q[pick_q])),
-    .esz_log2_i(esz_log2(p_src.dtype)), .size_i(p_src.size), .stride_i(p_src.stride),
+    .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(ap_src_i, cur_row_q)),
+    .esz_log2_i(esz_log2(ap_src_i.dtype)), .size_i(ap_src_i.size), .stride_i(ap_src_i.stride),
     .step_i(it_step), .step_n_i(it_n), .addr_o(s_addr), .rem0_o(s_rem0), .last_o(unused_s_last));
   ncore_ap_iter #(.AddrW(HAddrW)) u_it_d (
-    .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(p_dst, row_q[pick_q])),
-    .esz_log2_i(esz_log2(p_dst.dtype)), .size_i(p_dst.size), .stride_i(p_dst.stride),
+    .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(ap_dst_i, cur_row_q)),
+    .esz_log2_i(esz_log2(ap_dst_i.dtype)), .size_i(ap_dst_i.size), .stride_i(ap_dst_i.stride),
     .step_i(it_step), .step_n_i(it_n), .addr_o(d_addr), .rem0_o(d_rem0), .last_o(unused_d_last));
 
   // ---------------------------------------------------------------------------------------
@@ -183,8 +196,8 @@ module ncore_dma_engine
     logic [31:0] s_room, d_room;  // bytes to the end of the line
     s_room = 32'(LineB) - 32'(s_addr[LineSh-1:0]);
     d_room = 32'(LineB) - 32'(d_addr[LineSh-1:0]);
-    ks = ($signed(s_ap.stride[0]) == 1) ? (s_room >> esz_log2(s_ap.dtype)) : 32'd1;
-    kd = ($signed(d_ap.stride[0]) == 1) ? (d_room >> esz_log2(d_ap.dtype)) : 32'd1;
+    ks = s_unit_q ? (s_room >> esz_log2(s_dt_q)) : 32'd1;
+    kd = d_unit_q ? (d_room >> esz_log2(d_dt_q)) : 32'd1;
     if (ks > s_rem0) ks = s_rem0;
     if (kd > d_rem0) kd = d_rem0;
     kk = (ks < kd) ? ks : kd;
@@ -289,7 +302,7 @@ module ncore_dma_engine
   // Issue stage
   // ---------------------------------------------------------------------------------------
   logic i_want, i_fire, i_hbm, hq_read;
-  assign i_hbm   = s_ap.mem == BUF_HBM;
+  assign i_hbm   = s_mem_q == BUF_HBM;
   assign i_want  = ce_i && act_q && count_q != CntW'(Depth);
   assign sr_req_o  = i_want && !i_hbm;
   assign sr_part_o = s_part_q;
@@ -303,7 +316,7 @@ module ncore_dma_engine
   assign hq_ben_o   = w_ben;
   assign hq_wdata_o = w_data;
 
-  assign it_init = ce_i && !act_q && pick_valid;
+  assign it_init = ce_i && rs_q == R_FETCH;
   assign it_step = i_fire;
   assign it_n    = 5'(k);
 
@@ -312,16 +325,14 @@ module ncore_dma_engine
   logic [Q-1:0] fin_now;
   always_comb begin
     fin_now = '0;
-    if ((xfer_valid_i & started_q & ~fin_q) != '0) begin
+    if ((own_q & ~has_rows) != '0) begin
       for (int q = 0; q < Q; q++) begin
-        fin_now[q] = xfer_valid_i[q] && started_q[q] && !fin_q[q] && row_q[q] == row_end_q[q] &&
-                     !(act_q && 32'(cur_q) == q) && pend_q[q] == '0;
+        fin_now[q] = own_q[q] && !has_rows[q] && !(rs_q != R_IDLE && 32'(cur_q) == q) && pend_q[q] == '0;
       end
     end
   end
 
-  assign busy_o = act_q || pick_valid || (xfer_valid_i & ~started_q) != '0 || fin_now != '0 ||
-                  (~xfer_valid_i & (started_q | fin_q)) != '0 ||
+  assign busy_o = rs_q != R_IDLE || has_rows != '0 || fin_now != '0 || new_i ||
                   (count_q != 0 && have_q[head_q]) || sfill_q;
 
   // ---------------------------------------------------------------------------------------
@@ -338,13 +349,19 @@ module ncore_dma_engine
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      started_q  <= '0;
-      fin_q      <= '0;
+      own_q      <= '0;
       row_q      <= '0;
       row_end_q  <= '0;
       pend_q     <= '0;
-      act_q      <= 1'b0;
+      rs_q       <= R_IDLE;
       cur_q      <= '0;
+      cur_row_q  <= '0;
+      s_mem_q    <= BUF_HBM;
+      d_mem_q    <= BUF_HBM;
+      s_dt_q     <= DT_FP32;
+      d_dt_q     <= DT_FP32;
+      s_unit_q   <= 1'b0;
+      d_unit_q   <= 1'b0;
       rr_q       <= QW'(Q - 1);
       left_q     <= '0;
       s_part_q   <= '0;
@@ -366,10 +383,15 @@ module ncore_dma_engine
       if (done_o != '0) done_o <= '0;
       // The loops below run only when there is something for them to do: an idle engine
       // must cost next to nothing per cycle.
-      // A queue whose transfer has left: forget its share.
-      if ((~xfer_valid_i & (started_q | fin_q)) != '0) begin
-        started_q <= started_q & xfer_valid_i;
-        fin_q     <= fin_q & xfer_valid_i;
+      // A new transfer: the rows of it on this engine's partitions (maybe none).
+      // Owed dones: set by a new transfer, cleared as they are signalled (one update, so
+      // the two cannot overwrite each other in the same cycle).
+      if (new_i || (ce_i && fin_now != '0)) begin
+        own_q <= (own_q & ~(ce_i ? fin_now : '0)) | (new_i ? Q'(1) << new_q_i : '0);
+      end
+      if (new_i) begin
+        row_q[new_q_i]     <= sh_lo[7:0];
+        row_end_q[new_q_i] <= sh_hi[7:0];
       end
       if ((pend_inc | pend_dec) != '0) begin
         for (int q = 0; q < Q; q++) begin
@@ -377,44 +399,41 @@ module ncore_dma_engine
         end
       end
       if (ce_i) begin
-        // New transfers: compute this engine's rows.
-        if ((xfer_valid_i & ~started_q) != '0) begin
-          for (int q = 0; q < Q; q++) begin
-            if (xfer_valid_i[q] && !started_q[q]) begin
-              logic [15:0] r;
-              r = share(xfer_dst_i[q], xfer_src_i[q]);
-              started_q[q] <= 1'b1;
-              row_q[q]     <= r[7:0];
-              row_end_q[q] <= r[15:8];
-            end
+        if (fin_now != '0) done_o <= fin_now;
+        unique case (rs_q)
+          R_IDLE: if (pick_valid) begin  // patterns requested this cycle (ap_req_o)
+            rs_q      <= R_FETCH;
+            cur_q     <= pick_q;
+            rr_q      <= pick_q;
+            cur_row_q <= row_q[pick_q];
+            row_q[pick_q] <= row_q[pick_q] + 1;
           end
-        end
-        if (fin_now != '0) begin
-          fin_q  <= fin_q | fin_now;
-          done_o <= fin_now;
-        end
-        // Start a row.
-        if (!act_q && pick_valid) begin
-          act_q    <= 1'b1;
-          cur_q    <= pick_q;
-          rr_q     <= pick_q;
-          left_q   <= p_dst.size[0] * p_dst.size[1] * p_dst.size[2] * p_dst.size[3];
-          s_part_q <= PartW'(p_src.start_part + row_q[pick_q]);
-          d_part_q <= PartW'(p_dst.start_part + row_q[pick_q]);
-          row_q[pick_q] <= row_q[pick_q] + 1;
-        end
+          R_FETCH: begin                 // patterns on ap_*_i: the address generators load
+            rs_q     <= R_RUN;
+            left_q   <= ap_dst_i.size[0] * ap_dst_i.size[1] * ap_dst_i.size[2] * ap_dst_i.size[3];
+            s_part_q <= PartW'(ap_src_i.start_part + cur_row_q);
+            d_part_q <= PartW'(ap_dst_i.start_part + cur_row_q);
+            s_mem_q  <= ap_src_i.mem;
+            d_mem_q  <= ap_dst_i.mem;
+            s_dt_q   <= ap_src_i.dtype;
+            d_dt_q   <= ap_dst_i.dtype;
+            s_unit_q <= $signed(ap_src_i.stride[0]) == 1;
+            d_unit_q <= $signed(ap_dst_i.stride[0]) == 1;
+          end
+          default: ;
+        endcase
         // Issue.
         if (i_fire) begin
           entry_t e;
           e.q       = cur_q;
-          e.dst_hbm = d_ap.mem == BUF_HBM;
+          e.dst_hbm = d_mem_q == BUF_HBM;
           e.d_part  = d_part_q;
           e.d_line  = HLineW'(d_addr >> LineSh);
           e.s_off   = s_addr[LineSh-1:0];
           e.d_off   = d_addr[LineSh-1:0];
           e.k       = k;
-          e.s_dt    = s_ap.dtype;
-          e.d_dt    = d_ap.dtype;
+          e.s_dt    = s_dt_q;
+          e.d_dt    = d_dt_q;
           ent_q[tail_q]  <= e;
           have_q[tail_q] <= 1'b0;
           tail_q <= tail_q + 1;
@@ -423,7 +442,7 @@ module ncore_dma_engine
             hf_tail_q <= hf_tail_q + 1;
           end
           left_q <= left_q - 32'(k);
-          if (left_q == 32'(k)) act_q <= 1'b0;
+          if (left_q == 32'(k)) rs_q <= R_IDLE;
         end
         // Fill.
         if (sfill_q) begin

@@ -16,13 +16,17 @@
 
 namespace ncore::sim {
 
+inline constexpr uint64_t kDefaultStallLimit = 4'000'000;
+
 struct RunOptions {
   // Compare, after every instruction completes on the RTL, its destination with the golden
   // model's, and stop at the first difference.
   bool check = false;
   // Skip cycles in which every engine waits on a future event (the count stays exact).
   bool skip_idle = true;
-  // Give up after this many cycles without a completed instruction (0: 2^32).
+  // Give up after this many cycles without a completed instruction (0: kDefaultStallLimit).
+  // The longest single instruction of a valid program (a DMA of all of SBUF, a vector op
+  // over 64K elements) completes in well under a million cycles.
   uint64_t stall_limit = 0;
   // Called about every `progress_seconds` of wall time during long runs (0: never).
   double progress_seconds = 0;

@@ -288,7 +288,7 @@ class ScCore : public sc_module, public Core {
     clock_edge();
 
     const uint64_t fixed = preset_.dma_fixed_cost_ns * preset_.clock_mhz / 1000;
-    const uint64_t stall_limit = opt_->stall_limit ? opt_->stall_limit : (1ull << 32);
+    const uint64_t stall_limit = opt_->stall_limit ? opt_->stall_limit : kDefaultStallLimit;
     const auto wall0 = std::chrono::steady_clock::now();
     auto next_report = wall0 + std::chrono::duration<double>(opt_->progress_seconds);
     unsigned dma_rr = 0;
@@ -485,6 +485,7 @@ class ScCore : public sc_module, public Core {
         }
       }
       ++now;
+      last_now_ = now;
 
       for (unsigned s = 0; s < seqs_.size(); ++s) {
         const Seq& q = seqs_[s];
@@ -507,7 +508,9 @@ class ScCore : public sc_module, public Core {
       }
 
       // ---------- skip idle cycles ----------------------------------------------------------
-      if (!acted && !busy_.read() && hq_valid_.read() == 0) {
+      // Only when nothing acted this cycle, the RTL is quiet, and no sequencer could act on
+      // what the edge just reported (a done pulse may have satisfied a wait).
+      if (!acted && !busy_.read() && hq_valid_.read() == 0 && !sequencer_can_act()) {
         uint64_t next = hbm_model_.next_event();
         bool any_timer = false;
         for (unsigned qi = 0; qi < Q_; ++qi) {
@@ -523,7 +526,7 @@ class ScCore : public sc_module, public Core {
                                   if (seqs_[kNumEngineStreams + qi].dma_busy) return true;
                                 return false;
                               }();
-        if (!inflight && !sequencer_can_act()) throw SimError(deadlock_report());
+        if (!inflight) throw SimError(deadlock_report());
         if (opt_->skip_idle && next != std::numeric_limits<uint64_t>::max() && next > now) {
           const uint64_t skip = (next - now) / period_ * period_;
           if (skip > 0) {
@@ -553,10 +556,18 @@ class ScCore : public sc_module, public Core {
     }
   }
 
+  // Whether some sequencer will issue or retire its head instruction next cycle.
   bool sequencer_can_act() const {
     for (unsigned s = 0; s < seqs_.size(); ++s) {
       const Seq& q = seqs_[s];
-      if (q.pc < q.stream->insns.size() && wait_holds(insn_of(s, static_cast<uint32_t>(q.pc)))) return true;
+      if (q.pc >= q.stream->insns.size()) continue;
+      const isa::Insn& in = insn_of(s, static_cast<uint32_t>(q.pc));
+      if (!wait_holds(in)) continue;
+      if (is_dma_stream(s) ? !q.dma_busy : (in.opcode == isa::Opcode::sem_wait || q.inflight.empty())) return true;
+    }
+    for (unsigned qi = 0; qi < Q_; ++qi) {  // a transfer whose fixed cost is over, to hand over
+      const Seq& q = seqs_[kNumEngineStreams + qi];
+      if (q.dma_busy && !q.dma_handed && q.dma_start_at <= last_now_) return true;
     }
     return false;
   }
@@ -598,6 +609,7 @@ class ScCore : public sc_module, public Core {
   std::vector<size_t> rec_base_;
   size_t done_count_ = 0, total_ = 0;
   uint64_t last_progress_cycle_ = 0;
+  uint64_t last_now_ = 0;
 
   sc_event job_ev_;
   bool job_pending_ = false;

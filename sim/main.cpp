@@ -45,7 +45,7 @@ struct Cli {
   bool check = false;
   bool no_skip = false;
   bool quiet = false;
-  std::string json_path, out_path, listing_path, image_out, image_in;
+  std::string json_path, out_path, listing_path, image_out, image_in, records_path;
   std::vector<std::string> input_files;  // NAME=FILE.npy
   std::string a_file, b_file;
 };
@@ -225,6 +225,18 @@ int run(const Cli& cli) {
     throw InputError(fmt::format("--backend {}: choose rtl or golden", cli.backend));
   }
 
+  if (!cli.records_path.empty() && cli.backend == "rtl") {
+    std::ofstream out(cli.records_path);
+    if (!out) throw InputError(fmt::format("--records {}: cannot open for writing", cli.records_path));
+    out << "stream,index,opcode,ready,issue,start,end,source\n";
+    for (const auto& rec : r.records) {
+      const auto& in = prog.streams[rec.stream].insns[rec.index];
+      const auto& loc = prog.locations.at(in.loc);
+      out << fmt::format("{},{},{},{},{},{},{},{}:{}\n", prog.streams[rec.stream].name, rec.index,
+                         isa::to_string(in.insn.opcode), rec.ready, rec.issue, rec.start, rec.end, loc.file, loc.line);
+    }
+  }
+
   // Result and report.
   const kernels::TensorSpec outspec = kernels::output(args);
   const HbmTensor* ot = prog.find_tensor(outspec.name);
@@ -323,6 +335,9 @@ int sc_main(int argc, char* argv[]) {
   app.add_option("--listing", cli.listing_path, "write the Program's readable listing to FILE");
   app.add_option("--save-image", cli.image_out, "write the Program's binary image to FILE");
   app.add_option("--image", cli.image_in, "run this Program image instead of tracing the kernel");
+  app.add_option("--records", cli.records_path,
+                 "write each instruction's timing as CSV: when its sequencer reached it, issued it (wait satisfied), "
+                 "the engine started it, and it completed (cycles)");
   app.add_flag("--no-skip", cli.no_skip, "clock every cycle, also idle ones (same cycle count, slower)");
   app.add_flag("-q,--quiet", cli.quiet, "no progress line on long runs");
   try {

@@ -1,0 +1,281 @@
+// Vector-engine unit bench: rtl/ncore_dve.sv with its SBUF (tiny preset: 16 lanes, 4 KiB per
+// partition) through the wrapper ncore_dve_tb, against the golden model (tb/golden).
+//
+// Every instruction is random (dve_random.hpp) and passes ncore::validate_insn; both memories
+// start from the same random bytes; after the engine's done pulse the whole SBUF must equal the
+// golden model's after GoldenModel::execute. The run also holds the engine to the timing it
+// documents (ncore_dve.sv, DESIGN.md section 3), counted in engine cycles (clock enable high):
+//   - exactly one rd_start pulse, before done, and exactly one done; no new instruction is
+//     taken (ready low) until done, and the engine is ready again after it;
+//   - no SBUF request in the first Cfg.DveAccessStartCycles engine cycles (the access start);
+//   - at least Cfg.DveMinIi engine cycles per instruction;
+//   - streaming: alone on the SBUF, a single-input op takes N engine cycles for N elements per
+//     partition and tensor_tensor 2N (two reads per element), on top of the access start, the
+//     per-partition operand reads (one cycle each) and a short pipeline tail (kTail);
+//   - the engine's cycles do not depend on the clock-enable pattern (always high, the preset's
+//     ncore_clk_en divider, random).
+// The default run is 700 instructions; `test_dve_unit "[.long]"` runs NCORE_DVE_LONG_INSNS
+// (default 20000).
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "dve_bench.hpp"
+#include "dve_random.hpp"
+#include "ncore/ap.hpp"
+#include "ncore/validate.hpp"
+
+using namespace dve_tb;
+
+namespace {
+
+const uint64_t kStart = tiny().dve_access_start_cycles;
+const uint64_t kMinIi = tiny().dve_min_ii;
+// Engine cycles beyond the streaming ones and the access start: the last element's write, the
+// HOLD state and the done pulse. The engine documents "about" N and 2N; this is the slack.
+constexpr uint64_t kTail = 4;
+
+uint64_t env_count(const char* name, uint64_t dflt) {
+  const char* s = std::getenv(name);
+  return s && *s ? std::strtoull(s, nullptr, 0) : dflt;
+}
+
+const char* kind_name(Overlap k) {
+  return k == Overlap::disjoint ? "disjoint" : k == Overlap::in_place ? "in place" : "partial overlap";
+}
+
+// Engine cycles an instruction should take when it is alone on the SBUF: [lo, hi].
+std::pair<uint64_t, uint64_t> expected_cycles(const Insn& i) {
+  const uint64_t n = ncore::ap_free_elems(i.dst);
+  uint64_t stream = n, scal = 0;
+  if (i.opcode == Opcode::tensor_tensor) stream = 2 * n;
+  if (i.opcode == Opcode::tensor_scalar) {
+    // one read and one capture cycle per per-partition operand that an op uses
+    scal += 2 * (i.s0_vec && i.op0 != AluOp::bypass);
+    scal += 2 * (i.s1_vec && i.op1 != AluOp::bypass);
+  }
+  const uint64_t lo = std::max(kMinIi, kStart + scal + stream);
+  const uint64_t hi = std::max(kMinIi, kStart + scal + stream + kTail);
+  return {lo, hi};
+}
+
+struct Tally {
+  std::map<std::string, uint64_t> n;
+  void add(const std::string& k) { ++n[k]; }
+  std::string str() const {
+    std::string s;
+    for (const auto& [k, v] : n) s += "\n  " + k + ": " + std::to_string(v);
+    return s;
+  }
+};
+
+// Runs `count` random instructions; returns the engine cycles they took in all.
+uint64_t random_run(uint64_t count, uint64_t seed, bool partial_only, Imm imm, Tally& tally,
+                    uint64_t* clocks = nullptr) {
+  Bench b(seed);
+  InsnGen gen(tiny(), seed * 7919 + 1, imm);
+  uint64_t cycles = 0, clk = 0, run = 0;
+  for (uint64_t k = 0; k < count; ++k) {
+    if (k % 16 == 0) b.load_sbuf(random_sbuf(gen.rng(), unsigned(tiny().num_partitions), unsigned(tiny().sbuf_bytes)));
+    Overlap kind;
+    Insn insn = gen.next(partial_only, kind);
+    if (partial_only && kind != Overlap::partial) {
+      --k;
+      continue;
+    }
+    const CeMode ce = static_cast<CeMode>(gen.rng()() % 3);
+    INFO("instruction " << k << " (" << kind_name(kind) << ", " << to_string(ce) << "): " << ncore::format_insn(insn));
+    REQUIRE_NOTHROW(ncore::validate_insn(insn, tiny(), Bench::kHbmBytes));
+    RunStats st;
+    REQUIRE(b.run(insn, ce, st));
+    const std::string diff = b.check(insn);
+    INFO(diff);
+    REQUIRE(diff.empty());
+    // protocol and timing
+    INFO("engine cycles " << st.engine_cycles << ", rd_start at " << st.rd_start_cycle << ", first request at "
+                          << st.first_req_cycle);
+    REQUIRE(st.dones == 1);
+    REQUIRE(st.rd_starts == 1);
+    REQUIRE(st.rd_start_cycle >= 1);
+    REQUIRE(uint64_t(st.rd_start_cycle) < st.engine_cycles);  // strictly before the done edge
+    REQUIRE_FALSE(st.ready_while_busy);
+    REQUIRE(st.idle_after_done);
+    REQUIRE(st.first_req_cycle >= int64_t(kStart));
+    REQUIRE(st.engine_cycles >= kMinIi);
+    const auto [lo, hi] = expected_cycles(insn);
+    REQUIRE(st.engine_cycles >= lo);
+    REQUIRE(st.engine_cycles <= hi);
+    cycles += st.engine_cycles;
+    clk += st.clocks;
+    ++run;
+    tally.add(std::string(ncore::isa::to_string(insn.opcode)) + " " + kind_name(kind));
+    tally.add(std::string("dst ") + ncore::isa::to_string(insn.dst.dtype));
+    if (insn.opcode == Opcode::tensor_tensor) tally.add(std::string("op ") + ncore::isa::to_string(insn.op0));
+    if (insn.opcode == Opcode::tensor_scalar)
+      tally.add(std::string("tensor_scalar ") + (insn.s0_vec ? "vec" : "imm") + "/" + (insn.s1_vec ? "vec" : "imm") +
+                (insn.op1 == AluOp::bypass ? " op1 bypass" : ""));
+    tally.add(std::string(to_string(ce)));
+  }
+  if (clocks) *clocks = clk;
+  return cycles;
+}
+
+}  // namespace
+
+TEST_CASE("DVE random instructions match the golden model", "[dve]") {
+  Tally t;
+  uint64_t clocks = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t cycles = random_run(700, 1, false, Imm::none, t, &clocks);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  WARN("dve: 700 instructions, " << cycles << " engine cycles, " << clocks << " clocks, " << s << " s" << t.str());
+  // coverage: every opcode, both overlap kinds the engine must honour, every destination dtype
+  for (const char* k : {"tensor_tensor disjoint", "tensor_tensor in place", "tensor_scalar disjoint",
+                        "tensor_scalar in place", "tensor_copy disjoint", "tensor_copy in place", "memset disjoint",
+                        "dst fp32", "dst bf16", "dst fp16", "op add", "op subtract", "op multiply", "op max", "op min",
+                        "tensor_scalar vec/vec", "tensor_scalar vec/vec op1 bypass"})
+    CHECK(t.n[k] > 0);
+}
+
+TEST_CASE("DVE random instructions, long run", "[dve][.long]") {
+  Tally t;
+  const uint64_t n = env_count("NCORE_DVE_LONG_INSNS", 20000);
+  const uint64_t cycles = random_run(n, 2, false, Imm::none, t);
+  WARN("dve long: " << n << " instructions, " << cycles << " engine cycles" << t.str());
+}
+
+TEST_CASE("DVE streaming rate: about N cycles for one input, 2N for tensor_tensor", "[dve]") {
+  Bench b(3);
+  std::mt19937_64 rng(3);
+  b.load_sbuf(random_sbuf(rng, unsigned(tiny().num_partitions), unsigned(tiny().sbuf_bytes)));
+  auto ap = [](Dtype dt, uint64_t off, uint32_t n) {
+    Ap a;
+    a.mem = Buffer::sbuf;
+    a.dtype = dt;
+    a.start_part = 0;
+    a.num_part = 16;
+    a.offset = off;
+    a.size = {n, 1, 1, 1};
+    a.stride = {1, 0, 0, 0};
+    return a;
+  };
+  std::map<std::string, std::map<uint32_t, uint64_t>> cyc;  // op -> N -> engine cycles
+  for (uint32_t n : {1u, 64u, 256u}) {
+    for (int kind = 0; kind < 4; ++kind) {
+      Insn i;
+      i.engine = ncore::isa::Engine::dve;
+      std::string name;
+      switch (kind) {
+        case 0:
+          i.opcode = Opcode::tensor_copy, name = "tensor_copy";
+          i.src0 = ap(Dtype::bf16, 0, n), i.dst = ap(Dtype::fp32, 1024, n);
+          break;
+        case 1:
+          i.opcode = Opcode::tensor_scalar, name = "tensor_scalar";
+          i.op0 = AluOp::multiply, i.op1 = AluOp::add, i.s0_vec = true, i.s1_vec = true;
+          i.s0 = {Buffer::sbuf, Dtype::bf16, 0, 4000}, i.s1 = {Buffer::sbuf, Dtype::fp32, 0, 4092};
+          i.src0 = ap(Dtype::fp32, 0, n), i.dst = ap(Dtype::fp16, 2048, n);
+          break;
+        case 2:
+          i.opcode = Opcode::memset, name = "memset";
+          i.imm0 = 0x3F800000, i.dst = ap(Dtype::bf16, 2048, n);
+          break;
+        default:
+          i.opcode = Opcode::tensor_tensor, name = "tensor_tensor";
+          i.op0 = AluOp::add, i.src0 = ap(Dtype::fp32, 0, n), i.src1 = ap(Dtype::bf16, 1024, n);
+          i.dst = ap(Dtype::fp32, 2048, n);
+          break;
+      }
+      REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
+      uint64_t per_mode[3];
+      for (int m = 0; m < 3; ++m) {
+        RunStats st;
+        REQUIRE(b.run(i, static_cast<CeMode>(m), st));
+        INFO(name << " N=" << n << " " << to_string(static_cast<CeMode>(m)));
+        REQUIRE(b.check(i).empty());
+        per_mode[m] = st.engine_cycles;
+        if (m == 0) CHECK(st.clocks == st.engine_cycles);
+        // ncore_clk_en at Num/Den: Num enabled clocks in every Den (within one period)
+        if (m == 1)
+          CHECK(st.clocks * tiny().dve_ce_num >= (st.engine_cycles - 1) * tiny().dve_ce_den);
+      }
+      INFO(name << " N=" << n);
+      CHECK(per_mode[1] == per_mode[0]);  // the engine's own cycles do not depend on the enable
+      CHECK(per_mode[2] == per_mode[0]);
+      cyc[name][n] = per_mode[0];
+      const auto [lo, hi] = expected_cycles(i);
+      CHECK(per_mode[0] >= lo);
+      CHECK(per_mode[0] <= hi);
+    }
+  }
+  std::string rep;
+  for (const auto& [op, m] : cyc) {
+    rep += "\n  " + op + ":";
+    for (const auto& [n, c] : m) rep += " N=" + std::to_string(n) + " -> " + std::to_string(c);
+  }
+  WARN("dve engine cycles (access start " << kStart << ", min II " << kMinIi << "):" << rep);
+  // the marginal cost per element: 1 for one input, 2 for two
+  CHECK(cyc["tensor_copy"][256] - cyc["tensor_copy"][64] == 192);
+  CHECK(cyc["tensor_scalar"][256] - cyc["tensor_scalar"][64] == 192);
+  CHECK(cyc["memset"][256] - cyc["memset"][64] == 192);
+  CHECK(cyc["tensor_tensor"][256] - cyc["tensor_tensor"][64] == 384);
+  // a one-element instruction is held to the minimum initiation interval
+  CHECK(cyc["memset"][1] == kMinIi);
+}
+
+TEST_CASE("DVE destination partially overlapping a source", "[dve][!mayfail]") {
+  // The golden model reads every source element before it writes any destination element
+  // (tb/golden/golden_model.hpp); the engine streams, so a destination shifted onto a source
+  // can overwrite elements it has not read yet. See the report: either the engine or the
+  // contract has to change. Kept here so that the difference stays visible.
+  Tally t;
+  random_run(200, 4, true, Imm::none, t);
+}
+
+TEST_CASE("DVE tensor_scalar with immediate operands", "[dve][!mayfail]") {
+  // RTL bug (see the report): ncore_dve.sv computes tensor_scalar from the lane registers
+  // o0_q/o1_q, which only the per-partition operand reads (S_SCAL) load; an immediate operand
+  // (s0_vec/s1_vec = 0) is never put there, so the engine uses whatever the last per-partition
+  // operand left (zero after reset). Minimal case: x * 2 + 1 on four fp32 elements.
+  {
+  Bench b(5);
+  std::vector<uint8_t> img(size_t{tiny().num_partitions} * tiny().sbuf_bytes, 0);
+  const uint32_t x[4] = {0x3F800000, 0x40400000, 0xBF000000, 0x00000000};  // 1, 3, -0.5, 0
+  for (unsigned p = 0; p < 2; ++p) std::memcpy(img.data() + size_t{p} * tiny().sbuf_bytes, x, sizeof x);
+  b.load_sbuf(img);
+  Insn i;
+  i.opcode = Opcode::tensor_scalar;
+  i.engine = ncore::isa::Engine::dve;
+  i.op0 = AluOp::multiply;
+  i.imm0 = 0x40000000;  // 2
+  i.op1 = AluOp::add;
+  i.imm1 = 0x3F800000;  // 1
+  i.src0.mem = i.dst.mem = Buffer::sbuf;
+  i.src0.dtype = i.dst.dtype = Dtype::fp32;
+  i.src0.num_part = i.dst.num_part = 2;
+  i.src0.size = i.dst.size = {4, 1, 1, 1};
+  i.src0.stride = i.dst.stride = {1, 0, 0, 0};
+  i.dst.offset = 64;
+  REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
+  RunStats st;
+  REQUIRE(b.run(i, CeMode::high, st));
+  // 3, 7, 0, 1: worked out by hand, independent of the golden model too
+  const uint32_t want[4] = {0x40400000, 0x40E00000, 0x00000000, 0x3F800000};
+  for (unsigned p = 0; p < 2; ++p)
+    for (unsigned k = 0; k < 4; ++k) {
+      INFO("partition " << p << " element " << k);
+      CHECK(b.rtl_word(p, 16 + k) == want[k]);
+    }
+  const std::string diff = b.check(i);
+  INFO(diff);
+  CHECK(diff.empty());
+  }
+  // and random instructions where at least one op takes its immediate (one Verilated model at a
+  // time: Verilator 5.006 deadlocks destroying a second live model with public scopes)
+  Tally t;
+  random_run(300, 6, false, Imm::only, t);
+}
