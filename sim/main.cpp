@@ -154,8 +154,10 @@ int run(const Cli& cli) {
   Program prog;
   if (!cli.image_in.empty()) {
     prog = Program::load(cli.image_in);
-    if (prog.kernel != args.kernel)
-      throw InputError(fmt::format("--image {} holds kernel '{}', not '{}'", cli.image_in, prog.kernel, args.kernel));
+    const std::string want = kernels::build(args, *preset).kernel;  // the kernel's function name
+    if (prog.kernel != want)
+      throw InputError(fmt::format("--image {} holds kernel '{}', not --kernel {} ({})", cli.image_in, prog.kernel,
+                                   args.kernel, want));
     if (prog.preset != preset->name)
       throw InputError(fmt::format("--image {} was traced for '{}', not --config {}", cli.image_in, prog.preset, preset->name));
   } else {

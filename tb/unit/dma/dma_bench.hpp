@@ -225,8 +225,7 @@ class Bench {
       if ((av >> e) & 1) acks_[e].pop_front();
     }
     if (cfg_.noise) noise_grants();
-    sr_grants_ += __builtin_popcount(uint32_t(get_bits(dut_->sr_gnt_o, 0, kE)));
-    sw_grants_ += __builtin_popcount(uint32_t(get_bits(dut_->sw_gnt_o, 0, kE)));
+    if (!check_ownership()) return false;
     if (taking >= 0) {
       auto x = std::make_unique<Xfer>();
       x->insn = waiting_.front();
@@ -423,6 +422,29 @@ class Bench {
           if ((dut_->ew_ben_i >> j) & 1) golden_.sbuf(p)[dut_->ew_addr_i + j] = uint8_t(dut_->ew_wdata_i[p] >> (8 * j));
       }
     }
+  }
+
+  // Rows are split over the engines by the SBUF side's partition: engine e owns partitions
+  // [e * P/E, (e+1) * P/E). So every SBUF write of engine e is to its own partitions, and so is
+  // every SBUF read unless an SBUF->SBUF transfer is in flight (whose source rows follow the
+  // destination's owner).
+  bool check_ownership() {
+    const uint32_t rg = uint32_t(get_bits(dut_->sr_gnt_o, 0, kE)), wg = uint32_t(get_bits(dut_->sw_gnt_o, 0, kE));
+    sr_grants_ += __builtin_popcount(rg);
+    sw_grants_ += __builtin_popcount(wg);
+    bool s2s = false;
+    for (const auto& a : active_)
+      if (a && a->insn.src0.mem == ncore::isa::Buffer::sbuf && a->insn.dst.mem == ncore::isa::Buffer::sbuf) s2s = true;
+    constexpr unsigned kPartW = 4, kPpe = kP / kE;
+    for (unsigned e = 0; e < kE; ++e) {
+      const unsigned wp = unsigned(get_bits(dut_->sw_part_o, e * kPartW, kPartW));
+      const unsigned rp = unsigned(get_bits(dut_->sr_part_o, e * kPartW, kPartW));
+      if (((wg >> e) & 1) && wp / kPpe != e)
+        return fail("engine " + std::to_string(e) + " wrote SBUF partition " + std::to_string(wp) + ", not one of its own");
+      if (((rg >> e) & 1) && !s2s && rp / kPpe != e)
+        return fail("engine " + std::to_string(e) + " read SBUF partition " + std::to_string(rp) + ", not one of its own");
+    }
+    return true;
   }
 
   // The golden model executes the transfer; its destination must match the RTL's memory.

@@ -59,14 +59,16 @@ module ncore_dma_tb
   input  logic [3:0]                ew_ben_i,
   input  logic [P-1:0][31:0]        ew_wdata_i,
   output logic                      ew_gnt_o,
-  // SBUF DMA-port activity (grants), for the bench's statistics
+  // SBUF DMA-port activity: grants and the partition of each engine's port, for the bench's
+  // check that an engine touches only its own partitions
   output logic [E-1:0]              sr_gnt_o,
-  output logic [E-1:0]              sw_gnt_o
+  output logic [E-1:0][PartW-1:0]   sr_part_o,
+  output logic [E-1:0]              sw_gnt_o,
+  output logic [E-1:0][PartW-1:0]   sw_part_o
 );
   logic ce_div, ce;
 
   logic [E-1:0]              sr_req, sw_req;
-  logic [E-1:0][PartW-1:0]   sr_part, sw_part;
   logic [E-1:0][SLineW-1:0]  sr_line, sw_line;
   logic [E-1:0][LineW-1:0]   sr_rdata, sw_wdata;
   logic [E-1:0][LineB-1:0]   sw_ben;
@@ -80,15 +82,15 @@ module ncore_dma_tb
     .clk_i, .rst_ni,
     .er_req_i, .er_addr_i, .er_mask_i, .er_gnt_o, .er_rdata_o(unused_er_rdata),
     .ew_req_i, .ew_addr_i, .ew_mask_i, .ew_ben_i, .ew_wdata_i, .ew_gnt_o,
-    .dr_req_i(sr_req), .dr_part_i(sr_part), .dr_line_i(sr_line), .dr_gnt_o(sr_gnt_o), .dr_rdata_o(sr_rdata),
-    .dw_req_i(sw_req), .dw_part_i(sw_part), .dw_line_i(sw_line), .dw_ben_i(sw_ben), .dw_wdata_i(sw_wdata),
+    .dr_req_i(sr_req), .dr_part_i(sr_part_o), .dr_line_i(sr_line), .dr_gnt_o(sr_gnt_o), .dr_rdata_o(sr_rdata),
+    .dw_req_i(sw_req), .dw_part_i(sw_part_o), .dw_line_i(sw_line), .dw_ben_i(sw_ben), .dw_wdata_i(sw_wdata),
     .dw_gnt_o(sw_gnt_o));
 
   ncore_dma #(.Cfg(Cfg)) u_dma (
     .clk_i, .rst_ni, .ce_i(ce),
     .insn_valid_i, .insn_i, .q_free_o, .rd_start_o, .done_o, .busy_o,
-    .sr_req_o(sr_req), .sr_part_o(sr_part), .sr_line_o(sr_line), .sr_gnt_i(sr_gnt_o), .sr_rdata_i(sr_rdata),
-    .sw_req_o(sw_req), .sw_part_o(sw_part), .sw_line_o(sw_line), .sw_ben_o(sw_ben), .sw_wdata_o(sw_wdata),
+    .sr_req_o(sr_req), .sr_part_o, .sr_line_o(sr_line), .sr_gnt_i(sr_gnt_o), .sr_rdata_i(sr_rdata),
+    .sw_req_o(sw_req), .sw_part_o, .sw_line_o(sw_line), .sw_ben_o(sw_ben), .sw_wdata_o(sw_wdata),
     .sw_gnt_i(sw_gnt_o),
     .hq_valid_o, .hq_credit_i, .hq_we_o, .hq_line_o, .hq_ben_o, .hq_wdata_o,
     .hr_valid_i, .hr_rdata_i, .ha_valid_i);

@@ -6,6 +6,9 @@
 // to the done edge, the rd_start and done pulses, the first engine cycle with an SBUF request.
 // check() then executes the same instruction on the golden model and compares the whole SBUF.
 // Clock-enable modes: always high, ncore_clk_en at the preset's vector-engine ratio, or random.
+// With `noise` on, the SBUF's DMA ports carry other traffic that makes the engine lose
+// arbitration now and then: line reads anywhere, line writes to the last kNoiseBytes of every
+// partition (instructions must stay out of there), mirrored into the golden model as granted.
 #pragma once
 
 #include <array>
@@ -49,6 +52,7 @@ struct RunStats {
 class Bench {
  public:
   static constexpr uint64_t kHbmBytes = 4096;  // the vector engine has no HBM operand
+  static constexpr unsigned kNoiseBytes = 256;  // end of every partition: only the noise writes there
 
   explicit Bench(uint64_t seed)
       : ctx_(std::make_unique<VerilatedContext>()), dut_(std::make_unique<Vncore_dve_tb>(ctx_.get())),
@@ -60,12 +64,25 @@ class Bench {
     dut_->ce_sel_i = 0;
     dut_->ce_i = 1;
     dut_->insn_valid_i = 0;
+    dut_->dr_req_i = 0;
+    dut_->dw_req_i = 0;
     dut_->eval();
     edge();
     edge();
     dut_->rst_ni = 1;
     dut_->eval();
   }
+
+  void set_noise(bool on) {
+    noise_ = on;
+    if (!on) {
+      dr_on_ = dw_on_ = 0;
+      dut_->dr_req_i = 0;
+      dut_->dw_req_i = 0;
+    }
+  }
+  uint64_t noise_grants() const { return noise_grants_; }
+  uint64_t engine_refusals() const { return refusals_; }
 
   ncore::GoldenModel& golden() { return golden_; }
 
@@ -88,10 +105,7 @@ class Bench {
     ce_mode_ = ce;
     dut_->ce_sel_i = ce == CeMode::divider;
     // a few idle clocks first (random), so that the divider's phase varies
-    for (unsigned k = rng_() % 4; k > 0; --k) {
-      set_ce();
-      edge();
-    }
+    for (unsigned k = rng_() % 4; k > 0; --k) clock();
     uint8_t img[ncore::isa::kInsnBytes];
     ncore::isa::encode(insn, img);
     for (unsigned w = 0; w < (ncore::isa::kInsnBits + 31) / 32; ++w) {
@@ -100,19 +114,19 @@ class Bench {
       dut_->insn_i[w] = v;
     }
     dut_->insn_valid_i = 1;
-    set_ce();
-    dut_->eval();
-    if (!dut_->insn_ready_o) return false;  // the engine must be idle between instructions
-    edge();
+    bool accepted = false;
+    clock([&] { accepted = dut_->insn_ready_o; });
     dut_->insn_valid_i = 0;
+    if (!accepted) return false;  // the engine must be idle between instructions
     // after the accept edge: clock to the done pulse
     for (uint64_t c = 0; c < limit; ++c) {
-      set_ce();
-      dut_->eval();
-      const bool en = dut_->ce_o;
-      if (dut_->insn_ready_o && st.dones == 0) st.ready_while_busy = true;
-      if (st.first_req_cycle < 0 && (dut_->rd_req_o || dut_->wr_req_o)) st.first_req_cycle = int64_t(st.engine_cycles);
-      edge();
+      bool en = false;
+      clock([&] {
+        en = dut_->ce_o;
+        if (dut_->insn_ready_o) st.ready_while_busy = true;
+        if (st.first_req_cycle < 0 && (dut_->rd_req_o || dut_->wr_req_o)) st.first_req_cycle = int64_t(st.engine_cycles);
+        refusals_ += (dut_->rd_req_o && !dut_->rd_gnt_o) + (dut_->wr_req_o && !dut_->wr_gnt_o);
+      });
       ++st.clocks;
       st.engine_cycles += en;
       if (dut_->rd_start_o) {
@@ -123,8 +137,7 @@ class Bench {
         ++st.dones;
         // a few more clocks: no second done, no late rd_start
         for (int k = 0; k < 4; ++k) {
-          set_ce();
-          edge();
+          clock();
           st.dones += dut_->done_o;
           st.rd_starts += dut_->rd_start_o;
         }
@@ -161,6 +174,59 @@ class Bench {
     if (ce_mode_ == CeMode::random) dut_->ce_i = (rng_() % 3) != 0;
     else dut_->ce_i = 1;
   }
+
+  // One clock: inputs (enable, other traffic), `before` on the settled pre-edge outputs, the
+  // granted noise writes into the golden model, the edge.
+  template <class F>
+  void clock(F&& before) {
+    set_ce();
+    if (noise_) noise_inputs();
+    dut_->eval();
+    before();
+    if (noise_) noise_grants();
+    edge();
+  }
+  void clock() {
+    clock([] {});
+  }
+
+  void noise_inputs() {
+    const unsigned lines = bytes_ / 16, noise_lines = kNoiseBytes / 16;
+    for (unsigned d = 0; d < 2; ++d) {
+      if (!((dr_on_ >> d) & 1) && rng_() % 5 < 3) {
+        dr_on_ |= 1u << d;
+        dr_[d] = {unsigned(rng_() % P_), unsigned(rng_() % lines)};
+      }
+      if (!((dw_on_ >> d) & 1) && rng_() % 5 < 3) {
+        dw_on_ |= 1u << d;
+        dw_[d] = {unsigned(rng_() % P_), unsigned(lines - noise_lines + rng_() % noise_lines)};
+        dw_ben_[d] = uint16_t(rng_());
+        for (unsigned w = 0; w < 4; ++w) dw_data_[d][w] = uint32_t(rng_());
+      }
+    }
+    dut_->dr_req_i = dr_on_;
+    dut_->dw_req_i = dw_on_;
+    dut_->dr_part_i = uint8_t(dr_[0][0] | dr_[1][0] << 4);
+    dut_->dr_line_i = uint16_t(dr_[0][1] | dr_[1][1] << 8);
+    dut_->dw_part_i = uint8_t(dw_[0][0] | dw_[1][0] << 4);
+    dut_->dw_line_i = uint16_t(dw_[0][1] | dw_[1][1] << 8);
+    dut_->dw_ben_i = uint32_t(dw_ben_[0]) | uint32_t(dw_ben_[1]) << 16;
+    for (unsigned d = 0; d < 2; ++d)
+      for (unsigned w = 0; w < 4; ++w) dut_->dw_wdata_i[4 * d + w] = dw_data_[d][w];
+  }
+
+  void noise_grants() {
+    const uint32_t rg = dut_->dr_gnt_o & dr_on_, wg = dut_->dw_gnt_o & dw_on_;
+    for (unsigned d = 0; d < 2; ++d) {
+      if ((rg >> d) & 1) dr_on_ &= ~(1u << d), ++noise_grants_;
+      if (!((wg >> d) & 1)) continue;
+      dw_on_ &= ~(1u << d);
+      ++noise_grants_;
+      uint8_t* line = golden_.sbuf(dw_[d][0]) + 16 * dw_[d][1];
+      for (unsigned b = 0; b < 16; ++b)
+        if ((dw_ben_[d] >> b) & 1) line[b] = uint8_t(dw_data_[d][b / 4] >> (8 * (b % 4)));
+    }
+  }
   void edge() {
     dut_->clk_i = 1;
     dut_->eval();
@@ -174,6 +240,12 @@ class Bench {
   std::mt19937_64 rng_;
   CeMode ce_mode_ = CeMode::high;
   unsigned P_ = 0, bytes_ = 0;
+  bool noise_ = false;
+  uint32_t dr_on_ = 0, dw_on_ = 0;  // noise requests pending, per DMA port
+  std::array<std::array<unsigned, 2>, 2> dr_{}, dw_{};  // [port] = {partition, line}
+  std::array<uint16_t, 2> dw_ben_{};
+  std::array<std::array<uint32_t, 4>, 2> dw_data_{};
+  uint64_t noise_grants_ = 0, refusals_ = 0;
 };
 
 }  // namespace dve_tb

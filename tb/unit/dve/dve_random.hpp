@@ -98,7 +98,9 @@ enum class Imm { none, any, only };
 
 class InsnGen {
  public:
-  InsnGen(const ncore::Preset& pr, uint64_t seed, Imm imm = Imm::any) : pr_(pr), rng_(seed), imm_(imm) {}
+  // Operands stay in bytes [0, limit) of their partitions (0: the whole partition).
+  InsnGen(const ncore::Preset& pr, uint64_t seed, Imm imm = Imm::any, uint64_t limit = 0)
+      : pr_(pr), rng_(seed), imm_(imm), limit_(limit ? limit : pr.sbuf_bytes) {}
   std::mt19937_64& rng() { return rng_; }
 
   // A random instruction. `allow_partial`: the destination may also overlap the sources
@@ -117,6 +119,7 @@ class InsnGen {
   AluOp op(bool bypass_ok) { return static_cast<AluOp>(bypass_ok ? below(6) : 1 + below(5)); }
 
   uint32_t free_count() {
+    if (chance(3)) return 257 + below(1000);  // long rows (fit for 2-byte dtypes and few operands)
     switch (below(10)) {
       case 0: case 1: case 2: return 1 + below(8);
       case 3: case 4: case 5: case 6: return 9 + below(56);
@@ -179,7 +182,7 @@ class InsnGen {
   // A random offset that keeps the operand inside the partition (false: it cannot fit).
   bool place(Ap& a) {
     const int64_t esz = ncore::isa::dtype_bytes(a.dtype);
-    const int64_t elems = static_cast<int64_t>(pr_.sbuf_bytes) / esz;
+    const int64_t elems = static_cast<int64_t>(limit_) / esz;
     int64_t lo = 0, hi = 0;
     for (int d = 0; d < 4; ++d) {
       const int64_t span = int64_t{a.stride[d]} * (int64_t{a.size[d]} - 1);
@@ -282,7 +285,7 @@ class InsnGen {
           i.src1.dtype = dtype();
           i.src1.offset -= i.src1.offset % ncore::isa::dtype_bytes(i.src1.dtype);
           const ncore::Box bx = ncore::ap_box(i.src1);
-          if (bx.lo < 0 || bx.hi > int64_t(pr_.sbuf_bytes)) return false;
+          if (bx.lo < 0 || bx.hi > int64_t(limit_)) return false;
         }
       } else if (!operand(i.src1, dtype(), sp, np, n, true)) {
         return false;
@@ -307,7 +310,7 @@ class InsnGen {
       if (off < 0) return false;
       i.dst.offset = static_cast<uint64_t>(off);
       const ncore::Box bx = ncore::ap_box(i.dst);
-      if (bx.lo < 0 || bx.hi > int64_t(pr_.sbuf_bytes)) return false;
+      if (bx.lo < 0 || bx.hi > int64_t(limit_)) return false;
     } else {
       // disjoint from both sources
       if (!operand(i.dst, dtype(), sp, np, n, false)) return false;
@@ -340,7 +343,7 @@ class InsnGen {
         s.start_part = sp;
         const unsigned esz = ncore::isa::dtype_bytes(s.dtype);
         // anywhere, often on the destination's first element
-        s.offset = chance(25) ? i.dst.offset - i.dst.offset % esz : below(static_cast<uint32_t>(pr_.sbuf_bytes) / esz) * esz;
+        s.offset = chance(25) ? i.dst.offset - i.dst.offset % esz : below(static_cast<uint32_t>(limit_) / esz) * esz;
       };
       if (i.s0_vec) sref(i.s0);
       if (i.s1_vec) sref(i.s1);
@@ -351,6 +354,7 @@ class InsnGen {
   const ncore::Preset& pr_;
   std::mt19937_64 rng_;
   Imm imm_;
+  uint64_t limit_;
 };
 
 }  // namespace dve_tb

@@ -1,7 +1,8 @@
 // Test-bench wrapper of the vector engine (rtl/ncore_dve.sv) on the tiny preset, for the Catch2
 // bench next to it: the engine on one engine read and one engine write port of an SBUF
-// (rtl/ncore_sbuf.sv), as in ncore_top. The SBUF's DMA ports are idle; the bench loads and reads
-// the storage through u_sbuf.mem_q (public_flat_rd).
+// (rtl/ncore_sbuf.sv), as in ncore_top. The SBUF's DMA ports are on the wrapper's ports, so the
+// bench can make the engine lose arbitration (reads anywhere, writes where the instruction does
+// not look); the bench loads and reads the storage through u_sbuf.mem_q (public_flat_rd).
 //
 // Clock enable: ce_sel_i = 1 takes it from ncore_clk_en at the preset's vector-engine ratio
 // (DveCeNum/DveCeDen, as ncore_top does); ce_sel_i = 0 takes ce_i from the bench, which drives
@@ -16,7 +17,9 @@ module ncore_dve_tb
   localparam int unsigned P     = Cfg.NumPartitions,
   localparam int unsigned AddrW = $clog2(Cfg.SbufBytes),
   localparam int unsigned E     = Cfg.DmaEngines,
-  localparam int unsigned LineB = Cfg.SbufLineBytes
+  localparam int unsigned LineB = Cfg.SbufLineBytes,
+  localparam int unsigned PartW = $clog2(P),
+  localparam int unsigned SLineW = AddrW - $clog2(LineB)
 ) (
   input  logic   clk_i,
   input  logic   rst_ni,
@@ -32,15 +35,24 @@ module ncore_dve_tb
   output logic   rd_req_o,
   output logic   rd_gnt_o,
   output logic   wr_req_o,
-  output logic   wr_gnt_o
+  output logic   wr_gnt_o,
+  // the SBUF's DMA ports: other traffic
+  input  logic [E-1:0]              dr_req_i,
+  input  logic [E-1:0][PartW-1:0]   dr_part_i,
+  input  logic [E-1:0][SLineW-1:0]  dr_line_i,
+  output logic [E-1:0]              dr_gnt_o,
+  input  logic [E-1:0]              dw_req_i,
+  input  logic [E-1:0][PartW-1:0]   dw_part_i,
+  input  logic [E-1:0][SLineW-1:0]  dw_line_i,
+  input  logic [E-1:0][LineB-1:0]   dw_ben_i,
+  input  logic [E-1:0][LineB*8-1:0] dw_wdata_i,
+  output logic [E-1:0]              dw_gnt_o
 );
   logic               ce_div, ce;
   logic [AddrW-1:0]   er_addr, ew_addr;
   logic [P-1:0]       er_mask, ew_mask;
   logic [3:0]         ew_ben;
   logic [P-1:0][31:0] er_rdata, ew_wdata;
-  // SBUF DMA ports: unused here
-  logic [E-1:0]              unused_dr_gnt, unused_dw_gnt;
   logic [E-1:0][LineB*8-1:0] unused_dr_rdata;
 
   ncore_clk_en #(.Num(Cfg.DveCeNum), .Den(Cfg.DveCeDen)) u_ce (.clk_i, .rst_ni, .en_o(ce_div));
@@ -52,8 +64,8 @@ module ncore_dve_tb
     .er_req_i(rd_req_o), .er_addr_i(er_addr), .er_mask_i(er_mask), .er_gnt_o(rd_gnt_o), .er_rdata_o(er_rdata),
     .ew_req_i(wr_req_o), .ew_addr_i(ew_addr), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben), .ew_wdata_i(ew_wdata),
     .ew_gnt_o(wr_gnt_o),
-    .dr_req_i('0), .dr_part_i('0), .dr_line_i('0), .dr_gnt_o(unused_dr_gnt), .dr_rdata_o(unused_dr_rdata),
-    .dw_req_i('0), .dw_part_i('0), .dw_line_i('0), .dw_ben_i('0), .dw_wdata_i('0), .dw_gnt_o(unused_dw_gnt));
+    .dr_req_i, .dr_part_i, .dr_line_i, .dr_gnt_o, .dr_rdata_o(unused_dr_rdata),
+    .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o);
 
   ncore_dve #(.Cfg(Cfg)) u_dve (
     .clk_i, .rst_ni, .ce_i(ce),

@@ -1,4 +1,5 @@
-// Catch2 runner for tests that use SystemC: SystemC's library owns main() and calls sc_main.
+// Catch2 runner for test programs that use SystemC: main() starts SystemC's kernel, which
+// calls sc_main, which runs the tests.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <systemc.h>
