@@ -91,7 +91,6 @@ module ncore_dma_engine
   localparam int unsigned CntW   = IdxW + 2;
   localparam int unsigned MaxK   = LineB / 2;     // elements per chunk at most (2-byte dtypes)
   localparam int unsigned KW     = $clog2(MaxK + 1);
-  localparam int unsigned MaxCredit = 4;           // HBM credits an engine can hold
 
   logic [2:0] credit_q;
   logic       hq_ok;                                // a credit is available this cycle
@@ -470,7 +469,9 @@ module ncore_dma_engine
       end
       if (ha_valid_i && wa_count_q != 0) wa_head_q <= wa_head_q + 1;
       wa_count_q <= wa_count_q + CntW'(w_fire && h.dst_hbm) - CntW'(ha_valid_i && wa_count_q != 0);
-      credit_q <= credit_q + 3'(hq_credit_i && credit_q != 3'(MaxCredit)) - 3'(hq_valid_o);
+      // The HBM side keeps an engine's credits at 7 or fewer (the counter's range); a credit
+      // arriving in the cycle one is spent is counted, not dropped.
+      credit_q <= credit_q + 3'(hq_credit_i) - 3'(hq_valid_o);
     end
   end
 endmodule

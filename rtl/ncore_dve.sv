@@ -131,10 +131,17 @@ module ncore_dve
     end
   end
 
+  // tensor_scalar operands: the per-partition value read into the lane registers, or the
+  // instruction's fp32 immediate.
+  wire ts_vec0 = insn_q.s0_vec && insn_q.op0 != ALU_BYPASS;
+  wire ts_vec1 = insn_q.s1_vec && insn_q.op1 != ALU_BYPASS;
+
   always_comb begin
-    logic [31:0] x, r;
-    x = '0;
-    r = '0;
+    logic [31:0] x, r, s0, s1;
+    x  = '0;
+    r  = '0;
+    s0 = '0;
+    s1 = '0;
     for (int p = 0; p < P; p++) begin
       result[p] = '0;
       if (compute && mask_q[p]) begin
@@ -144,10 +151,12 @@ module ncore_dve
         end else if (is_tt) begin
           r = fp_alu(insn_q.op0, a_q[p], x);
         end else if (is_ts) begin
+          s0 = ts_vec0 ? o0_q[p] : insn_q.imm0;
+          s1 = ts_vec1 ? o1_q[p] : insn_q.imm1;
           r = (insn_q.op0 == ALU_BYPASS) ? x :
-              insn_q.rev0 ? fp_alu(insn_q.op0, o0_q[p], x) : fp_alu(insn_q.op0, x, o0_q[p]);
+              insn_q.rev0 ? fp_alu(insn_q.op0, s0, x) : fp_alu(insn_q.op0, x, s0);
           r = (insn_q.op1 == ALU_BYPASS) ? r :
-              insn_q.rev1 ? fp_alu(insn_q.op1, o1_q[p], r) : fp_alu(insn_q.op1, r, o1_q[p]);
+              insn_q.rev1 ? fp_alu(insn_q.op1, s1, r) : fp_alu(insn_q.op1, r, s1);
         end else begin
           r = x;  // tensor_copy
         end
@@ -211,8 +220,6 @@ module ncore_dve
     return m;
   endfunction
 
-  wire ts_vec0 = insn_q.s0_vec && insn_q.op0 != ALU_BYPASS;
-  wire ts_vec1 = insn_q.s1_vec && insn_q.op1 != ALU_BYPASS;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

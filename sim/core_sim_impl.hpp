@@ -602,7 +602,7 @@ class ScCore : public sc_module, public Core {
   sc_signal<uint32_t> ce_{"ce"};
 
   HbmModel hbm_model_;
-  static constexpr unsigned kMaxCredits = 4;  // ncore_dma_engine's MaxCredit
+  static constexpr unsigned kMaxCredits = 4;  // at most 7: the width of ncore_dma_engine's counter
   std::vector<unsigned> credits_;             // credits each engine holds (as the RTL will)
   std::array<uint32_t, kNumSemaphores> sem_{};
   std::vector<Seq> seqs_;

@@ -1,6 +1,11 @@
 // Instruction checks; see validate.hpp.
 #include "ncore/validate.hpp"
 
+#include <algorithm>
+#include <limits>
+#include <utility>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "ncore/ap.hpp"
@@ -72,6 +77,48 @@ void check_sref(const isa::Insn& insn, const char* name, const isa::Sref& s, con
     bad(insn, fmt::format("operand {}: byte {} is outside the {} bytes of a partition", name, s.offset, pr.sbuf_bytes));
 }
 
+// Same elements in the same order: an in-place operation.
+bool same_elements(const isa::Ap& a, const isa::Ap& b) {
+  return a.mem == b.mem && a.start_part == b.start_part && a.num_part == b.num_part && a.offset == b.offset &&
+         isa::dtype_bytes(a.dtype) == isa::dtype_bytes(b.dtype) && a.size == b.size && a.stride == b.stride &&
+         (a.mem != isa::Buffer::hbm || a.part_stride == b.part_stride);
+}
+
+// Whether some byte of `a` is a byte of `b`. Called only when their boxes overlap (rare):
+// sorts a's element byte ranges and looks each of b's up. Very large operands are taken to
+// overlap rather than spend the memory.
+bool bytes_overlap(const isa::Ap& a, const isa::Ap& b) {
+  if (ap_elems(a) > (1u << 22) || ap_elems(b) > (1u << 22)) return true;
+  const bool hbm = a.mem == isa::Buffer::hbm;
+  auto key = [&](const isa::Ap& ap, uint32_t p, int64_t addr) {
+    return (hbm ? 0 : static_cast<int64_t>(ap.start_part + p) << 40) + addr;
+  };
+  std::vector<std::pair<int64_t, int64_t>> ra;
+  ra.reserve(ap_elems(a));
+  const int64_t ea = isa::dtype_bytes(a.dtype), eb = isa::dtype_bytes(b.dtype);
+  ap_for_each(a, [&](uint32_t p, uint64_t, int64_t addr) { ra.emplace_back(key(a, p, addr), key(a, p, addr) + ea); });
+  std::sort(ra.begin(), ra.end());
+  bool hit = false;
+  ap_for_each(b, [&](uint32_t p, uint64_t, int64_t addr) {
+    if (hit) return;
+    const int64_t lo = key(b, p, addr), hi = lo + eb;
+    auto it = std::lower_bound(ra.begin(), ra.end(), std::make_pair(lo, std::numeric_limits<int64_t>::min()));
+    if (it != ra.end() && it->first < hi) hit = true;
+    if (it != ra.begin() && std::prev(it)->second > lo) hit = true;
+  });
+  return hit;
+}
+
+// Engines and DMA stream their elements: a destination that overlaps a source only in part
+// would read elements it has already overwritten. Exactly in place, or apart, is allowed.
+void check_overlap(const isa::Insn& insn, const isa::Ap& src, const char* name) {
+  if (src.mem != insn.dst.mem || same_elements(src, insn.dst)) return;
+  if (ap_box(src).overlaps(ap_box(insn.dst)) && bytes_overlap(src, insn.dst))
+    bad(insn, fmt::format("the destination overlaps operand {} without being the same elements; operands must be "
+                          "exactly in place or apart",
+                          name));
+}
+
 }  // namespace
 
 void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) {
@@ -103,8 +150,10 @@ void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) 
                                 ap_free_elems(a), insn.dst.num_part, ap_free_elems(insn.dst)));
       };
       same_shape(insn.src0, "src0");
+      check_overlap(insn, insn.src0, "src0");
       if (insn.opcode == isa::Opcode::tensor_tensor) {
         same_shape(insn.src1, "src1");
+        check_overlap(insn, insn.src1, "src1");
         if (insn.src0.mem == isa::Buffer::psum && insn.src1.mem == isa::Buffer::psum)
           bad(insn, "tensor_tensor cannot read both inputs from PSUM");
       }

@@ -285,25 +285,30 @@ TEST_CASE("memset writes imm0 rounded to the destination, and nothing else", "[g
   CHECK(get(m, Buffer::sbuf, 3, 32, Dtype::fp32, 1) == V{0x7FC00000});
 }
 
-TEST_CASE("all sources are read before any destination is written", "[golden]") {
+TEST_CASE("operands are in place or apart: partial overlap is refused", "[golden]") {
   GoldenModel m(tiny(), 64);
   put(m, Buffer::sbuf, 0, 0, Dtype::fp32, {0x3F800000, 0x40000000, 0x40400000, 0x40800000});  // 1 2 3 4
   isa::Insn i = make(Opcode::tensor_tensor);
   i.op0 = AluOp::add;
   i.src0 = sbuf_ap(Dtype::fp32, 0, 1, 0, 4);
   i.src1 = i.src0;
-  i.dst = sbuf_ap(Dtype::fp32, 0, 1, 4, 4);  // one element on: overlaps the sources
+  i.dst = sbuf_ap(Dtype::fp32, 0, 1, 4, 4);  // one element on: overlaps the sources in part
+  CHECK_THROWS_WITH(m.execute(i), Catch::Contains("overlaps operand src0"));
+  CHECK(get(m, Buffer::sbuf, 0, 0, Dtype::fp32, 4) == V{0x3F800000, 0x40000000, 0x40400000, 0x40800000});
+  i.dst = i.src0;  // exactly in place: each element doubles
   m.execute(i);
-  // 1, then 2*{1,2,3,4}; element by element in place would give 1 2 4 8 16.
-  CHECK(get(m, Buffer::sbuf, 0, 0, Dtype::fp32, 5) == V{0x3F800000, 0x40000000, 0x40800000, 0x40C00000, 0x41000000});
+  CHECK(get(m, Buffer::sbuf, 0, 0, Dtype::fp32, 4) == V{0x40000000, 0x40800000, 0x40C00000, 0x41000000});
 
   put(m, Buffer::sbuf, 1, 0, Dtype::fp16, {0x3C00, 0x4000, 0x4200});
   isa::Insn c = make(Opcode::tensor_copy);
   c.src0 = sbuf_ap(Dtype::fp16, 1, 1, 0, 3);
   c.dst = sbuf_ap(Dtype::fp16, 1, 1, 4, 3);
-  c.dst.stride = {-1, 0, 0, 0};  // reversed, on top of itself
+  c.dst.stride = {-1, 0, 0, 0};  // reversed on top of itself: the same bytes, another order
+  CHECK_THROWS_WITH(m.execute(c), Catch::Contains("overlaps operand src0"));
+  c.dst = sbuf_ap(Dtype::fp16, 1, 1, 10, 3);  // reversed, apart
+  c.dst.stride = {-1, 0, 0, 0};
   m.execute(c);
-  CHECK(get(m, Buffer::sbuf, 1, 0, Dtype::fp16, 3) == V{0x4200, 0x4000, 0x3C00});
+  CHECK(get(m, Buffer::sbuf, 1, 6, Dtype::fp16, 3) == V{0x4200, 0x4000, 0x3C00});
 }
 
 TEST_CASE("out-of-range operands throw SimError and change nothing", "[golden]") {

@@ -218,7 +218,10 @@ class Bench {
   void noise_grants() {
     const uint32_t rg = dut_->dr_gnt_o & dr_on_, wg = dut_->dw_gnt_o & dw_on_;
     for (unsigned d = 0; d < 2; ++d) {
-      if ((rg >> d) & 1) dr_on_ &= ~(1u << d), ++noise_grants_;
+      if ((rg >> d) & 1) {
+        dr_on_ &= ~(1u << d);
+        ++noise_grants_;
+      }
       if (!((wg >> d) & 1)) continue;
       dw_on_ &= ~(1u << d);
       ++noise_grants_;

@@ -266,7 +266,7 @@ class InsnGen {
     const unsigned pick = imm_ == Imm::only ? 45 : below(100);
     i.opcode = pick < 30 ? Opcode::tensor_tensor : pick < 60 ? Opcode::tensor_scalar : pick < 80 ? Opcode::tensor_copy
                                                                                                 : Opcode::memset;
-    uint32_t np = chance(30) ? P : chance(20) ? 1 : 1 + below(P);
+    const uint32_t np = chance(30) ? P : chance(20) ? 1 : 1 + below(P);
     const uint32_t sp = below(P - np + 1);
     const uint32_t n = free_count();
     const bool two = i.opcode == Opcode::tensor_tensor;
@@ -305,7 +305,10 @@ class InsnGen {
       // shifted onto a source by a few elements, same shape or its own
       if (!operand(i.dst, dtype(), sp, np, n, false)) return false;
       const int64_t esz = ncore::isa::dtype_bytes(i.dst.dtype);
-      if (chance(50)) i.dst.size = near.size, i.dst.stride = near.stride;
+      if (chance(50)) {
+        i.dst.size = near.size;
+        i.dst.stride = near.stride;
+      }
       const int64_t off = int64_t(near.offset) - int64_t(near.offset) % esz + esz * (int64_t(below(9)) - 4);
       if (off < 0) return false;
       i.dst.offset = static_cast<uint64_t>(off);
@@ -334,8 +337,13 @@ class InsnGen {
         i.s0_vec = i.s0_vec || i.op0 != AluOp::bypass;
         i.s1_vec = i.s1_vec || i.op1 != AluOp::bypass;
       } else if (imm_ == Imm::only) {
-        if (chance(50)) i.op0 = op(false), i.s0_vec = false;
-        else i.op1 = op(false), i.s1_vec = false;
+        if (chance(50)) {
+          i.op0 = op(false);
+          i.s0_vec = false;
+        } else {
+          i.op1 = op(false);
+          i.s1_vec = false;
+        }
       }
       auto sref = [&](ncore::isa::Sref& s) {
         s.mem = Buffer::sbuf;

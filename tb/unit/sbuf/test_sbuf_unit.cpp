@@ -278,16 +278,15 @@ class Bench {
 
     // bookkeeping of the requests: granted ones leave, refused ones wait
     auto settle = [&](auto& q, bool g, unsigned idx) {
-      if (!q.on) return true;
+      if (!q.on) return;
       if (g) {
         q.on = false;
         ++grants_;
-        return true;
+        return;
       }
       ++q.wait;
       ++refusals_;
       if (q.wait > max_wait_[idx]) max_wait_[idx] = q.wait;
-      return true;
     };
     for (unsigned r = 0; r < nr_; ++r) settle(er_[r], rg[r], r);
     for (unsigned d = 0; d < kDma; ++d) settle(dr_[d], rg[nr_ + d], nr_ + d);
@@ -629,11 +628,11 @@ uint64_t env_count(const char* name, uint64_t dflt) {
 }  // namespace
 
 TEST_CASE("SBUF random traffic, one engine port per side", "[sbuf]") {
-  random_run<Vncore_sbuf_tb1>(1, 1, 20000, 1);
+  random_run<Vncore_sbuf_tb1>(1, 1, 50000, 1);
 }
 
 TEST_CASE("SBUF random traffic, two engine ports per side", "[sbuf]") {
-  random_run<Vncore_sbuf_tb2>(2, 2, 20000, 2);
+  random_run<Vncore_sbuf_tb2>(2, 2, 50000, 2);
 }
 
 TEST_CASE("SBUF random traffic, long run", "[sbuf][.long]") {
