@@ -72,7 +72,7 @@ package ncore_cfg_pkg;
     SbufLineBytes: 16,
     DmaEngines: 2,
     DmaQueues: 4,
-    DmaOutstanding: 16,
+    DmaOutstanding: 64,
     DveCeNum: 2,
     DveCeDen: 5,
     ActCeNum: 1,

@@ -142,7 +142,8 @@ module ncore_dma_engine
     q          = '0;
     pick_valid = 1'b0;
     pick_q     = '0;
-    for (int k = 0; k < Q; k++) has_rows[k] = own_q[k] && row_q[k] < row_end_q[k];
+    has_rows = '0;
+    if (own_q != '0) for (int k = 0; k < Q; k++) has_rows[k] = own_q[k] && row_q[k] < row_end_q[k];
     if (rs_q == R_IDLE && has_rows != '0) begin
       for (int i = 1; i <= Q; i++) begin
         q = QW'((32'(rr_q) + i) % Q);
@@ -193,16 +194,24 @@ module ncore_dma_engine
   always_comb begin
     logic [31:0] ks, kd, kk;
     logic [31:0] s_room, d_room;  // bytes to the end of the line
-    s_room = 32'(LineB) - 32'(s_addr[LineSh-1:0]);
-    d_room = 32'(LineB) - 32'(d_addr[LineSh-1:0]);
-    ks = s_unit_q ? (s_room >> esz_log2(s_dt_q)) : 32'd1;
-    kd = d_unit_q ? (d_room >> esz_log2(d_dt_q)) : 32'd1;
-    if (ks > s_rem0) ks = s_rem0;
-    if (kd > d_rem0) kd = d_rem0;
-    kk = (ks < kd) ? ks : kd;
-    if (kk > left_q) kk = left_q;
-    if (kk == 0) kk = 1;
-    k = KW'(kk);
+    k      = KW'(1);
+    ks     = '0;
+    kd     = '0;
+    kk     = '0;
+    s_room = '0;
+    d_room = '0;
+    if (act_q) begin  // only an engine issuing a row needs it
+      s_room = 32'(LineB) - 32'(s_addr[LineSh-1:0]);
+      d_room = 32'(LineB) - 32'(d_addr[LineSh-1:0]);
+      ks = s_unit_q ? (s_room >> esz_log2(s_dt_q)) : 32'd1;
+      kd = d_unit_q ? (d_room >> esz_log2(d_dt_q)) : 32'd1;
+      if (ks > s_rem0) ks = s_rem0;
+      if (kd > d_rem0) kd = d_rem0;
+      kk = (ks < kd) ? ks : kd;
+      if (kk > left_q) kk = left_q;
+      if (kk == 0) kk = 1;
+      k = KW'(kk);
+    end
   end
 
   // ---------------------------------------------------------------------------------------

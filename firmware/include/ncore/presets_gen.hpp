@@ -38,7 +38,7 @@ struct Preset {
 inline constexpr Preset kPresets[] = {
     {"trn2", "NeuronCore-v3 (Trainium2), the default", 0, 128, 229376, 212984, 8, 16, 16, 16, 256, 2400, 1200, 2, 5, 1, 2, 7, 10, 60, 64, 362500, 100, 1300},
     {"trn1", "NeuronCore-v2 (Trainium1)", 1, 128, 196608, 180224, 8, 16, 16, 16, 256, 2800, 1400, 2, 5, 1, 2, 3, 5, 60, 64, 410000, 100, 1300},
-    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 2, 4, 16, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 362500, 20, 100},
+    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 2, 4, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 362500, 20, 100},
 };
 
 // The preset called `name`, or nullptr.
