@@ -118,6 +118,29 @@ uint32_t TracerImpl::loc_index(const Loc& loc) {
 
 // --- HBM tensors ----------------------------------------------------------------------------
 
+// The view of a new on-chip tensor: dims before `par` are blocks (tiles), `par` is the
+// partition dim, the rest are free dims laid out row-major.
+static View on_chip_view(const Shape& shape, Dtype dtype, int par) {
+  View v;
+  v.dtype = dtype;
+  v.nd = static_cast<uint8_t>(shape.size());
+  int64_t stride = 1;
+  for (int d = v.nd - 1; d >= 0; --d) {
+    v.size[d] = shape[d];
+    if (d > par) {
+      v.kind[d] = DimKind::free;
+      v.stride[d] = stride;
+      stride *= shape[d];
+    } else if (d == par) {
+      v.kind[d] = DimKind::part;
+    } else {
+      v.kind[d] = DimKind::block;
+      v.stride[d] = d;
+    }
+  }
+  return v;
+}
+
 Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype dtype, ncore::TensorRole role,
                            const Loc& loc) {
   std::string name = name_in.empty() ? fmt::format("hbm_tensor{}", hbm_.size()) : name_in;
@@ -303,24 +326,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
     ring->live[b] = st;
   }
 
-  View v;
-  v.dtype = dtype;
-  v.nd = static_cast<uint8_t>(shape.size());
-  int64_t stride = 1;
-  for (int d = v.nd - 1; d >= 0; --d) {
-    v.size[d] = shape[d];
-    if (d > par) {
-      v.kind[d] = DimKind::free;
-      v.stride[d] = stride;
-      stride *= shape[d];
-    } else if (d == par) {
-      v.kind[d] = DimKind::part;
-    } else {
-      v.kind[d] = DimKind::block;
-      v.stride[d] = d;
-    }
-  }
-  return Tensor(std::move(st), v);
+  return Tensor(std::move(st), on_chip_view(shape, dtype, par));
 }
 
 Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, const std::string& name_in,
@@ -388,24 +394,7 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
   st->tile_parts = parts;
   st->tile_bytes = tile_bytes;
 
-  View v;
-  v.dtype = dtype;
-  v.nd = static_cast<uint8_t>(shape.size());
-  int64_t stride = 1;
-  for (int d = v.nd - 1; d >= 0; --d) {
-    v.size[d] = shape[d];
-    if (d > par) {
-      v.kind[d] = DimKind::free;
-      v.stride[d] = stride;
-      stride *= shape[d];
-    } else if (d == par) {
-      v.kind[d] = DimKind::part;
-    } else {
-      v.kind[d] = DimKind::block;
-      v.stride[d] = d;
-    }
-  }
-  return Tensor(std::move(st), v);
+  return Tensor(std::move(st), on_chip_view(shape, dtype, par));
 }
 
 Tensor TracerImpl::new_result(const Tensor& like, Dtype dtype, const char* op, const Loc& loc) {

@@ -35,6 +35,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench_bits.hpp"
 #include "Vncore_dma_tb.h"
 #include "Vncore_dma_tb___024root.h"
 #include "golden_model.hpp"
@@ -45,6 +46,8 @@
 #include "verilated.h"
 
 namespace dma_tb {
+
+using namespace ncore::tb;
 
 inline const ncore::Preset& tiny() { return *ncore::find_preset("tiny"); }
 
@@ -69,36 +72,6 @@ struct Config {
   bool noise = false;               // other traffic on the SBUF's engine ports
 };
 
-// ---- bit fields of Verilated ports ---------------------------------------------------------
-inline uint64_t low_mask(unsigned w) { return w >= 64 ? ~0ull : (1ull << w) - 1; }
-template <class T, std::enable_if_t<std::is_integral<T>::value, int> = 0>
-uint64_t get_bits(const T& p, unsigned lsb, unsigned w) {
-  return (static_cast<uint64_t>(p) >> lsb) & low_mask(w);
-}
-template <class T, std::enable_if_t<std::is_integral<T>::value, int> = 0>
-void put_bits(T& p, unsigned lsb, unsigned w, uint64_t v) {
-  const uint64_t m = low_mask(w) << lsb;
-  p = static_cast<T>((static_cast<uint64_t>(p) & ~m) | ((v << lsb) & m));
-}
-template <std::size_t N>
-uint64_t get_bits(const VlWide<N>& p, unsigned lsb, unsigned w) {
-  uint64_t v = 0;
-  for (unsigned i = 0; i < w;) {
-    const unsigned b = lsb + i, word = b / 32, sh = b % 32, take = std::min(32 - sh, w - i);
-    v |= ((static_cast<uint64_t>(p.m_storage[word]) >> sh) & low_mask(take)) << i;
-    i += take;
-  }
-  return v;
-}
-template <std::size_t N>
-void put_bits(VlWide<N>& p, unsigned lsb, unsigned w, uint64_t v) {
-  for (unsigned i = 0; i < w;) {
-    const unsigned b = lsb + i, word = b / 32, sh = b % 32, take = std::min(32 - sh, w - i);
-    const uint32_t m = static_cast<uint32_t>(low_mask(take) << sh);
-    p.m_storage[word] = (p.m_storage[word] & ~m) | (static_cast<uint32_t>((v >> i) << sh) & m);
-    i += take;
-  }
-}
 
 // One transfer, from hand-over to completion.
 struct Xfer {

@@ -33,40 +33,6 @@ using ncore::isa::Dtype;
 using ncore::isa::Insn;
 using ncore::isa::Opcode;
 
-// ---- bit patterns (casts meet NaN, infinities, subnormals, ties and carries) ------------------
-inline uint32_t random_f32(std::mt19937_64& rng) {
-  static constexpr uint32_t kSpecial[] = {0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001,
-                                          0xFFFFFFFF, 0x7F7FFFFF, 0x00800000, 0x00000001, 0x807FFFFF, 0x3F808000,
-                                          0x3F818000, 0x3F801000, 0x3F803000, 0x477FF000, 0x477FE000, 0x387FE000,
-                                          0x33800000, 0x7F7F8000};
-  const uint32_t r = static_cast<uint32_t>(rng());
-  switch (rng() % 6) {
-    case 0: return r;
-    case 1: return r & 0x807FFFFFu;
-    case 2: return kSpecial[rng() % (sizeof kSpecial / sizeof kSpecial[0])];
-    case 3: return (r & 0x807F0000u) | (rng() % 2 ? 0x8000u : 0x1000u) | uint32_t(110 + rng() % 36) << 23;
-    default: return (r & 0x807FFFFFu) | uint32_t(100 + rng() % 56) << 23;
-  }
-}
-inline uint16_t random_h16(std::mt19937_64& rng) {
-  static constexpr uint16_t kSpecial[] = {0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0x7BFF, 0x0400, 0x0001,
-                                          0x03FF, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0x7F7F, 0x0080, 0x007F};
-  const uint16_t r = static_cast<uint16_t>(rng());
-  switch (rng() % 4) {
-    case 0: return r;
-    case 1: return kSpecial[rng() % (sizeof kSpecial / sizeof kSpecial[0])];
-    case 2: return static_cast<uint16_t>(r & (rng() % 2 ? 0x83FFu : 0x807Fu));
-    default: return static_cast<uint16_t>((r & 0x807Fu) | uint32_t(100 + rng() % 50) << 7);
-  }
-}
-inline std::vector<uint8_t> random_bytes(std::mt19937_64& rng, size_t n) {
-  std::vector<uint8_t> img(n);
-  for (size_t w = 0; w < n / 4; ++w) {
-    const uint32_t v = (rng() % 2) ? random_f32(rng) : (uint32_t{random_h16(rng)} | uint32_t{random_h16(rng)} << 16);
-    for (int b = 0; b < 4; ++b) img[4 * w + b] = static_cast<uint8_t>(v >> (8 * b));
-  }
-  return img;
-}
 
 // ---- footprints ------------------------------------------------------------------------------
 struct Footprint {

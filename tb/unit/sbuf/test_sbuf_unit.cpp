@@ -34,6 +34,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "bench_bits.hpp"
 #include "Vncore_sbuf_tb1.h"
 #include "Vncore_sbuf_tb1___024root.h"
 #include "Vncore_sbuf_tb2.h"
@@ -59,37 +60,7 @@ constexpr unsigned kAddrW = 12;     // $clog2(SbufBytes)
 constexpr unsigned kLineAddrW = 8;  // AddrW - $clog2(SbufLineBytes)
 constexpr unsigned kPartW = 4;      // $clog2(NumPartitions)
 
-// ---- bit fields of Verilated ports (element 0 of a packed array in the low bits) ------------
-inline uint64_t low_mask(unsigned w) { return w >= 64 ? ~0ull : (1ull << w) - 1; }
-
-template <class T, std::enable_if_t<std::is_integral<T>::value, int> = 0>
-uint64_t get_bits(const T& p, unsigned lsb, unsigned w) {
-  return (static_cast<uint64_t>(p) >> lsb) & low_mask(w);
-}
-template <class T, std::enable_if_t<std::is_integral<T>::value, int> = 0>
-void put_bits(T& p, unsigned lsb, unsigned w, uint64_t v) {
-  const uint64_t m = low_mask(w) << lsb;
-  p = static_cast<T>((static_cast<uint64_t>(p) & ~m) | ((v << lsb) & m));
-}
-template <std::size_t N>
-uint64_t get_bits(const VlWide<N>& p, unsigned lsb, unsigned w) {
-  uint64_t v = 0;
-  for (unsigned i = 0; i < w;) {
-    const unsigned b = lsb + i, word = b / 32, sh = b % 32, take = std::min(32 - sh, w - i);
-    v |= ((static_cast<uint64_t>(p.m_storage[word]) >> sh) & low_mask(take)) << i;
-    i += take;
-  }
-  return v;
-}
-template <std::size_t N>
-void put_bits(VlWide<N>& p, unsigned lsb, unsigned w, uint64_t v) {
-  for (unsigned i = 0; i < w;) {
-    const unsigned b = lsb + i, word = b / 32, sh = b % 32, take = std::min(32 - sh, w - i);
-    const uint32_t m = static_cast<uint32_t>(low_mask(take) << sh);
-    p.m_storage[word] = (p.m_storage[word] & ~m) | (static_cast<uint32_t>((v >> i) << sh) & m);
-    i += take;
-  }
-}
+using namespace ncore::tb;
 
 std::string hex(uint64_t v) {
   std::ostringstream s;
