@@ -14,6 +14,10 @@
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
 
+namespace ncore {
+class GoldenModel;
+}
+
 namespace ncore::sim {
 
 inline constexpr uint64_t kDefaultStallLimit = 4'000'000;
@@ -31,6 +35,9 @@ struct RunOptions {
   // Called about every `progress_seconds` of wall time during long runs (0: never).
   double progress_seconds = 0;
   std::function<void(uint64_t cycle, uint64_t done, uint64_t total)> progress;
+  // Check mode: called on the golden model once it holds the initial HBM image, so that a
+  // test can make it disagree with the RTL and see the difference reported.
+  std::function<void(GoldenModel&)> golden_setup;
 };
 
 // What one instruction did on the RTL, for the profile and the timeline.

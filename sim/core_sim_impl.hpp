@@ -137,6 +137,7 @@ class ScCore : public sc_module, public Core {
     if (opt.check) {
       golden_ = std::make_unique<GoldenModel>(preset_, prog.hbm_bytes);
       std::memcpy(golden_->hbm(), hbm.data(), hbm.size());
+      if (opt.golden_setup) opt.golden_setup(*golden_);
     } else {
       golden_.reset();
     }

@@ -4,9 +4,11 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <functional>
 #include <random>
 
 #include "core_sim.hpp"
+#include "golden_model.hpp"
 #include "ncore/error.hpp"
 #include "ncore/presets_gen.hpp"
 #include "nki/registry.hpp"
@@ -24,7 +26,7 @@ struct Outcome {
 
 // Random inputs in [-4, 4) in the kernel's dtype, the run, the output and the reference.
 Outcome run_kernel(const kernels::Args& a, const char* preset = "trn2", bool check = true, bool skip = true,
-                   uint64_t seed = 1) {
+                   uint64_t seed = 1, std::function<void(GoldenModel&)> golden_setup = {}) {
   const Preset& p = *find_preset(preset);
   Program prog = kernels::build(a, p);
   std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
@@ -46,6 +48,7 @@ Outcome run_kernel(const kernels::Args& a, const char* preset = "trn2", bool che
   sim::RunOptions opt;
   opt.check = check;
   opt.skip_idle = skip;
+  opt.golden_setup = std::move(golden_setup);
   o.run = sim::Core::get(p).run(prog, hbm, opt);
   const HbmTensor* ot = prog.find_tensor("out");
   REQUIRE(ot != nullptr);
@@ -161,4 +164,25 @@ TEST_CASE("at n=25600, ROW_CHUNK=128 is at least 50x faster than ROW_CHUNK=1", "
   // Tens of milliseconds of device time, as on the chip: every transfer pays the fixed cost.
   CHECK(o1.run.time_us > 10000.0);
   CHECK(o1.run.cycles >= 50 * o128.run.cycles);
+}
+
+TEST_CASE("check mode stops at the first instruction whose result differs from the golden model", "[kernels]") {
+  // The golden model gets one input element changed; the first instruction whose destination
+  // shows it is the load of that tile (q1: the loads of b go to DMA queue 1).
+  kernels::Args a = args("stream", 25600);
+  const Program prog = kernels::build(a, *find_preset("trn2"));
+  const HbmTensor* b = prog.find_tensor("b_vec");
+  REQUIRE(b != nullptr);
+  const uint64_t flip = b->offset + 4 * 201;  // element 201 = partition 1, column 1 of the (128, 200) view
+  try {
+    run_kernel(a, "trn2", true, true, 1, [&](GoldenModel& g) { g.hbm()[flip] ^= 0x01; });
+    FAIL("check mode did not report the difference");
+  } catch (const SimError& e) {
+    const std::string m = e.what();
+    INFO(m);
+    CHECK_THAT(m, Catch::Contains("check: RTL and golden model differ after q1[0] completed at cycle"));
+    CHECK_THAT(m, Catch::Contains("dma_copy"));
+    CHECK_THAT(m, Catch::Contains("kernels/src/vector_add.cpp:"));
+    CHECK_THAT(m, Catch::Contains("first difference: element 201 (partition 1, byte 0x"));
+  }
 }
