@@ -10,6 +10,10 @@ package ncore_cfg_pkg;
     int unsigned SbufBytes;
     int unsigned SbufBanks;
     int unsigned SbufLineBytes;
+    int unsigned PsumBytes;
+    int unsigned PsumBankBytes;
+    int unsigned PeMmMinCycles;
+    int unsigned PeFp32Passes;
     int unsigned DmaEngines;
     int unsigned DmaQueues;
     int unsigned DmaOutstanding;
@@ -30,6 +34,10 @@ package ncore_cfg_pkg;
     SbufBytes: 229376,
     SbufBanks: 8,
     SbufLineBytes: 16,
+    PsumBytes: 16384,
+    PsumBankBytes: 2048,
+    PeMmMinCycles: 64,
+    PeFp32Passes: 4,
     DmaEngines: 16,
     DmaQueues: 16,
     DmaOutstanding: 256,
@@ -50,6 +58,10 @@ package ncore_cfg_pkg;
     SbufBytes: 196608,
     SbufBanks: 8,
     SbufLineBytes: 16,
+    PsumBytes: 16384,
+    PsumBankBytes: 2048,
+    PeMmMinCycles: 64,
+    PeFp32Passes: 4,
     DmaEngines: 16,
     DmaQueues: 16,
     DmaOutstanding: 256,
@@ -70,6 +82,10 @@ package ncore_cfg_pkg;
     SbufBytes: 4096,
     SbufBanks: 4,
     SbufLineBytes: 16,
+    PsumBytes: 1024,
+    PsumBankBytes: 256,
+    PeMmMinCycles: 8,
+    PeFp32Passes: 4,
     DmaEngines: 2,
     DmaQueues: 4,
     DmaOutstanding: 64,

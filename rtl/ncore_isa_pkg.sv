@@ -74,6 +74,8 @@ package ncore_isa_pkg;
   typedef enum logic [7:0] {
     OP_SEM_WAIT = 8'd1,  // Wait on the semaphore condition, then fire the update.
     OP_DMA_COPY = 8'd2,  // Copy src0 to dst (HBM->SBUF, SBUF->HBM, SBUF->SBUF, HBM->HBM), casting through fp32 when the dtypes differ.
+    OP_LOAD_STATIONARY = 8'd32,  // Load the stationary operand src0 [K partitions, M <= 128 free elements] into the PE array (ISA LoadStationary, LDWEIGHTS in profiles).
+    OP_MULTIPLY_MOVING = 8'd33,  // Stream the moving operand src0 [K partitions, N <= 512 free elements] through the array: dst[m, n] = sum over k of stationary[k, m] * src0[k, n] (fp32, exact products, accumulated k = 0..K-1 from +0 with one rounding per step), written to or, with acc, added into PSUM dst [M partitions, N fp32] within one bank (ISA MultiplyMoving, MATMUL in profiles).
     OP_TENSOR_TENSOR = 8'd16,  // dst = src0 op0 src1, elementwise; math in fp32, one rounding to dst.dtype.
     OP_TENSOR_SCALAR = 8'd17,  // dst = (src0 op0 operand0) op1 operand1; each operand an fp32 immediate or a per-partition (P,1) vector; rev0/rev1 swap the operands of op0/op1; op1 = bypass skips the second op.
     OP_TENSOR_COPY = 8'd18,  // dst = src0, bit-exact when the dtypes match, otherwise cast through fp32 (RNE).
@@ -114,7 +116,7 @@ package ncore_isa_pkg;
     logic [39:0] offset;  // byte offset within the partition
   } sref_t;
 
-  // One decoded instruction, as a sequencer hands it to an engine. The image stores it as a little-endian bit vector (bit 0 = least significant bit of the last field). (1338 bits)
+  // One decoded instruction, as a sequencer hands it to an engine. The image stores it as a little-endian bit vector (bit 0 = least significant bit of the last field). (1339 bits)
   typedef struct packed {
     opcode_e opcode;
     engine_e engine;  // engine whose stream holds the instruction
@@ -134,6 +136,7 @@ package ncore_isa_pkg;
     logic s1_vec;  // operand1 is the per-partition vector s1 (else the immediate imm1)
     logic [31:0] imm0;  // fp32 bits of immediate operand 0 (memset: the fill value as fp32)
     logic [31:0] imm1;  // fp32 bits of immediate operand 1
+    logic acc;  // multiply_moving: add the result into PSUM (else overwrite)
     ap_t dst;
     ap_t src0;
     ap_t src1;
@@ -141,6 +144,6 @@ package ncore_isa_pkg;
     sref_t s1;
   } insn_t;
 
-  localparam int unsigned InsnBits = 1338;
+  localparam int unsigned InsnBits = 1339;
 
 endpackage

@@ -120,8 +120,12 @@ class ScCore : public sc_module, public Core {
     if (prog.streams.size() != kNumEngineStreams + Q_)
       throw SimError(fmt::format("the program has {} streams; preset {} needs {} (5 engines + {} DMA queues)",
                                  prog.streams.size(), preset_.name, kNumEngineStreams + Q_, Q_));
+    validate_program(prog, preset_);
     for (const auto& s : prog.streams)
-      for (const auto& in : s.insns) validate_insn(in.insn, preset_, prog.hbm_bytes);
+      for (const auto& in : s.insns)
+        if (in.insn.dst.mem == isa::Buffer::psum || in.insn.src0.mem == isa::Buffer::psum ||
+            in.insn.src1.mem == isa::Buffer::psum)
+          throw SimError(fmt::format("'{}' uses PSUM, which this RTL model does not have yet", format_insn(in.insn)));
     for (unsigned s = 0; s < kNumEngineStreams; ++s)
       if (s != static_cast<unsigned>(StreamKind::dve) && s != static_cast<unsigned>(StreamKind::sp))
         for (const auto& in : prog.streams[s].insns)

@@ -61,7 +61,13 @@ void check_ap(const isa::Insn& insn, const char* name, const isa::Ap& ap, const 
       bad(insn, fmt::format("operand {}: SBUF bytes [{}, {}) are outside the {} bytes of a partition", name, b.lo, b.hi,
                             pr.sbuf_bytes));
   } else {
-    bad(insn, fmt::format("operand {}: PSUM is not modelled by this preset's engines yet", name));
+    if (ap.part_stride != 0) bad(insn, fmt::format("operand {}: partition stride is only for HBM operands", name));
+    if (b.p_hi > pr.num_partitions)
+      bad(insn, fmt::format("operand {}: partitions [{}, {}) exceed the {} PSUM partitions", name, b.p_lo, b.p_hi,
+                            pr.num_partitions));
+    if (b.lo < 0 || static_cast<uint64_t>(b.hi) > pr.psum_bytes)
+      bad(insn, fmt::format("operand {}: PSUM bytes [{}, {}) are outside the {} bytes of a partition", name, b.lo, b.hi,
+                            pr.psum_bytes));
   }
 }
 
@@ -170,8 +176,69 @@ void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) 
       }
       break;
     }
+    case isa::Opcode::load_stationary: {
+      const isa::Ap& a = insn.src0;
+      if (ap_free_elems(a) > pr.num_partitions)
+        bad(insn, fmt::format("the stationary operand has {} free elements; the array has {} columns",
+                              ap_free_elems(a), pr.num_partitions));
+      break;
+    }
+    case isa::Opcode::multiply_moving: {
+      const isa::Ap& d = insn.dst;
+      const uint64_t n = ap_free_elems(insn.src0);
+      const uint64_t bank_elems = pr.psum_bank_bytes / 4;
+      if (n > bank_elems)
+        bad(insn, fmt::format("the moving operand has {} free elements; one PSUM bank holds {} fp32", n, bank_elems));
+      if (d.dtype != isa::Dtype::fp32) bad(insn, "a matmul writes fp32 to PSUM");
+      // The result is one contiguous run of fp32 within one bank.
+      uint64_t span = 1;
+      for (int k = 0; k < 4; ++k) {
+        if (d.size[k] > 1 && static_cast<uint64_t>(d.stride[k]) != span)
+          bad(insn, "the PSUM result must be contiguous (strides 1, then the product of the inner sizes)");
+        span *= d.size[k];
+      }
+      if (d.offset / pr.psum_bank_bytes != (d.offset + 4 * span - 1) / pr.psum_bank_bytes)
+        bad(insn, fmt::format("the PSUM result [{}, {}) crosses a {}-byte bank boundary", d.offset, d.offset + 4 * span,
+                              pr.psum_bank_bytes));
+      break;
+    }
     default:
       break;
+  }
+}
+
+void validate_pe_pair(uint32_t k, uint32_t m, isa::Dtype sdt, const isa::Insn& mm) {
+  const isa::Ap& mv = mm.src0;
+  if (mv.num_part != k)
+    bad(mm, fmt::format("the moving operand has {} partitions, the stationary operand {} (the contraction dimension)",
+                        mv.num_part, k));
+  if (mm.dst.num_part != m)
+    bad(mm, fmt::format("the PSUM result has {} partitions, the stationary operand {} columns", mm.dst.num_part, m));
+  if (ap_free_elems(mm.dst) != ap_free_elems(mv))
+    bad(mm, fmt::format("the PSUM result has {} elements per partition, the moving operand {}", ap_free_elems(mm.dst),
+                        ap_free_elems(mv)));
+  if ((sdt == isa::Dtype::fp32) != (mv.dtype == isa::Dtype::fp32))
+    bad(mm, fmt::format("a {} stationary operand cannot multiply a {} moving operand: fp32 pairs only with fp32",
+                        isa::to_string(sdt), isa::to_string(mv.dtype)));
+}
+
+void validate_program(const Program& prog, const Preset& pr) {
+  for (const auto& s : prog.streams)
+    for (const auto& in : s.insns) validate_insn(in.insn, pr, prog.hbm_bytes);
+  const Stream& pe = prog.streams.at(Program::stream_index(isa::Engine::pe, 0));
+  bool loaded = false;
+  uint32_t k = 0, m = 0;
+  isa::Dtype dt{};
+  for (const auto& in : pe.insns) {
+    if (in.insn.opcode == isa::Opcode::load_stationary) {
+      loaded = true;
+      k = in.insn.src0.num_part;
+      m = static_cast<uint32_t>(ap_free_elems(in.insn.src0));
+      dt = in.insn.src0.dtype;
+    } else if (in.insn.opcode == isa::Opcode::multiply_moving) {
+      if (!loaded) bad(in.insn, "no load_stationary precedes this multiply on the tensor engine's stream");
+      validate_pe_pair(k, m, dt, in.insn);
+    }
   }
 }
 

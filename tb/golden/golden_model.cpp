@@ -11,7 +11,10 @@
 namespace ncore {
 
 GoldenModel::GoldenModel(const Preset& preset, uint64_t hbm_bytes)
-    : preset_(preset), hbm_(hbm_bytes, 0), sbuf_(preset.num_partitions * preset.sbuf_bytes, 0) {
+    : preset_(preset),
+      hbm_(hbm_bytes, 0),
+      sbuf_(preset.num_partitions * preset.sbuf_bytes, 0),
+      psum_(preset.num_partitions * preset.psum_bytes, 0) {
   if (!num::host_float_is_ieee())
     throw SimError("the host's float arithmetic flushes subnormals or does not round to nearest even "
                    "(MXCSR FTZ/DAZ or rounding mode changed, e.g. by -ffast-math); the golden model needs IEEE floats");
@@ -27,6 +30,16 @@ const uint8_t* GoldenModel::sbuf(unsigned partition) const {
   return sbuf_.data() + uint64_t{partition} * preset_.sbuf_bytes;
 }
 
+uint8_t* GoldenModel::psum(unsigned partition) {
+  return const_cast<uint8_t*>(static_cast<const GoldenModel*>(this)->psum(partition));
+}
+
+const uint8_t* GoldenModel::psum(unsigned partition) const {
+  if (partition >= preset_.num_partitions)
+    throw SimError(fmt::format("PSUM partition {} is outside 0..{}", partition, preset_.num_partitions - 1));
+  return psum_.data() + uint64_t{partition} * preset_.psum_bytes;
+}
+
 const uint8_t* GoldenModel::elem_ptr(isa::Buffer mem, uint32_t partition, int64_t addr, unsigned nbytes) const {
   switch (mem) {
     case isa::Buffer::hbm:
@@ -39,6 +52,11 @@ const uint8_t* GoldenModel::elem_ptr(isa::Buffer mem, uint32_t partition, int64_
         throw SimError(fmt::format("SBUF access of {} bytes at {} of partition {} is outside the {} bytes of a partition",
                                    nbytes, addr, partition, preset_.sbuf_bytes));
       return sbuf(partition) + addr;
+    case isa::Buffer::psum:
+      if (addr < 0 || static_cast<uint64_t>(addr) + nbytes > preset_.psum_bytes)
+        throw SimError(fmt::format("PSUM access of {} bytes at {} of partition {} is outside the {} bytes of a partition",
+                                   nbytes, addr, partition, preset_.psum_bytes));
+      return psum(partition) + addr;
     default:
       throw SimError(fmt::format("the golden model does not model {} yet", isa::to_string(mem)));
   }
@@ -132,8 +150,50 @@ void GoldenModel::execute(const isa::Insn& insn) {
       scatter(insn.dst, v);
       return;
     }
+
+    case isa::Opcode::load_stationary:
+      load_stationary(insn);
+      return;
+
+    case isa::Opcode::multiply_moving:
+      multiply_moving(insn);
+      return;
   }
   throw SimError(fmt::format("the golden model has no semantics for opcode {}", static_cast<unsigned>(insn.opcode)));
+}
+
+void GoldenModel::load_stationary(const isa::Insn& insn) {
+  const isa::Ap& a = insn.src0;
+  Stationary st;
+  st.loaded = true;
+  st.k = a.num_part;
+  st.m = static_cast<uint32_t>(ap_free_elems(a));
+  st.dtype = a.dtype;
+  st.w = gather(a);  // [k][j] in ap_for_each order
+  for (auto& w : st.w) w = num::to_f32_bits(w, a.dtype);
+  stationary_ = std::move(st);
+}
+
+// dst[j, n] = ((0 + w[0][j] x[0][n]) + w[1][j] x[1][n]) + ... , each step fused and rounded once,
+// then written to PSUM or added to it (fp32, one rounding).
+void GoldenModel::multiply_moving(const isa::Insn& insn) {
+  const Stationary& st = stationary_;
+  const isa::Ap& mv = insn.src0;
+  if (!st.loaded) throw SimError("multiply_moving: no stationary operand has been loaded");
+  validate_pe_pair(st.k, st.m, st.dtype, insn);
+  const uint64_t n = ap_free_elems(mv);
+  std::vector<uint32_t> x = gather(mv);  // [k][n]
+  for (auto& v : x) v = num::to_f32_bits(v, mv.dtype);
+  std::vector<uint32_t> acc = insn.acc ? gather(insn.dst) : std::vector<uint32_t>(uint64_t{st.m} * n, 0);
+  for (uint32_t j = 0; j < st.m; ++j) {
+    for (uint64_t c = 0; c < n; ++c) {
+      uint32_t sum = 0;  // +0
+      for (uint32_t k = 0; k < st.k; ++k) sum = num::pe_fma(st.w[uint64_t{k} * st.m + j], x[k * n + c], sum);
+      uint32_t& out = acc[j * n + c];
+      out = insn.acc ? num::alu(isa::AluOp::add, out, sum) : sum;
+    }
+  }
+  scatter(insn.dst, acc);
 }
 
 bool sem_cond_holds(isa::SemCond cond, uint32_t s, uint32_t val) {

@@ -4,8 +4,9 @@
 // each instruction's destination with first_mismatch(); run() executes a whole Program on the
 // model alone, honouring the semaphores, for kernel tests that do not need the RTL.
 //
-// Memories: HBM (flat bytes) and SBUF (num_partitions x sbuf_bytes). PSUM is not modelled yet
-// (validate_insn rejects PSUM operands, as it does for the RTL).
+// Memories: HBM (flat bytes), SBUF (num_partitions x sbuf_bytes) and PSUM (num_partitions x
+// psum_bytes). The tensor engine's state is the stationary operand the last load_stationary
+// left in the array.
 #pragma once
 
 #include <array>
@@ -32,6 +33,8 @@ class GoldenModel {
   // preset.sbuf_bytes bytes of SBUF partition `partition`; throws SimError past the last one.
   uint8_t* sbuf(unsigned partition);
   const uint8_t* sbuf(unsigned partition) const;
+  uint8_t* psum(unsigned partition);
+  const uint8_t* psum(unsigned partition) const;
 
   // Element bits at byte `byte_addr` of partition `partition` of `mem` (for HBM the address is
   // absolute and `partition` is ignored), nbytes = 2 or 4, little-endian. Throws SimError when
@@ -65,9 +68,20 @@ class GoldenModel {
   void scatter(const isa::Ap& ap, const std::vector<uint32_t>& bits);
   uint32_t sref_f32(const isa::Sref& s, uint32_t lane) const;   // per-partition operand as fp32
 
+  void load_stationary(const isa::Insn& insn);
+  void multiply_moving(const isa::Insn& insn);
+
   Preset preset_;
   std::vector<uint8_t> hbm_;
   std::vector<uint8_t> sbuf_;
+  std::vector<uint8_t> psum_;
+  // The stationary operand in the array: K rows (partitions) x M columns, fp32 bits.
+  struct Stationary {
+    bool loaded = false;
+    uint32_t k = 0, m = 0;
+    isa::Dtype dtype{};
+    std::vector<uint32_t> w;  // [k * m + j]
+  } stationary_;
   std::array<uint32_t, kNumSemaphores> sem_{};
 };
 

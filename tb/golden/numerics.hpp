@@ -114,6 +114,14 @@ inline uint32_t alu(isa::AluOp op, uint32_t a, uint32_t b) {
   }
 }
 
+// One step of the tensor engine's column sum: acc + w * x with the product exact and one
+// rounding to nearest even (a fused multiply-add; w, x, acc as fp32 bit patterns). For bf16 and
+// fp16 operands widened to fp32 the product is exact in fp32 anyway (barring bf16 over- and
+// underflow, which the fused form also gets right).
+inline uint32_t pe_fma(uint32_t w, uint32_t x, uint32_t acc) {
+  return detail::canon(std::fma(bits_to_float(w), bits_to_float(x), bits_to_float(acc)));
+}
+
 // Whether the host's float arithmetic is what alu() assumes: subnormals neither flushed nor read
 // as zero (MXCSR FTZ/DAZ, set e.g. by linking with -ffast-math) and round-to-nearest-even. The
 // operands are volatile so that the compiler cannot fold the sums at build time.

@@ -297,14 +297,12 @@ TEST_CASE("kernel preconditions and registry arguments", "[firmware][constraints
 TEST_CASE("API use outside a trace, instruction validation, misc", "[firmware][constraints]") {
   CHECK_THROWS_WITH(nl::ndarray({128, 1}, nl::float32, nl::sbuf),
                     Catch::Contains("'ndarray' called outside of a kernel being traced"));
-  // validate_insn runs on every traced instruction: PSUM operands are not modelled yet.
-  int line = 0;
+  // validate_insn runs on every traced instruction; PSUM operands of the vector engine are valid.
   std::string e = error_of([&](nki::Tracer&) {
     Tensor p = nl::ndarray({128, 4}, nl::float32, nl::psum, "p");
-    line = __LINE__ + 1;
     nisa::memset(p, 0.0f);
   });
-  CHECK_THAT(e, Catch::StartsWith(at(line) + "invalid instruction 'memset") && Catch::Contains("PSUM"));
+  CHECK(e == "<no error>");
   e = error_of([&](nki::Tracer&) {
     Tensor a = nl::ndarray({4, nki::nl::par_dim(128), 8}, nl::float32, nl::sbuf, "blk");
     nisa::memset(a, 0.0f);

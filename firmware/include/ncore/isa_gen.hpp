@@ -12,7 +12,7 @@
 
 namespace ncore::isa {
 
-inline constexpr unsigned kInsnBits = 1338;
+inline constexpr unsigned kInsnBits = 1339;
 inline constexpr unsigned kInsnBytes = 168;  // image record: bits rounded up to 64
 
 // Engine ids as in nki.isa.engine.
@@ -288,6 +288,8 @@ inline constexpr bool is_valid(SemWhen v) {
 enum class Opcode : uint8_t {
   sem_wait = 1,  // Wait on the semaphore condition, then fire the update. Run by the sequencer alone (shown as EVENT_SEMAPHORE in profiles); the scheduler inserts it when an instruction has more than one producer.
   dma_copy = 2,  // Copy src0 to dst (HBM->SBUF, SBUF->HBM, SBUF->SBUF, HBM->HBM), casting through fp32 when the dtypes differ. Split over the 16 DMA engines by partition; each engine raises the update semaphore by one when its share is done.
+  load_stationary = 32,  // Load the stationary operand src0 [K partitions, M <= 128 free elements] into the PE array (ISA LoadStationary, LDWEIGHTS in profiles). It may load while the previous multiply runs.
+  multiply_moving = 33,  // Stream the moving operand src0 [K partitions, N <= 512 free elements] through the array: dst[m, n] = sum over k of stationary[k, m] * src0[k, n] (fp32, exact products, accumulated k = 0..K-1 from +0 with one rounding per step), written to or, with acc, added into PSUM dst [M partitions, N fp32] within one bank (ISA MultiplyMoving, MATMUL in profiles).
   tensor_tensor = 16,  // dst = src0 op0 src1, elementwise; math in fp32, one rounding to dst.dtype.
   tensor_scalar = 17,  // dst = (src0 op0 operand0) op1 operand1; each operand an fp32 immediate or a per-partition (P,1) vector; rev0/rev1 swap the operands of op0/op1; op1 = bypass skips the second op.
   tensor_copy = 18,  // dst = src0, bit-exact when the dtypes match, otherwise cast through fp32 (RNE).
@@ -298,6 +300,8 @@ inline constexpr const char* to_string(Opcode v) {
   switch (v) {
     case Opcode::sem_wait: return "sem_wait";
     case Opcode::dma_copy: return "dma_copy";
+    case Opcode::load_stationary: return "load_stationary";
+    case Opcode::multiply_moving: return "multiply_moving";
     case Opcode::tensor_tensor: return "tensor_tensor";
     case Opcode::tensor_scalar: return "tensor_scalar";
     case Opcode::tensor_copy: return "tensor_copy";
@@ -308,6 +312,8 @@ inline constexpr const char* to_string(Opcode v) {
 inline bool from_string(std::string_view s, Opcode& out) {
   if (s == "sem_wait") { out = Opcode::sem_wait; return true; }
   if (s == "dma_copy") { out = Opcode::dma_copy; return true; }
+  if (s == "load_stationary") { out = Opcode::load_stationary; return true; }
+  if (s == "multiply_moving") { out = Opcode::multiply_moving; return true; }
   if (s == "tensor_tensor") { out = Opcode::tensor_tensor; return true; }
   if (s == "tensor_scalar") { out = Opcode::tensor_scalar; return true; }
   if (s == "tensor_copy") { out = Opcode::tensor_copy; return true; }
@@ -318,6 +324,8 @@ inline constexpr bool is_valid(Opcode v) {
   switch (v) {
     case Opcode::sem_wait:
     case Opcode::dma_copy:
+    case Opcode::load_stationary:
+    case Opcode::multiply_moving:
     case Opcode::tensor_tensor:
     case Opcode::tensor_scalar:
     case Opcode::tensor_copy:
@@ -376,6 +384,7 @@ struct Insn {
   bool s1_vec{};  // operand1 is the per-partition vector s1 (else the immediate imm1)
   uint32_t imm0{};  // fp32 bits of immediate operand 0 (memset: the fill value as fp32)
   uint32_t imm1{};  // fp32 bits of immediate operand 1
+  bool acc{};  // multiply_moving: add the result into PSUM (else overwrite)
   Ap dst{};
   Ap src0{};
   Ap src1{};
@@ -408,24 +417,25 @@ inline int64_t sign_extend(uint64_t v, unsigned width) {
 inline void encode(const Insn& i, uint8_t* out) {
   using namespace detail;
   std::memset(out, 0, kInsnBytes);
-  put_bits(out, 1330, 8, static_cast<uint64_t>(i.opcode));
-  put_bits(out, 1327, 3, static_cast<uint64_t>(i.engine));
-  put_bits(out, 1323, 4, static_cast<uint64_t>(i.dma_queue));
-  put_bits(out, 1315, 8, static_cast<uint64_t>(i.wait_sem));
-  put_bits(out, 1312, 3, static_cast<uint64_t>(i.wait_cond));
-  put_bits(out, 1280, 32, static_cast<uint64_t>(i.wait_val));
-  put_bits(out, 1272, 8, static_cast<uint64_t>(i.upd_sem));
-  put_bits(out, 1269, 3, static_cast<uint64_t>(i.upd_op));
-  put_bits(out, 1268, 1, static_cast<uint64_t>(i.upd_when));
-  put_bits(out, 1236, 32, static_cast<uint64_t>(i.upd_val));
-  put_bits(out, 1231, 5, static_cast<uint64_t>(i.op0));
-  put_bits(out, 1226, 5, static_cast<uint64_t>(i.op1));
-  put_bits(out, 1225, 1, static_cast<uint64_t>(i.rev0));
-  put_bits(out, 1224, 1, static_cast<uint64_t>(i.rev1));
-  put_bits(out, 1223, 1, static_cast<uint64_t>(i.s0_vec));
-  put_bits(out, 1222, 1, static_cast<uint64_t>(i.s1_vec));
-  put_bits(out, 1190, 32, static_cast<uint64_t>(i.imm0));
-  put_bits(out, 1158, 32, static_cast<uint64_t>(i.imm1));
+  put_bits(out, 1331, 8, static_cast<uint64_t>(i.opcode));
+  put_bits(out, 1328, 3, static_cast<uint64_t>(i.engine));
+  put_bits(out, 1324, 4, static_cast<uint64_t>(i.dma_queue));
+  put_bits(out, 1316, 8, static_cast<uint64_t>(i.wait_sem));
+  put_bits(out, 1313, 3, static_cast<uint64_t>(i.wait_cond));
+  put_bits(out, 1281, 32, static_cast<uint64_t>(i.wait_val));
+  put_bits(out, 1273, 8, static_cast<uint64_t>(i.upd_sem));
+  put_bits(out, 1270, 3, static_cast<uint64_t>(i.upd_op));
+  put_bits(out, 1269, 1, static_cast<uint64_t>(i.upd_when));
+  put_bits(out, 1237, 32, static_cast<uint64_t>(i.upd_val));
+  put_bits(out, 1232, 5, static_cast<uint64_t>(i.op0));
+  put_bits(out, 1227, 5, static_cast<uint64_t>(i.op1));
+  put_bits(out, 1226, 1, static_cast<uint64_t>(i.rev0));
+  put_bits(out, 1225, 1, static_cast<uint64_t>(i.rev1));
+  put_bits(out, 1224, 1, static_cast<uint64_t>(i.s0_vec));
+  put_bits(out, 1223, 1, static_cast<uint64_t>(i.s1_vec));
+  put_bits(out, 1191, 32, static_cast<uint64_t>(i.imm0));
+  put_bits(out, 1159, 32, static_cast<uint64_t>(i.imm1));
+  put_bits(out, 1158, 1, static_cast<uint64_t>(i.acc));
   put_bits(out, 1156, 2, static_cast<uint64_t>(i.dst.mem));
   put_bits(out, 1152, 4, static_cast<uint64_t>(i.dst.dtype));
   put_bits(out, 1144, 8, static_cast<uint64_t>(i.dst.start_part));
@@ -481,24 +491,25 @@ inline void encode(const Insn& i, uint8_t* out) {
 inline Insn decode(const uint8_t* in) {
   using namespace detail;
   Insn i;
-  i.opcode = static_cast<Opcode>(get_bits(in, 1330, 8));
-  i.engine = static_cast<Engine>(get_bits(in, 1327, 3));
-  i.dma_queue = static_cast<uint32_t>(get_bits(in, 1323, 4));
-  i.wait_sem = static_cast<uint32_t>(get_bits(in, 1315, 8));
-  i.wait_cond = static_cast<SemCond>(get_bits(in, 1312, 3));
-  i.wait_val = static_cast<uint32_t>(get_bits(in, 1280, 32));
-  i.upd_sem = static_cast<uint32_t>(get_bits(in, 1272, 8));
-  i.upd_op = static_cast<SemOp>(get_bits(in, 1269, 3));
-  i.upd_when = static_cast<SemWhen>(get_bits(in, 1268, 1));
-  i.upd_val = static_cast<uint32_t>(get_bits(in, 1236, 32));
-  i.op0 = static_cast<AluOp>(get_bits(in, 1231, 5));
-  i.op1 = static_cast<AluOp>(get_bits(in, 1226, 5));
-  i.rev0 = get_bits(in, 1225, 1) != 0;
-  i.rev1 = get_bits(in, 1224, 1) != 0;
-  i.s0_vec = get_bits(in, 1223, 1) != 0;
-  i.s1_vec = get_bits(in, 1222, 1) != 0;
-  i.imm0 = static_cast<uint32_t>(get_bits(in, 1190, 32));
-  i.imm1 = static_cast<uint32_t>(get_bits(in, 1158, 32));
+  i.opcode = static_cast<Opcode>(get_bits(in, 1331, 8));
+  i.engine = static_cast<Engine>(get_bits(in, 1328, 3));
+  i.dma_queue = static_cast<uint32_t>(get_bits(in, 1324, 4));
+  i.wait_sem = static_cast<uint32_t>(get_bits(in, 1316, 8));
+  i.wait_cond = static_cast<SemCond>(get_bits(in, 1313, 3));
+  i.wait_val = static_cast<uint32_t>(get_bits(in, 1281, 32));
+  i.upd_sem = static_cast<uint32_t>(get_bits(in, 1273, 8));
+  i.upd_op = static_cast<SemOp>(get_bits(in, 1270, 3));
+  i.upd_when = static_cast<SemWhen>(get_bits(in, 1269, 1));
+  i.upd_val = static_cast<uint32_t>(get_bits(in, 1237, 32));
+  i.op0 = static_cast<AluOp>(get_bits(in, 1232, 5));
+  i.op1 = static_cast<AluOp>(get_bits(in, 1227, 5));
+  i.rev0 = get_bits(in, 1226, 1) != 0;
+  i.rev1 = get_bits(in, 1225, 1) != 0;
+  i.s0_vec = get_bits(in, 1224, 1) != 0;
+  i.s1_vec = get_bits(in, 1223, 1) != 0;
+  i.imm0 = static_cast<uint32_t>(get_bits(in, 1191, 32));
+  i.imm1 = static_cast<uint32_t>(get_bits(in, 1159, 32));
+  i.acc = get_bits(in, 1158, 1) != 0;
   i.dst.mem = static_cast<Buffer>(get_bits(in, 1156, 2));
   i.dst.dtype = static_cast<Dtype>(get_bits(in, 1152, 4));
   i.dst.start_part = static_cast<uint32_t>(get_bits(in, 1144, 8));
@@ -575,6 +586,12 @@ inline constexpr InsnInfo kInsnInfo[] = {
     {Opcode::dma_copy, "dma_copy", Engine::dma,
      "Copy src0 to dst (HBM->SBUF, SBUF->HBM, SBUF->SBUF, HBM->HBM), casting through fp32 when the dtypes differ. Split over the 16 DMA engines by partition; each engine raises the update semaphore by one when its share is done.",
      2, {{{"dst", false, true, true, false}, {"src0", false, true, true, false}}}},
+    {Opcode::load_stationary, "load_stationary", Engine::pe,
+     "Load the stationary operand src0 [K partitions, M <= 128 free elements] into the PE array (ISA LoadStationary, LDWEIGHTS in profiles). It may load while the previous multiply runs.",
+     1, {{{"src0", false, false, true, false}}}},
+    {Opcode::multiply_moving, "multiply_moving", Engine::pe,
+     "Stream the moving operand src0 [K partitions, N <= 512 free elements] through the array: dst[m, n] = sum over k of stationary[k, m] * src0[k, n] (fp32, exact products, accumulated k = 0..K-1 from +0 with one rounding per step), written to or, with acc, added into PSUM dst [M partitions, N fp32] within one bank (ISA MultiplyMoving, MATMUL in profiles).",
+     2, {{{"dst", false, false, false, true}, {"src0", false, false, true, false}}}},
     {Opcode::tensor_tensor, "tensor_tensor", Engine::dve,
      "dst = src0 op0 src1, elementwise; math in fp32, one rounding to dst.dtype.",
      3, {{{"dst", false, false, true, true}, {"src0", false, false, true, true}, {"src1", false, false, true, true}}}},
