@@ -1,6 +1,7 @@
 // Vector engine (DVE): 128 lanes, lane p reading and writing SBUF partition p.
 //
-// Runs tensor_tensor, tensor_scalar, tensor_copy and memset. Every lane converts its inputs
+// Runs tensor_tensor, tensor_scalar, tensor_copy and memset, on operands in the SBUF or the
+// PSUM (each access says which; the core routes it). Every lane converts its inputs
 // to fp32, computes in fp32 (ncore_fp_pkg) and rounds once to the destination dtype. One
 // instruction at a time, on the cycles its clock enable allows:
 //
@@ -39,14 +40,16 @@ module ncore_dve
   output logic                 rd_start_o,   // pulse: the instruction reads its first input
   output logic                 done_o,       // pulse: the instruction has written everything
   output logic                 busy_o,
-  // SBUF engine read port
+  // engine read port, to the SBUF or (rd_psum_o) the PSUM
   output logic                 rd_req_o,
+  output logic                 rd_psum_o,
   output logic [AddrW-1:0]     rd_addr_o,
   output logic [P-1:0]         rd_mask_o,
   input  logic                 rd_gnt_i,
   input  logic [P-1:0][31:0]   rd_data_i,
-  // SBUF engine write port
+  // engine write port, to the SBUF or (wr_psum_o) the PSUM
   output logic                 wr_req_o,
+  output logic                 wr_psum_o,
   output logic [AddrW-1:0]     wr_addr_o,
   output logic [P-1:0]         wr_mask_o,
   output logic [3:0]           wr_ben_o,
@@ -180,6 +183,7 @@ module ncore_dve
     want_rd    = 1'b0;
     rd_is_src1 = 1'b0;
     rd_addr_o  = s0_addr;
+    rd_psum_o  = 1'b0;
     if (ce_i && state_q == S_RUN) begin
       want_wr = is_mem ? (wr_cnt_q < n_q) : (data_q == D_LAST);
       // A new read is allowed unless it would overwrite data still waiting to be written.
@@ -187,10 +191,12 @@ module ncore_dve
         want_rd    = 1'b1;
         rd_is_src1 = is_tt && rd_phase_q;
         rd_addr_o  = rd_is_src1 ? s1_addr : s0_addr;
+        rd_psum_o  = (rd_is_src1 ? insn_q.src1.mem : insn_q.src0.mem) == BUF_PSUM;
       end
     end else if (ce_i && state_q == S_SCAL && data_q == D_NONE) begin
       want_rd   = 1'b1;
       rd_addr_o = AddrW'(scal_phase_q ? insn_q.s1.offset : insn_q.s0.offset);
+      rd_psum_o = (scal_phase_q ? insn_q.s1.mem : insn_q.s0.mem) == BUF_PSUM;
     end
   end
 
@@ -199,6 +205,7 @@ module ncore_dve
   assign rd_fire   = want_rd && rd_gnt_i;
   assign wr_req_o  = want_wr;
   assign wr_addr_o = d_addr;
+  assign wr_psum_o = insn_q.dst.mem == BUF_PSUM;
   assign wr_mask_o = mask_q;
   assign wr_ben_o  = (dtype_bytes(insn_q.dst.dtype) == 3'd4) ? 4'b1111 : 4'b0011;
   assign wr_fire   = want_wr && wr_gnt_i;

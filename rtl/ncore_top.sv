@@ -114,6 +114,11 @@ module ncore_top
   logic [E-1:0][LineB-1:0]   sw_ben;
 
   logic dve_busy, dma_busy;
+  // The vector engine's accesses go to the SBUF; PSUM accesses are not routed yet (the
+  // sequencers refuse programs with PSUM operands until the PSUM is part of the core).
+  logic dve_rd_req, dve_rd_psum, dve_wr_req, dve_wr_psum;
+  assign er_req = dve_rd_req && !dve_rd_psum;
+  assign ew_req = dve_wr_req && !dve_wr_psum;
   // A registered instruction or HBM response not yet seen by its engine counts as busy too.
   assign busy_o = dve_busy || dma_busy || dve_valid_q || dma_valid_q || hr_valid_q != '0 || ha_valid_q != '0;
 
@@ -130,8 +135,8 @@ module ncore_top
     .clk_i, .rst_ni, .ce_i(dve_ce),
     .insn_valid_i(dve_valid_q), .insn_i(dve_insn_q), .insn_ready_o(dve_ready_o),
     .rd_start_o(dve_rd_start_o), .done_o(dve_done_o), .busy_o(dve_busy),
-    .rd_req_o(er_req), .rd_addr_o(er_addr), .rd_mask_o(er_mask), .rd_gnt_i(er_gnt), .rd_data_i(er_rdata),
-    .wr_req_o(ew_req), .wr_addr_o(ew_addr), .wr_mask_o(ew_mask), .wr_ben_o(ew_ben), .wr_data_o(ew_wdata),
+    .rd_req_o(dve_rd_req), .rd_psum_o(dve_rd_psum), .rd_addr_o(er_addr), .rd_mask_o(er_mask), .rd_gnt_i(er_gnt), .rd_data_i(er_rdata),
+    .wr_req_o(dve_wr_req), .wr_psum_o(dve_wr_psum), .wr_addr_o(ew_addr), .wr_mask_o(ew_mask), .wr_ben_o(ew_ben), .wr_data_o(ew_wdata),
     .wr_gnt_i(ew_gnt));
 
   ncore_dma #(.Cfg(Cfg)) u_dma (

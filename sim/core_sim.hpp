@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <functional>
 #include <string>
 #include <vector>
@@ -22,6 +23,20 @@ namespace ncore::sim {
 
 inline constexpr uint64_t kDefaultStallLimit = 4'000'000;
 
+// Waveform scopes: a short name and the RTL hierarchy below ncore_top it selects ("" is the
+// top level's own ports: the engines' instruction interfaces and the HBM ports).
+struct WaveScope {
+  const char* name;
+  const char* hier;
+  const char* doc;
+};
+inline constexpr WaveScope kWaveScopes[] = {
+    {"seq", "", "the core's ports: instruction interfaces from the sequencers, HBM ports, busy"},
+    {"ve", "u_dve", "vector engine"},
+    {"dma", "u_dma", "DMA queues and engines"},
+    {"sbuf", "u_sbuf", "state buffer ports and arbitration"},
+};
+
 struct RunOptions {
   // Compare, after every instruction completes on the RTL, its destination with the golden
   // model's, and stop at the first difference.
@@ -35,6 +50,11 @@ struct RunOptions {
   // Called about every `progress_seconds` of wall time during long runs (0: never).
   double progress_seconds = 0;
   std::function<void(uint64_t cycle, uint64_t done, uint64_t total)> progress;
+  // Waveforms: an FST file of the RTL's signals, limited to the hierarchy scopes given (empty:
+  // all; see kWaveScopes) and to cycles [waves_start, waves_end).
+  std::string waves;
+  std::vector<std::string> waves_scopes;
+  uint64_t waves_start = 0, waves_end = std::numeric_limits<uint64_t>::max();
   // Check mode: called on the golden model once it holds the initial HBM image, so that a
   // test can make it disagree with the RTL and see the difference reported.
   std::function<void(GoldenModel&)> golden_setup;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <systemc.h>
+#include <verilated_fst_c.h>
 
 #include <algorithm>
 #include <chrono>
@@ -71,13 +72,15 @@ inline uint64_t lcm_u64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b;
 template <class T>
 class ScCore : public sc_module, public Core {
  public:
-  explicit ScCore(sc_module_name name, const Preset& preset)
+  // `rtl` is the Verilated core, made by the caller as a top-level SystemC module (so that its
+  // trace scopes are named from its own name, without this module's prefix).
+  ScCore(sc_module_name name, const Preset& preset, typename T::Model* rtl)
       : sc_module(name),
+        rtl_(rtl),
         preset_(preset),
         E_(static_cast<unsigned>(preset.dma_engines)),
         Q_(static_cast<unsigned>(preset.dma_queues)),
         hbm_model_(preset, static_cast<unsigned>(preset.dma_engines)) {
-    rtl_ = std::make_unique<typename T::Model>("rtl");
     rtl_->clk_i(clk_);
     rtl_->rst_ni(rst_n_);
     rtl_->dve_valid_i(dve_valid_);
@@ -242,6 +245,10 @@ class ScCore : public sc_module, public Core {
       } catch (const std::exception& e) {
         error_ = e.what();
       }
+      if (fst_) {  // keep what was dumped up to a failure: that is when it is wanted most
+        fst_->close();
+        fst_.reset();
+      }
       sc_pause();
       wait(SC_ZERO_TIME);
     }
@@ -250,8 +257,36 @@ class ScCore : public sc_module, public Core {
   void clock_edge() {
     clk_.write(true);
     wait(half_);
+    if (fst_ && wave_now_) fst_->dump(wave_ps(2 * wave_cycle_));
     clk_.write(false);
     wait(half_);
+    if (fst_ && wave_now_) fst_->dump(wave_ps(2 * wave_cycle_ + 1));
+  }
+
+  // Device time of half-cycle h in picoseconds (the dump's time unit).
+  uint64_t wave_ps(uint64_t h) const { return h * 500000ull / preset_.clock_mhz; }
+
+  void open_waves() {
+    const RunOptions& o = *opt_;
+    fst_ = std::make_unique<VerilatedFstC>();
+    rtl_->trace(fst_.get(), 99);
+    for (const auto& name : o.waves_scopes) {
+      const WaveScope* sc = nullptr;
+      for (const auto& w : kWaveScopes)
+        if (name == w.name) sc = &w;
+      if (!sc) {
+        std::string known;
+        for (const auto& w : kWaveScopes) known += std::string(known.empty() ? "" : ", ") + w.name;
+        throw SimError(fmt::format("waveform scope '{}' is unknown (known: {})", name, known));
+      }
+      const std::string top = std::string(rtl_->name()) + ".ncore_top";  // e.g. ncore_trn2.ncore_top
+      if (*sc->hier) fst_->dumpvars(99, top + "." + sc->hier);
+      else fst_->dumpvars(1, top);
+    }
+    fst_->set_time_unit("1ps");
+    fst_->set_time_resolution("1ps");
+    fst_->open(o.waves.c_str());
+    if (!fst_->isOpen()) throw SimError(fmt::format("cannot open waveform file {}", o.waves));
   }
 
   void run_job() {
@@ -276,6 +311,10 @@ class ScCore : public sc_module, public Core {
     for (unsigned s = 0; s < prog.streams.size(); ++s) result_.streams[s].name = prog.streams[s].name;
     done_count_ = 0;
     total_ = total;
+
+    if (!opt_->waves.empty()) open_waves();
+    wave_cycle_ = 0;
+    wave_now_ = false;
 
     // Reset: memories to zero (the golden model's start), RTL state through rst_ni.
     auto& mem = rtl_->rootp->ncore_top__DOT__u_sbuf__DOT__mem_q;
@@ -302,6 +341,8 @@ class ScCore : public sc_module, public Core {
     sc_bv<VTopWidths::kRdataBits> rdata_bv;
 
     for (;;) {
+      wave_cycle_ = now;
+      wave_now_ = now >= opt_->waves_start && now < opt_->waves_end;
       // ---------- 1. inputs for cycle `now` --------------------------------------------
       bool acted = false;
       // Engine streams: vector engine (the others hold only sem_wait in this model).
@@ -547,6 +588,10 @@ class ScCore : public sc_module, public Core {
         }
       }
     }
+    if (fst_) {
+      fst_->close();
+      fst_.reset();
+    }
     result_.cycles = now;
     result_.time_us = static_cast<double>(now) / static_cast<double>(preset_.clock_mhz);
     result_.hbm_read_bytes = hbm_model_.read_bytes();
@@ -585,11 +630,11 @@ class ScCore : public sc_module, public Core {
     static constexpr int kDoneBits = T::kQueues * T::kEngines;
   };
 
+  std::unique_ptr<typename T::Model> rtl_;
   Preset preset_;
   unsigned E_, Q_;
   uint64_t period_ = 1;
   const sc_time half_{1, SC_NS};
-  std::unique_ptr<typename T::Model> rtl_;
 
   sc_signal<bool> clk_{"clk"}, rst_n_{"rst_n"};
   sc_signal<bool> dve_valid_{"dve_valid"}, dve_ready_{"dve_ready"}, dve_rd_start_{"dve_rd_start"}, dve_done_{"dve_done"};
@@ -605,6 +650,10 @@ class ScCore : public sc_module, public Core {
   sc_signal<uint32_t> hr_valid_{"hr_valid"}, ha_valid_{"ha_valid"};
   sc_signal<bool> busy_{"busy"};
   sc_signal<uint32_t> ce_{"ce"};
+
+  std::unique_ptr<VerilatedFstC> fst_;
+  uint64_t wave_cycle_ = 0;
+  bool wave_now_ = false;
 
   HbmModel hbm_model_;
   static constexpr unsigned kMaxCredits = 4;  // at most 7: the width of ncore_dma_engine's counter

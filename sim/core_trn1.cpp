@@ -16,6 +16,8 @@ struct Trn1 {
 Core* make_core_trn1(const Preset& p) {
   if (p.dma_engines != Trn1::kEngines || p.dma_queues != Trn1::kQueues)
     throw SimError("preset trn1 does not match the ports of its Verilated model");
-  return new ScCore<Trn1>("ncore_trn1", p);
+  Verilated::traceEverOn(true);  // waveforms can be opened for any run
+  auto* rtl = new Vncore_top_trn1("ncore_trn1");
+  return new ScCore<Trn1>("ncore_trn1_top", p, rtl);
 }
 }  // namespace ncore::sim

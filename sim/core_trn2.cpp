@@ -16,6 +16,8 @@ struct Trn2 {
 Core* make_core_trn2(const Preset& p) {
   if (p.dma_engines != Trn2::kEngines || p.dma_queues != Trn2::kQueues)
     throw SimError("preset trn2 does not match the ports of its Verilated model");
-  return new ScCore<Trn2>("ncore_trn2", p);
+  Verilated::traceEverOn(true);  // waveforms can be opened for any run
+  auto* rtl = new Vncore_top_trn2("ncore_trn2");
+  return new ScCore<Trn2>("ncore_trn2_top", p, rtl);
 }
 }  // namespace ncore::sim

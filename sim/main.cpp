@@ -46,6 +46,8 @@ struct Cli {
   bool no_skip = false;
   bool quiet = false;
   std::string json_path, out_path, listing_path, image_out, image_in, records_path;
+  std::string waves, waves_window;
+  std::vector<std::string> waves_scopes;
   std::vector<std::string> input_files;  // NAME=FILE.npy
   std::string a_file, b_file;
 };
@@ -205,6 +207,30 @@ int run(const Cli& cli) {
     sim::RunOptions opt;
     opt.check = cli.check;
     opt.skip_idle = !cli.no_skip;
+    opt.waves = cli.waves;
+    opt.waves_scopes = cli.waves_scopes;
+    if (!cli.waves_window.empty()) {
+      const auto colon = cli.waves_window.find(':');
+      try {
+        if (colon == std::string::npos) throw std::invalid_argument("no colon");
+        size_t used = 0;
+        if (colon > 0) {
+          opt.waves_start = std::stoull(cli.waves_window.substr(0, colon), &used);
+          if (used != colon) throw std::invalid_argument("start");
+        }
+        if (colon + 1 < cli.waves_window.size()) {
+          opt.waves_end = std::stoull(cli.waves_window.substr(colon + 1), &used);
+          if (used != cli.waves_window.size() - colon - 1) throw std::invalid_argument("end");
+        }
+      } catch (const std::exception&) {
+        throw InputError(fmt::format("--waves-window {}: expected START:END in cycles (either may be empty)",
+                                     cli.waves_window));
+      }
+      if (opt.waves_start >= opt.waves_end)
+        throw InputError(fmt::format("--waves-window {}: START must be below END", cli.waves_window));
+    }
+    if (opt.waves.empty() && (!cli.waves_scopes.empty() || !cli.waves_window.empty()))
+      throw InputError("--waves-scope and --waves-window need --waves FILE.fst");
     if (!cli.quiet && isatty(STDERR_FILENO)) {
       opt.progress_seconds = 2.0;
       opt.progress = [&](uint64_t cyc, uint64_t done, uint64_t total) {
@@ -340,6 +366,11 @@ int sc_main(int argc, char* argv[]) {
   app.add_option("--records", cli.records_path,
                  "write each instruction's timing as CSV: when its sequencer reached it, issued it (wait satisfied), "
                  "the engine started it, and it completed (cycles)");
+  std::string scope_help = "limit the dump to these scopes (comma-separated):";
+  for (const auto& w : sim::kWaveScopes) scope_help += std::string("\n  ") + w.name + ": " + w.doc;
+  app.add_option("--waves", cli.waves, "dump the RTL's signals to FILE.fst (FST, for GTKWave; waves/ has save files)");
+  app.add_option("--waves-scope", cli.waves_scopes, scope_help)->delimiter(',');
+  app.add_option("--waves-window", cli.waves_window, "dump only cycles START:END (either may be empty)");
   app.add_flag("--no-skip", cli.no_skip, "clock every cycle, also idle ones (same cycle count, slower)");
   app.add_flag("-q,--quiet", cli.quiet, "no progress line on long runs");
   try {

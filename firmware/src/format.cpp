@@ -6,6 +6,8 @@
 //   sbuf[32:64]+0x0 bf16 <4x200 /1000,1>    4 x 200 elements, strides 1000 and 1 (outer first)
 //   hbm[128 rows/200]+0x400 fp32 <2>        128 rows of 2 elements, rows 200 elements apart
 //
+// A multiply_moving ends in acc=1 when it adds into PSUM and acc=0 when it overwrites.
+//
 // Free sizes are listed outermost first, as a tensor shape is written; strides (in elements)
 // follow a slash only when they are not the plain row-major ones. Unused outer dimensions
 // (size 1) are left out. These functions must never fail: validation messages call them on
@@ -129,6 +131,12 @@ std::string format_insn(const isa::Insn& i) {
       break;
     case isa::Opcode::memset:
       s += fmt::format(" dst={} value={}", format_ap(i.dst), bits_to_float(i.imm0));
+      break;
+    case isa::Opcode::load_stationary:
+      s += fmt::format(" src0={}", format_ap(i.src0));
+      break;
+    case isa::Opcode::multiply_moving:
+      s += fmt::format(" dst={} src0={} acc={}", format_ap(i.dst), format_ap(i.src0), i.acc ? 1 : 0);
       break;
     default:
       s += fmt::format(" engine={} dst={} src0={} src1={}", isa::to_string(i.engine), format_ap(i.dst),

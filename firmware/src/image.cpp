@@ -9,17 +9,20 @@
 //   preset       string   a preset name known to this build ("trn2", ...)
 //   hbm_bytes    u64
 //   tensors      u32 count, then each: name string, dtype u8, role u8, rank u32,
-//                rank x i64 dims, offset u64, bytes u64
+//                rank x i64 dims, offset u64, bytes u64, init_bytes u64 and that many
+//                bytes (version 2; the tensor's contents: `bytes` for a constant, 0 otherwise)
 //   locations    u32 count, then each: file string, line u32
 //   streams      u32 count (5 + the preset's DMA queues), then each: name string,
 //                engine u8, queue u32, instruction count u32, then per instruction the
 //                isa::encode() record (insn_bytes bytes) and its location index u32
 //
-// Nothing may follow the last stream. read_image checks every count against a sane limit
-// before trusting it, every enum field of every decoded instruction, that each instruction
-// belongs to its stream's engine and queue, every location index, and finally runs
-// validate_insn on each instruction, so that a Program that loads is one the simulator can
-// run without range checks of its own.
+// Nothing may follow the last stream. Version 1 images (no init_bytes field, no constants)
+// are still read. read_image checks every count against a sane limit before trusting it
+// (init bytes against the bytes left in the image), every enum field of every decoded
+// instruction, that each instruction belongs to its stream's engine and queue, every
+// location index, runs validate_insn on each instruction and finally validate_program
+// (every multiply against the stationary operand before it), so that a Program that loads is
+// one the simulator can run without range checks of its own.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -181,6 +184,8 @@ void Program::write_image(std::ostream& out) const {
     for (int64_t d : t.shape) w.u64(static_cast<uint64_t>(d));
     w.u64(t.offset);
     w.u64(t.bytes);
+    w.u64(t.init.size());
+    w.bytes(t.init.data(), t.init.size());
   }
   w.u32(static_cast<uint32_t>(locations.size()));
   for (const auto& l : locations) {
@@ -213,8 +218,8 @@ Program Program::read_image(std::istream& in) {
   if (std::memcmp(magic, kImageMagic, sizeof kImageMagic) != 0)
     throw ImageError("not a Program image: bad magic (expected \"NCIMG\" followed by three zero bytes)");
   const uint32_t version = r.u32();
-  if (version != kImageVersion)
-    throw ImageError(fmt::format("unsupported image format version {} (this build reads version {})", version,
+  if (version != kImageVersion && version != 1)
+    throw ImageError(fmt::format("unsupported image format version {} (this build reads versions 1 to {})", version,
                                  kImageVersion));
   const uint32_t insn_bytes = r.u32();
   if (insn_bytes != isa::kInsnBytes)
@@ -238,7 +243,7 @@ Program Program::read_image(std::istream& in) {
     t.dtype = static_cast<isa::Dtype>(r.u8());
     if (!isa::is_valid(t.dtype)) bad(r, fmt::format("invalid dtype {}", static_cast<unsigned>(t.dtype)));
     const uint8_t role = r.u8();
-    if (role > static_cast<uint8_t>(TensorRole::internal)) bad(r, fmt::format("invalid role {}", role));
+    if (role > static_cast<uint8_t>(TensorRole::constant)) bad(r, fmt::format("invalid role {}", role));
     t.role = static_cast<TensorRole>(role);
     const uint32_t rank = r.count(kMaxRank, "rank");
     uint64_t elems = 1;
@@ -257,6 +262,19 @@ Program Program::read_image(std::istream& in) {
     if (t.offset > p.hbm_bytes || t.bytes > p.hbm_bytes - t.offset)
       bad(r, fmt::format("'{}' at [{}, {}) lies outside hbm_bytes {}", t.name, t.offset, t.offset + t.bytes,
                          p.hbm_bytes));
+    if (version >= 2) {
+      const uint64_t n = r.u64();
+      const uint64_t want = t.role == TensorRole::constant ? t.bytes : 0;
+      if (n != want)
+        bad(r, fmt::format("'{}' ({}) has {} init bytes, expected {}", t.name,
+                           t.role == TensorRole::constant ? "constant" : "not a constant", n, want));
+      if (n > r.left())
+        bad(r, fmt::format("'{}' has {} init bytes, but only {} bytes remain in the image", t.name, n, r.left()));
+      const uint8_t* b = r.take(static_cast<size_t>(n));
+      t.init.assign(b, b + n);
+    } else if (t.role == TensorRole::constant) {
+      bad(r, fmt::format("'{}' is a constant, which a version 1 image cannot hold", t.name));
+    }
     p.hbm_tensors.push_back(std::move(t));
   }
 
@@ -320,6 +338,11 @@ Program Program::read_image(std::istream& in) {
     }
   }
   if (r.left() != 0) throw ImageError(fmt::format("{} unexpected bytes after the last stream", r.left()));
+  try {
+    validate_program(p, *preset);
+  } catch (const SimError& err) {
+    throw ImageError(fmt::format("tensor engine stream: {}", err.what()));
+  }
   return p;
 }
 

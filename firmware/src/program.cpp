@@ -8,6 +8,7 @@
 // The index in brackets is the instruction's position in its stream (sem_wait included).
 #include <fmt/format.h>
 
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -63,6 +64,24 @@ const HbmTensor* Program::find_tensor(const std::string& name) const {
   return nullptr;
 }
 
+void Program::load_constants(uint8_t* hbm) const {
+  for (const auto& t : hbm_tensors)
+    if (t.role == TensorRole::constant && !t.init.empty()) std::memcpy(hbm + t.offset, t.init.data(), t.init.size());
+}
+
+void Program::load_constants(uint8_t* hbm, uint64_t hbm_size) const {
+  for (const auto& t : hbm_tensors) {
+    if (t.role != TensorRole::constant) continue;
+    if (t.init.size() != t.bytes)
+      throw SimError(fmt::format("constant tensor '{}' has {} init bytes, but its shape and dtype need {}", t.name,
+                                 t.init.size(), t.bytes));
+    if (t.offset > hbm_size || t.bytes > hbm_size - t.offset)
+      throw SimError(fmt::format("constant tensor '{}' at [{}, {}) lies outside the {} bytes of HBM", t.name, t.offset,
+                                 t.offset + t.bytes, hbm_size));
+  }
+  load_constants(hbm);
+}
+
 void Program::save(const std::string& path) const {
   std::ofstream f(path, std::ios::binary);
   if (!f) throw ImageError(fmt::format("cannot write Program image '{}'", path));
@@ -88,6 +107,7 @@ const char* role_name(TensorRole r) {
     case TensorRole::input: return "input";
     case TensorRole::output: return "output";
     case TensorRole::internal: return "internal";
+    case TensorRole::constant: return "constant";
   }
   return "?";
 }

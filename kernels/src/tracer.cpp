@@ -17,6 +17,25 @@
 //
 // Direct allocation (mod_alloc) regions are placed where the kernel asks and reserved in the
 // allocator, so that automatic tiles never land on them; they may overlap each other.
+//
+// PSUM (spec 1.2: 8 banks of 2 KiB per partition; one matmul writes one bank; a tile may not
+// cross a bank) is allocated by whole banks, as NKI's PSUM allocation is: a PSUM tile of at
+// most one bank per partition (psum_fmax: 512 fp32) takes a bank of its own, a tile with block
+// dimensions one bank per logical tile, and a ring in a loop k adjacent banks, so that
+// successive iterations rotate over banks and the next matmul group fills one bank while the
+// vector engine copies the previous result out of another. Eight banks are eight open
+// accumulation groups.
+//
+//   PSUM partition bytes: 0      2K     4K     6K     8K    ...   16K
+//                         | ring res_psum: it 0,4 | it 1,5 | it 2 | it 3 | free ...
+//
+// Matmul accumulation groups (nc_matmul's accumulate=None, "infer"): the tracer keeps the PSUM
+// regions written by a multiply since their tile was allocated and not read since. A multiply
+// into exactly such a region accumulates; into a region that touches none of them it
+// overwrites and opens a group; one that overlaps a group in part cannot be inferred and is an
+// error. Allocation and any read by another instruction close the groups they touch; writes
+// by other instructions (the memset of nl::zeros) neither open nor close one, so zeros and
+// then += gives the first multiply an overwrite, the same bits as adding to zero.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,6 +44,7 @@
 
 #include "ncore/error.hpp"
 #include "ncore/validate.hpp"
+#include "nki/isa.hpp"
 #include "nki/tracer.hpp"
 #include "tracer_impl.hpp"
 
@@ -36,9 +56,6 @@ namespace nki {
 namespace detail {
 namespace {
 
-// PSUM per partition: 2 MiB over 128 partitions, 8 banks of 2 KiB (spec 1.2). Not a preset
-// parameter yet because no engine of the model reads PSUM.
-constexpr uint64_t kPsumBytesPerPartition = 16384;
 constexpr uint64_t kAlign = 64;
 constexpr int kRingDepth = 4;
 // Elements per partition of one engine instruction (handout: "up to 64K elements").
@@ -74,6 +91,7 @@ TracerImpl& require(const char* api, const Loc& loc) {
                                          "(err_nki_api_outside_of_nki_kernel)",
                                          loc.file, loc.line, api));
   g_current->last_loc = loc;
+  g_current->throw_deferred();
   return *g_current;
 }
 
@@ -84,7 +102,7 @@ TracerImpl::TracerImpl(std::string kernel, const ncore::Preset& preset, const Tr
       opts_(opts),
       root_(NKI_REPO_ROOT),
       sbuf_(preset.sbuf_usable_bytes, kAlign),
-      psum_(kPsumBytesPerPartition, kAlign),
+      psum_(preset.psum_bytes, preset.psum_bank_bytes),
       sched_(ncore::Scheduler::for_preset(preset)) {
   if (opts_.dma_queues_used == 0 || opts_.dma_queues_used > preset.dma_queues)
     throw ncore::KernelError(fmt::format("dma_queues_used {} is outside 1..{} (the DMA queues of preset '{}')",
@@ -224,7 +242,14 @@ void TracerImpl::mark_output(const Tensor& t, const Loc& loc) {
 
 void TracerImpl::capacity_error(BufferKind kind, const std::string& name, const Loc& loc, uint64_t bytes,
                                 int k) const {
-  const ncore::SbufAllocator& a = kind == BufferKind::psum ? psum_ : sbuf_;
+  if (kind == BufferKind::psum) {
+    const uint64_t bank = preset_.psum_bank_bytes;
+    fail(loc, fmt::format("PSUM allocation failed for tensor `{}`: it needs {} bank{} of {} bytes per partition, but "
+                          "only {} of the {} PSUM banks are free",
+                          name, bytes / bank, bytes / bank == 1 ? "" : "s", bank, psum_.total_free() / bank,
+                          psum_.capacity() / bank));
+  }
+  const ncore::SbufAllocator& a = sbuf_;
   fail(loc, fmt::format("{} allocation failed for tensor `{}`: it needs {} bytes per partition{}, but the largest "
                         "free range is {} bytes ({} of the {} usable bytes per partition are free)",
                         buffer_title(kind), name, bytes * k,
@@ -265,7 +290,7 @@ void TracerImpl::release_ring(Ring& r, const std::string& why) noexcept {
 }
 
 Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name_in,
-                            const Loc& loc, uint32_t part_base) {
+                            const Loc& loc, uint32_t part_base, bool persistent) {
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
   if (!is_supported(dtype))
     fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
@@ -282,8 +307,17 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
   int64_t tiles = 1, free = 1;
   for (int d = 0; d < par; ++d) tiles *= shape[d];
   for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
-  const uint64_t tile_bytes = static_cast<uint64_t>(free * dtype_bytes(dtype));
-  const uint64_t slot = align_up(static_cast<uint64_t>(tiles) * tile_bytes);
+  uint64_t tile_bytes = static_cast<uint64_t>(free * dtype_bytes(dtype));
+  uint64_t slot = align_up(static_cast<uint64_t>(tiles) * tile_bytes);
+  if (kind == BufferKind::psum) {
+    const uint64_t bank = preset_.psum_bank_bytes;
+    if (tile_bytes > bank)
+      fail(loc, fmt::format("PSUM tile `{}` of shape {} {} needs {} bytes per partition, but a PSUM tile must fit one "
+                            "{}-byte bank (psum_fmax: {} float32 per partition); a tile may not cross a bank",
+                            name, shape.str(), to_string(dtype), tile_bytes, bank, bank / 4));
+    tile_bytes = bank;  // each logical tile in a bank of its own
+    slot = static_cast<uint64_t>(tiles) * bank;
+  }
 
   auto st = std::make_shared<Storage>();
   st->kind = kind;
@@ -297,7 +331,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
   st->tile_parts = parts;
   st->tile_bytes = static_cast<int64_t>(tile_bytes);
 
-  if (loops_.empty()) {
+  if (loops_.empty() || persistent) {
     auto off = allocator(kind).allocate(slot);
     if (!off) capacity_error(kind, name, loc, slot, 1);
     st->byte_base = *off;
@@ -324,6 +358,17 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
     }
     st->byte_base = ring->base + static_cast<uint64_t>(b) * ring->slot_bytes;
     ring->live[b] = st;
+  }
+  if (kind == BufferKind::psum) {
+    // A new tile: the accumulation groups of the tile that had these banks are closed.
+    ncore::Box b;
+    b.p_lo = 0;
+    b.p_hi = static_cast<uint32_t>(preset_.num_partitions);
+    b.lo = static_cast<int64_t>(st->byte_base);
+    b.hi = b.lo + static_cast<int64_t>(slot);
+    psum_groups_.erase(std::remove_if(psum_groups_.begin(), psum_groups_.end(),
+                                      [&](const ncore::Box& g) { return g.overlaps(b); }),
+                       psum_groups_.end());
   }
 
   return Tensor(std::move(st), on_chip_view(shape, dtype, par));
@@ -575,11 +620,107 @@ void TracerImpl::emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, co
   } catch (const ncore::SimError& e) {
     fail(loc, e.what());
   }
+  const bool multiply = insn.opcode == ncore::isa::Opcode::multiply_moving;
+  for (size_t a = 0; a < n; ++a) {
+    const ncore::Region& r = acc[a].region;
+    // Reads of PSUM by anything but the multiply that accumulates close the groups they touch.
+    if (r.mem == ncore::isa::Buffer::psum && !acc[a].write && !multiply)
+      psum_groups_.erase(std::remove_if(psum_groups_.begin(), psum_groups_.end(),
+                                        [&](const ncore::Box& g) { return g.overlaps(r.box); }),
+                         psum_groups_.end());
+    // A write to the stationary operand's bytes: the array no longer holds what SBUF does.
+    if (acc[a].write && stationary_ok_ && ncore::regions_overlap(r, stationary_region_)) stationary_ok_ = false;
+  }
   const uint32_t pos = sched_.add(stream, insn, loc_index(loc), acc, n);
   if (opts_.record_order) order_.emplace_back(stream, pos);
 }
 
+// --- tensor engine --------------------------------------------------------------------------
+
+bool TracerImpl::psum_accumulate(const ncore::Box& dst, std::optional<bool> accumulate, const Ctx& c,
+                                 const Tensor& t) {
+  auto same = [&](const ncore::Box& g) {
+    return g.p_lo == dst.p_lo && g.p_hi == dst.p_hi && g.lo == dst.lo && g.hi == dst.hi;
+  };
+  auto exact = std::find_if(psum_groups_.begin(), psum_groups_.end(), same);
+  if (!accumulate) {
+    if (exact != psum_groups_.end()) return true;
+    for (const auto& g : psum_groups_)
+      if (g.overlaps(dst))
+        fail(c.loc, fmt::format("cannot infer accumulate for '{}' into {}: its PSUM region (partitions [{}, {}), "
+                                "bytes [{}, {})) overlaps, without being the same region, the accumulation group of "
+                                "an earlier matmul (partitions [{}, {}), bytes [{}, {})) that has not been read; pass "
+                                "accumulate=true or false explicitly",
+                                c.op, t.str(), dst.p_lo, dst.p_hi, dst.lo, dst.hi, g.p_lo, g.p_hi, g.lo, g.hi));
+    psum_groups_.push_back(dst);
+    return false;
+  }
+  if (exact == psum_groups_.end()) {
+    psum_groups_.erase(std::remove_if(psum_groups_.begin(), psum_groups_.end(),
+                                      [&](const ncore::Box& g) { return g.overlaps(dst); }),
+                       psum_groups_.end());
+    psum_groups_.push_back(dst);
+  }
+  return *accumulate;
+}
+
+namespace {
+bool same_ap(const ncore::isa::Ap& a, const ncore::isa::Ap& b) {
+  return a.mem == b.mem && a.dtype == b.dtype && a.start_part == b.start_part && a.num_part == b.num_part &&
+         a.part_stride == b.part_stride && a.offset == b.offset && a.size == b.size && a.stride == b.stride;
+}
+}  // namespace
+
+bool TracerImpl::reuse_stationary(const ncore::isa::Ap& ap) {
+  if (!opts_.reuse_stationary || !stationary_ok_ || !same_ap(ap, stationary_)) return false;
+  ++stationary_reuses_;
+  return true;
+}
+
+void TracerImpl::note_stationary(const ncore::isa::Ap& ap, const ncore::Region& r) {
+  stationary_ok_ = true;
+  stationary_ = ap;
+  stationary_region_ = r;
+}
+
+Tensor TracerImpl::identity(ncore::isa::Dtype dt, const Loc& loc) {
+  const bool f32 = dt == ncore::isa::Dtype::fp32;
+  Tensor& id = identity_[f32 ? 1 : 0];
+  if (id.valid()) return id;
+  const int64_t p = static_cast<int64_t>(preset_.num_partitions);
+  const Dtype d = f32 ? Dtype::float32 : Dtype::bfloat16;
+  const std::string name = f32 ? "identity_fp32" : "identity_bf16";
+  Tensor h = new_hbm(name, Shape{p, p}, d, ncore::TensorRole::constant, loc);
+  // 1.0 on the diagonal: fp32 0x3F800000, bf16 0x3F80 (little-endian).
+  const uint64_t esz = static_cast<uint64_t>(dtype_bytes(d));
+  std::vector<uint8_t>& init = hbm_.back().init;
+  init.assign(static_cast<size_t>(p * p) * esz, 0);
+  for (int64_t i = 0; i < p; ++i) {
+    uint8_t* e = &init[static_cast<size_t>(i * p + i) * esz];
+    e[esz - 1] = 0x3F;
+    e[esz - 2] = 0x80;
+  }
+  id = new_tile(Shape{p, p}, d, BufferKind::sbuf, name, loc, 0, /*persistent=*/true);
+  nisa::dma_copy(id, h, loc);
+  return id;
+}
+
+void TracerImpl::defer_error(const Loc& loc, const std::string& msg) noexcept {
+  try {
+    if (deferred_.empty()) deferred_ = fmt::format("{}: {}", where(loc), msg);
+  } catch (...) {
+  }
+}
+
+void TracerImpl::throw_deferred() {
+  if (deferred_.empty()) return;
+  std::string m;
+  m.swap(deferred_);
+  throw ncore::KernelError(m);
+}
+
 ncore::Program TracerImpl::finish() {
+  throw_deferred();
   ncore::Program p;
   p.kernel = kernel_;
   p.preset = preset_.name;
@@ -589,6 +730,12 @@ ncore::Program TracerImpl::finish() {
   p.hbm_tensors = hbm_;
   p.hbm_bytes = align_up(hbm_end_);
   p.locations = locs_;
+  try {
+    ncore::validate_program(p, preset_);
+  } catch (const ncore::SimError& e) {
+    throw ncore::KernelError(fmt::format("internal error: the traced Program of kernel '{}' is invalid: {}", kernel_,
+                                         e.what()));
+  }
   if (opts_.stats) {
     const auto& ss = sched_.stats();
     TraceStats& t = *opts_.stats;
@@ -598,6 +745,7 @@ ncore::Program TracerImpl::finish() {
     t.conflicts = ss.conflicts;
     t.implied = ss.implied;
     t.peak_records = ss.peak_records;
+    t.stationary_reuses = stationary_reuses_;
     t.order = std::move(order_);
   }
   return p;

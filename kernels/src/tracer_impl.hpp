@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -110,9 +111,10 @@ class TracerImpl {
 
   // --- tensors
   Tensor new_hbm(const std::string& name, const Shape& shape, Dtype dtype, ncore::TensorRole role, const Loc& loc);
-  // An automatically placed tile; `part_base` is its first partition.
+  // An automatically placed tile; `part_base` is its first partition. `persistent`: bytes of its
+  // own for the rest of the kernel even inside a loop (hidden tiles such as the identity).
   Tensor new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name, const Loc& loc,
-                  uint32_t part_base = 0);
+                  uint32_t part_base = 0, bool persistent = false);
   Tensor new_direct(const Shape& shape, Dtype dtype, const Alloc& alloc, const std::string& name, const Loc& loc);
   // A result tile shaped like `like` (block dimensions dropped) on the same partitions.
   Tensor new_result(const Tensor& like, Dtype dtype, const char* op, const Loc& loc);
@@ -131,6 +133,25 @@ class TracerImpl {
   void emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, const ncore::Access* acc, size_t n);
   unsigned next_dma_queue();
   uint64_t hbm_end() const { return hbm_end_; }
+
+  // --- tensor engine
+  // Whether a multiply into PSUM region `dst` adds (acc) or overwrites, for nc_matmul's
+  // accumulate (nullopt: infer), and the accumulation groups updated for it. See tracer.cpp.
+  bool psum_accumulate(const ncore::Box& dst, std::optional<bool> accumulate, const Ctx& c, const Tensor& t);
+  // True (and counted) when `ap` is what the array holds: loaded by the latest load_stationary
+  // and not written since, so that its load can be skipped (TraceOptions::reuse_stationary).
+  // note_stationary records a new load.
+  bool reuse_stationary(const ncore::isa::Ap& ap);
+  void note_stationary(const ncore::isa::Ap& ap, const ncore::Region& r);
+  // The [P, P] identity (P = the preset's partitions) in SBUF for a transpose of `dt` data:
+  // float32 for fp32, bfloat16 for the 16-bit types. Made on first use: a constant HBM tensor
+  // and one dma_copy into a persistent SBUF tile at `loc`.
+  Tensor identity(ncore::isa::Dtype dt, const Loc& loc);
+
+  // An error found where it cannot be thrown (a destructor): thrown by the next API call, or
+  // by the end of the trace.
+  void defer_error(const Loc& loc, const std::string& msg) noexcept;
+  void throw_deferred();
 
   ncore::Program finish();
   uint64_t id() const { return id_; }
@@ -161,6 +182,16 @@ class TracerImpl {
   uint64_t hbm_end_ = 0;
   std::vector<ncore::SourceLoc> locs_;
   std::unordered_map<SiteKey, uint32_t, SiteKeyHash> loc_by_ptr_;
+  // PSUM regions (partitions x bytes) of the open matmul accumulation groups: written by a
+  // multiply since their tile was allocated and not read since.
+  std::vector<ncore::Box> psum_groups_;
+  // The stationary operand the array holds (valid while stationary_ok_).
+  bool stationary_ok_ = false;
+  ncore::isa::Ap stationary_{};
+  ncore::Region stationary_region_;
+  uint64_t stationary_reuses_ = 0;
+  Tensor identity_[2];  // bfloat16 (16-bit data), float32
+  std::string deferred_;
   std::map<std::pair<std::string, int>, uint32_t> loc_by_name_;
   std::vector<LoopFrame> loops_;
   uint64_t next_frame_ = 1;

@@ -222,6 +222,7 @@ uint32_t sem_apply(isa::SemOp op, uint32_t s, uint32_t val) {
 }
 
 GoldenModel::RunStats GoldenModel::run(const Program& prog) {
+  prog.load_constants(hbm_.data(), hbm_.size());
   sem_.fill(0);
   RunStats stats;
   std::vector<size_t> head(prog.streams.size(), 0);

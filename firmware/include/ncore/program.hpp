@@ -42,9 +42,12 @@ struct Stream {
   std::vector<Instruction> insns;
 };
 
-enum class TensorRole : uint8_t { input = 0, output = 1, internal = 2 };
+// input: filled by the caller; output: the kernel's result; internal: HBM scratch;
+// constant: data the kernel needs that no caller provides (the identity matrix a tensor-engine
+// transpose multiplies by), stored in the Program itself and copied into HBM by load_constants.
+enum class TensorRole : uint8_t { input = 0, output = 1, internal = 2, constant = 3 };
 
-// A tensor in HBM: the kernel's arguments, its result and any HBM scratch.
+// A tensor in HBM: the kernel's arguments, its result, any HBM scratch and constants.
 struct HbmTensor {
   std::string name;
   isa::Dtype dtype{};
@@ -52,6 +55,7 @@ struct HbmTensor {
   uint64_t offset = 0;  // byte address in HBM
   uint64_t bytes = 0;
   TensorRole role{};
+  std::vector<uint8_t> init;  // constant: its `bytes` bytes (little-endian elements); empty otherwise
 };
 
 struct Program {
@@ -67,6 +71,13 @@ struct Program {
 
   uint64_t instruction_count() const;
   const HbmTensor* find_tensor(const std::string& name) const;
+
+  // Copies every constant tensor's init bytes to its place in an HBM image of at least
+  // hbm_bytes bytes. Whoever runs the Program (simulator, golden model, CLI) calls it after
+  // zeroing HBM and before the first instruction. The second form throws SimError when a
+  // constant lies beyond `hbm_size` bytes.
+  void load_constants(uint8_t* hbm) const;
+  void load_constants(uint8_t* hbm, uint64_t hbm_size) const;
 
   // Binary image ("NCIMG" magic, versioned, little-endian; instructions as isa::encode bits).
   void write_image(std::ostream& out) const;
@@ -85,7 +96,9 @@ std::vector<Stream> make_streams(unsigned dma_queues);
 
 // Image format identification (see image.cpp for the layout).
 inline constexpr char kImageMagic[8] = {'N', 'C', 'I', 'M', 'G', '\0', '\0', '\0'};
-inline constexpr uint32_t kImageVersion = 1;
+// Version 2 added constant tensors (TensorRole::constant and their init bytes); version 1
+// images are still read.
+inline constexpr uint32_t kImageVersion = 2;
 
 // One instruction as text, e.g.
 // "tensor_tensor dst=sbuf[0:128]+0x0 fp32 <200> src0=... op0=add  wait S[5]>=16  upd S[3]+=1@complete"

@@ -3,9 +3,38 @@
 // access patterns and hands the instruction to the scheduler.
 //
 // Argument order follows NKI 2.x (destination first). The forms without a destination
-// allocate their result tile in SBUF at the call site, as NKI 0.x did.
+// allocate their result tile at the call site (SBUF; PSUM for the tensor engine), as NKI 0.x did.
+//
+// Tensor engine (spec 1.4, 2.1, 2.2). nc_matmul(dst, stationary, moving) computes
+// dst[M, N] = stationary[K, M].T @ moving[K, N]: K <= 128 partitions shared by both operands
+// (the contraction), M <= 128 (gemm_stationary_fmax), N <= 512 (gemm_moving_fmax), both in
+// SBUF, fp32 pairing only with fp32 (bf16 and fp16 mix freely); dst is a float32 PSUM tile of
+// M partitions x N elements inside one bank. It lowers to two instructions on the tensor
+// engine's stream: load_stationary (the operand into the array; skipped when the array
+// already holds the same unchanged operand, see TraceOptions::reuse_stationary) and
+// multiply_moving, whose products are exact and summed in fp32 down k = 0..K-1 from +0.
+//
+// accumulate: false overwrites dst, true adds into it, and std::nullopt (NKI's None, the
+// default) infers: the first matmul into a PSUM region since its tile was allocated or last
+// read overwrites (it starts the accumulation group), later ones add. The handout's form
+//
+//   res_psum += nisa::nc_matmul(lhsT_tile, rhs_tile);
+//
+// is nc_matmul(res_psum, lhsT_tile, rhs_tile) with accumulate inferred; on a tile from
+// nl::zeros it gives the same bits as adding into zeros. nc_matmul(stationary, moving) alone
+// converts to a new float32 PSUM tile [M, N] (NKI 0.x), allocated at the call.
+//
+// nc_transpose(data) runs on the tensor engine as a matmul with `data` [P <= 128, F <= 128]
+// (SBUF) as the stationary operand and an identity [P, P] as the moving one: the result is
+// [F, P] float32 in PSUM, out[f, p] = data[p, f]. The identity is a hidden SBUF tile loaded
+// once per kernel by a dma_copy from a constant HBM tensor (identity_fp32 for fp32 data,
+// identity_bf16 for bf16/fp16 data). As on NeuronCore-v2, which is not bit-exact in this mode,
+// the multiply maps -0 to +0, and a NaN or infinity in data[p, f] turns every other element of
+// output row f into NaN (0 x inf); finite values come out exactly. Copy the result out of PSUM
+// with tensor_copy (or nl::copy), casting to the dtype wanted.
 #pragma once
 
+#include <optional>
 #include <type_traits>
 
 #include "nki/loc.hpp"
@@ -59,5 +88,47 @@ void tensor_copy(const Tensor& dst, const Tensor& src, Loc loc = Loc::here());
 // Fill with a constant.
 void memset(const Tensor& dst, float value, Loc loc = Loc::here());
 
+// nc_matmul's accumulate flag: false, true, or std::nullopt (NKI's None: inferred).
+using Accumulate = std::optional<bool>;
+
+// dst = stationary.T @ moving (accumulate = false), dst += ... (true), or inferred.
+void nc_matmul(const Tensor& dst, const Tensor& stationary, const Tensor& moving, Accumulate accumulate = std::nullopt,
+               Loc loc = Loc::here());
+
+// What nc_matmul(stationary, moving) returns: the product, not yet placed. `psum += it`
+// accumulates it into a PSUM tile (accumulate inferred); converting it to a Tensor puts it in
+// a new PSUM tile. It must be used exactly once: one left unused is reported by the next API
+// call (or at the end of the trace) as an error.
+class [[nodiscard]] MatmulResult {
+ public:
+  MatmulResult(const Tensor& stationary, const Tensor& moving, Loc loc);
+  MatmulResult(const MatmulResult&) = delete;
+  MatmulResult& operator=(const MatmulResult&) = delete;
+  MatmulResult(MatmulResult&& o) noexcept;
+  ~MatmulResult();
+
+  operator Tensor() const;               // a new float32 PSUM tile [M, N], overwritten
+  void add_to(const Tensor& dst) const;  // nc_matmul(dst, stationary, moving), accumulate inferred
+
+ private:
+  void use() const;
+  Tensor stationary_, moving_;
+  Loc loc_;
+  mutable bool used_ = false;
+};
+
+MatmulResult nc_matmul(const Tensor& stationary, const Tensor& moving, Loc loc = Loc::here());
+
+// Transpose on the tensor engine: data [P <= 128, F <= 128] in SBUF to [F, P] float32 in PSUM.
+Tensor nc_transpose(const Tensor& data, Loc loc = Loc::here());
+void nc_transpose(const Tensor& dst, const Tensor& data, Loc loc = Loc::here());
+
 }  // namespace nisa
+
+// psum_tile += nisa::nc_matmul(stationary, moving): the handout's accumulation.
+inline const Tensor& operator+=(const Tensor& dst, const nisa::MatmulResult& product) {
+  product.add_to(dst);
+  return dst;
+}
+
 }  // namespace nki

@@ -99,6 +99,16 @@ Tensor ndarray(const Shape& shape, Dtype dtype, Buffer buffer, const std::string
 Tensor ndarray(const Shape& shape, Dtype dtype, const Alloc& alloc, Loc loc = Loc::here());
 Tensor ndarray(const Shape& shape, Dtype dtype, const Alloc& alloc, const std::string& name, Loc loc = Loc::here());
 
+// A new on-chip tensor filled with zeros by a memset on the vector engine (nl.zeros). HBM
+// tensors with an initial value are not supported, as in NKI.
+Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, Loc loc = Loc::here());
+Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, const std::string& name, Loc loc = Loc::here());
+
+// A copy of an on-chip tile (SBUF or PSUM) into a new SBUF tile, cast to `dtype` (nl.copy;
+// nisa::tensor_copy on the vector engine). res_sb = nl::copy(res_psum, result.dtype()).
+Tensor copy(const Tensor& x, Dtype dtype, Loc loc = Loc::here());
+Tensor copy(const Tensor& x, Loc loc = Loc::here());
+
 inline constexpr ParDim par_dim(int64_t n) { return ParDim{n}; }
 inline constexpr Slice ds(int64_t start, int64_t size) { return Slice{start, size}; }
 inline constexpr All all{};

@@ -35,6 +35,7 @@ struct TraceStats {
   uint64_t conflicts = 0;      // conflicting access pairs the scheduler found
   uint64_t implied = 0;        // of which already implied by earlier waits
   uint64_t peak_records = 0;   // most access records alive at once
+  uint64_t stationary_reuses = 0;  // load_stationary instructions skipped (TraceOptions::reuse_stationary)
   // With TraceOptions::record_order: (stream, position) of every traced instruction, in
   // the order the kernel issued them.
   std::vector<std::pair<unsigned, uint32_t>> order;
@@ -42,6 +43,8 @@ struct TraceStats {
 
 struct TraceOptions {
   unsigned dma_queues_used = 4;  // dma_copy goes round-robin to queues 0 .. dma_queues_used-1
+  // Skip a matmul's load_stationary when the array already holds the same, unchanged operand.
+  bool reuse_stationary = true;
   bool record_order = false;
   TraceStats* stats = nullptr;   // filled when the trace succeeds
 };
