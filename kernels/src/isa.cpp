@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <exception>
 
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
+#include "nki/language.hpp"
 #include "tracer_impl.hpp"
 
 namespace nki {
@@ -253,6 +255,144 @@ Tensor tensor_copy_impl(const Tensor* dst_in, const Tensor& src, Dtype dtype, co
   return dst;
 }
 
+const unsigned kPeStream = ncore::Program::stream_index(isa::Engine::pe, 0);
+
+// "x[128, 512]": a tensor's name and its tile shape (partition dimension first), as NKI
+// prints an operand.
+std::string tile_str(const Tensor& t) { return t.name() + tile_shape(t).str(); }
+
+// An operand of the tensor engine: on chip in the one buffer the instruction takes (SBUF for
+// stationary and moving, PSUM for the result), on an allowed start partition.
+Lowered pe_operand(TracerImpl& tr, const Ctx& c, const char* param, const Tensor& t, BufferKind want) {
+  tr.check_alive(t, c, param);
+  if (t.buffer() != want)
+    tr.fail(c.loc, fmt::format("Expected operand '{}' of '{}' to be in address space '{}', but got a tile in '{}' "
+                               "instead.",
+                               param, c.op, to_string(want), to_string(t.buffer())));
+  Lowered l = tr.lower_onchip(t, c, param);
+  check_start(tr, c, param, t, l.ap);
+  return l;
+}
+
+// The partitions of a tensor-engine operand (the contraction dimension K, or the transposed
+// data's rows) and its free size (flattened) against the array's limits, in NKI's words.
+void check_pe_dims(TracerImpl& tr, const Ctx& c, const char* param, const Tensor& t, const Lowered& l,
+                   uint64_t free_limit, const char* nki_op, const char* limit_name) {
+  const uint64_t parts = tr.preset().num_partitions;
+  if (l.ap.num_part > parts)
+    tr.fail(c.loc, fmt::format("number of partitions {} exceed architecture limitation of {}. (operand '{}' of '{}')",
+                               l.ap.num_part, parts, param, c.op));
+  const uint64_t f = ncore::ap_free_elems(l.ap);
+  if (f <= free_limit) return;
+  const Shape s = tile_shape(t);
+  const std::string head =
+      s.size() <= 2 ? fmt::format("size of dimension 1 in '{}' of '{}' exceed architecture limitation of {}.",
+                                  tile_str(t), nki_op, free_limit)
+                    : fmt::format("free size {} (dimensions 1 to {}, flattened) in '{}' of '{}' exceed architecture "
+                                  "limitation of {}.",
+                                  f, s.size() - 1, tile_str(t), nki_op, free_limit);
+  tr.fail(c.loc, fmt::format("{} (operand '{}' of '{}'{}{})", head, param, c.op, *limit_name ? ": " : "", limit_name));
+}
+
+// The PSUM result of a tensor-engine instruction: float32, M partitions x N elements, one
+// contiguous run inside one bank.
+Lowered pe_result(TracerImpl& tr, const Ctx& c, const Tensor& dst, uint64_t m, uint64_t n, const char* what) {
+  const Lowered ld = pe_operand(tr, c, "dst", dst, BufferKind::psum);
+  if (dst.dtype() != Dtype::float32)
+    tr.fail(c.loc, fmt::format("operand 'dst' of '{}' ({}) is {}, but the tensor engine writes float32 to PSUM", c.op,
+                               tile_str(dst), to_string(dst.dtype())));
+  if (ld.ap.num_part != m || ncore::ap_free_elems(ld.ap) != n)
+    tr.fail(c.loc, fmt::format("operand 'dst' of '{}' ({}) has {} partitions x {} elements, but {} is [{}, {}]", c.op,
+                               tile_str(dst), ld.ap.num_part, ncore::ap_free_elems(ld.ap), what, m, n));
+  uint64_t span = 1;
+  for (int k = 0; k < 4; ++k) {
+    if (ld.ap.size[k] > 1 && static_cast<uint64_t>(ld.ap.stride[k]) != span)
+      tr.fail(c.loc, fmt::format("operand 'dst' of '{}' ({}) must be one contiguous run of float32 per partition in "
+                                 "PSUM",
+                                 c.op, tile_str(dst)));
+    span *= ld.ap.size[k];
+  }
+  const uint64_t bank = tr.preset().psum_bank_bytes;
+  if (ld.ap.offset / bank != (ld.ap.offset + 4 * span - 1) / bank)
+    tr.fail(c.loc, fmt::format("operand 'dst' of '{}' ({}) at PSUM bytes [{}, {}) crosses a {}-byte bank boundary: "
+                               "one matmul writes exactly one bank",
+                               c.op, tile_str(dst), ld.ap.offset, ld.ap.offset + 4 * span, bank));
+  return ld;
+}
+
+// load_stationary (unless the array holds the operand already) and multiply_moving.
+void emit_matmul(TracerImpl& tr, const Ctx& c, const Tensor& dst, const Lowered& ls, const Lowered& lm,
+                 const Lowered& ld, std::optional<bool> accumulate) {
+  const bool acc = tr.psum_accumulate(ld.region.box, accumulate, c, dst);
+  if (!tr.reuse_stationary(ls.ap)) {
+    isa::Insn l{};
+    l.opcode = isa::Opcode::load_stationary;
+    l.engine = isa::Engine::pe;
+    l.src0 = ls.ap;
+    const ncore::Access a[1] = {{ls.region, false}};
+    tr.emit(kPeStream, l, c.loc, a, 1);
+    tr.note_stationary(ls.ap, ls.region);
+  }
+  isa::Insn m{};
+  m.opcode = isa::Opcode::multiply_moving;
+  m.engine = isa::Engine::pe;
+  m.dst = ld.ap;
+  m.src0 = lm.ap;
+  m.acc = acc;
+  const ncore::Access a[3] = {{lm.region, false}, {ld.region, true}, {ld.region, false}};
+  tr.emit(kPeStream, m, c.loc, a, acc ? 3 : 2);
+}
+
+Tensor matmul_impl(const Tensor* dst_in, const Tensor& stationary, const Tensor& moving,
+                   std::optional<bool> accumulate, const Loc& loc) {
+  TracerImpl& tr = detail::require("nc_matmul", loc);
+  const Ctx c{"nc_matmul", loc};
+  const Lowered ls = pe_operand(tr, c, "stationary", stationary, BufferKind::sbuf);
+  const Lowered lm = pe_operand(tr, c, "moving", moving, BufferKind::sbuf);
+  check_pe_dims(tr, c, "stationary", stationary, ls, tr.preset().num_partitions, "nc_matmul",
+                "gemm_stationary_fmax");
+  check_pe_dims(tr, c, "moving", moving, lm, tr.preset().psum_bank_bytes / 4, "nc_matmul", "gemm_moving_fmax");
+  if (ls.ap.num_part != lm.ap.num_part)
+    tr.fail(loc, fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters (stationary{}, "
+                             "moving{}) of 'nc_matmul' (the contraction dimension K)",
+                             tile_shape(stationary).str(), tile_shape(moving).str()));
+  if ((ls.ap.dtype == isa::Dtype::fp32) != (lm.ap.dtype == isa::Dtype::fp32))
+    tr.fail(loc, fmt::format("'nc_matmul' cannot multiply a {} stationary ({}) by a {} moving ({}) operand: float32 "
+                             "pairs only with float32",
+                             to_string(stationary.dtype()), tile_str(stationary), to_string(moving.dtype()),
+                             tile_str(moving)));
+  const uint64_t m = ncore::ap_free_elems(ls.ap), n = ncore::ap_free_elems(lm.ap);
+  const Tensor dst = dst_in ? *dst_in
+                            : tr.new_tile(Shape{static_cast<int64_t>(m), static_cast<int64_t>(n)}, Dtype::float32,
+                                          BufferKind::psum, "nc_matmul_result", loc);
+  const Lowered ld = pe_result(tr, c, dst, m, n, "stationary.T @ moving");
+  emit_matmul(tr, c, dst, ls, lm, ld, accumulate);
+  return dst;
+}
+
+Tensor transpose_impl(const Tensor* dst_in, const Tensor& data, const Loc& loc) {
+  TracerImpl& tr = detail::require("nc_transpose", loc);
+  const Ctx c{"nc_transpose", loc};
+  tr.check_alive(data, c, "data");
+  const Shape s = tile_shape(data);
+  if (s.size() > 2)
+    tr.fail(loc, fmt::format("parameter '{}' of 'transpose' exceed max supported number of dimensions of 2.",
+                             tile_str(data)));
+  const Lowered ls = pe_operand(tr, c, "data", data, BufferKind::sbuf);
+  check_pe_dims(tr, c, "data", data, ls, tr.preset().num_partitions, "transpose", "");
+  const uint32_t p = ls.ap.num_part;
+  const uint64_t f = ncore::ap_free_elems(ls.ap);
+  // The identity on the data's own partitions (any diagonal block of an identity is one).
+  const Tensor id = tr.identity(ls.ap.dtype, loc)(nl::ds(ls.ap.start_part, p), nl::ds(ls.ap.start_part, p));
+  const Lowered lm = tr.lower_onchip(id, c, "identity");
+  const Tensor dst = dst_in ? *dst_in
+                            : tr.new_tile(Shape{static_cast<int64_t>(f), static_cast<int64_t>(p)}, Dtype::float32,
+                                          BufferKind::psum, "nc_transpose_result", loc);
+  const Lowered ld = pe_result(tr, c, dst, f, p, "the transpose of data");
+  emit_matmul(tr, c, dst, ls, lm, ld, false);
+  return dst;
+}
+
 }  // namespace
 
 namespace nisa {
@@ -336,6 +476,54 @@ Tensor tensor_copy(const Tensor& src, Loc loc) { return tensor_copy_impl(nullptr
 Tensor tensor_copy(const Tensor& src, Dtype dtype, Loc loc) { return tensor_copy_impl(nullptr, src, dtype, loc); }
 
 void tensor_copy(const Tensor& dst, const Tensor& src, Loc loc) { tensor_copy_impl(&dst, src, dst.dtype(), loc); }
+
+void nc_matmul(const Tensor& dst, const Tensor& stationary, const Tensor& moving, Accumulate accumulate, Loc loc) {
+  matmul_impl(&dst, stationary, moving, accumulate, loc);
+}
+
+MatmulResult nc_matmul(const Tensor& stationary, const Tensor& moving, Loc loc) {
+  return MatmulResult(stationary, moving, loc);
+}
+
+MatmulResult::MatmulResult(const Tensor& stationary, const Tensor& moving, Loc loc)
+    : stationary_(stationary), moving_(moving), loc_(loc) {
+  detail::require("nc_matmul", loc);
+}
+
+MatmulResult::MatmulResult(MatmulResult&& o) noexcept
+    : stationary_(std::move(o.stationary_)), moving_(std::move(o.moving_)), loc_(o.loc_), used_(o.used_) {
+  o.used_ = true;
+}
+
+MatmulResult::~MatmulResult() {
+  if (used_ || std::uncaught_exceptions() > 0) return;
+  if (TracerImpl* t = detail::current())
+    t->defer_error(loc_, "the result of nisa::nc_matmul(stationary, moving) is never used: accumulate it into a PSUM "
+                         "tile (psum_tile += nisa::nc_matmul(...)), assign it to a Tensor, or call "
+                         "nisa::nc_matmul(dst, stationary, moving)");
+}
+
+void MatmulResult::use() const {
+  if (used_) {
+    TracerImpl& tr = detail::require("nc_matmul", loc_);
+    tr.fail(loc_, "this nisa::nc_matmul(stationary, moving) result has already been used once");
+  }
+  used_ = true;
+}
+
+MatmulResult::operator Tensor() const {
+  use();
+  return matmul_impl(nullptr, stationary_, moving_, std::nullopt, loc_);
+}
+
+void MatmulResult::add_to(const Tensor& dst) const {
+  use();
+  matmul_impl(&dst, stationary_, moving_, std::nullopt, loc_);
+}
+
+Tensor nc_transpose(const Tensor& data, Loc loc) { return transpose_impl(nullptr, data, loc); }
+
+void nc_transpose(const Tensor& dst, const Tensor& data, Loc loc) { transpose_impl(&dst, data, loc); }
 
 void memset(const Tensor& dst, float value, Loc loc) {
   TracerImpl& tr = detail::require("memset", loc);

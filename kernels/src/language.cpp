@@ -5,6 +5,7 @@
 
 #include "ncore/error.hpp"
 #include "nki/compiler.hpp"
+#include "nki/isa.hpp"
 #include "tracer_impl.hpp"
 
 namespace nki {
@@ -61,6 +62,23 @@ Tensor ndarray(const Shape& shape, Dtype dtype, const Alloc& alloc, const std::s
   detail::TracerImpl& tr = detail::require("ndarray", loc);
   return tr.new_direct(shape, dtype, alloc, name, loc);
 }
+
+Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, Loc loc) { return zeros(shape, dtype, buffer, "", loc); }
+
+Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, const std::string& name, Loc loc) {
+  detail::TracerImpl& tr = detail::require("zeros", loc);
+  if (buffer.kind == BufferKind::hbm || buffer.kind == BufferKind::shared_hbm)
+    tr.fail(loc, fmt::format("nl.zeros in {}: an HBM tensor with an initial value is not supported "
+                             "(err_hbm_tensor_with_init_value_not_supported); create it with nl.ndarray and write it",
+                             to_string(buffer.kind)));
+  Tensor t = tr.new_tile(shape, dtype, buffer.kind, name, loc);
+  nisa::memset(t, 0.0f, loc);
+  return t;
+}
+
+Tensor copy(const Tensor& x, Dtype dtype, Loc loc) { return nisa::tensor_copy(x, dtype, loc); }
+
+Tensor copy(const Tensor& x, Loc loc) { return nisa::tensor_copy(x, x.dtype(), loc); }
 
 Range affine_range(int64_t n, Loc loc) { return Range(n, false, loc); }
 Range sequential_range(int64_t n, Loc loc) { return Range(n, true, loc); }

@@ -47,6 +47,7 @@ struct RunStats {
   int64_t first_req_cycle = -1; // engine cycle in which the first SBUF request was made
   bool ready_while_busy = false;  // insn_ready_o high between accept and done
   bool idle_after_done = false;   // insn_ready_o high again once done has pulsed
+  bool psum_access = false;       // a request went to the PSUM (the bench uses SBUF only)
 };
 
 class Bench {
@@ -126,6 +127,7 @@ class Bench {
         if (dut_->insn_ready_o) st.ready_while_busy = true;
         if (st.first_req_cycle < 0 && (dut_->rd_req_o || dut_->wr_req_o)) st.first_req_cycle = int64_t(st.engine_cycles);
         refusals_ += (dut_->rd_req_o && !dut_->rd_gnt_o) + (dut_->wr_req_o && !dut_->wr_gnt_o);
+        if ((dut_->rd_req_o && dut_->rd_psum_o) || (dut_->wr_req_o && dut_->wr_psum_o)) st.psum_access = true;
       });
       ++st.clocks;
       st.engine_cycles += en;

@@ -33,8 +33,10 @@ module ncore_dve_tb
   output logic   done_o,
   output logic   busy_o,
   output logic   rd_req_o,
+  output logic   rd_psum_o,   // the bench's operands are all in SBUF: checked to stay low
   output logic   rd_gnt_o,
   output logic   wr_req_o,
+  output logic   wr_psum_o,
   output logic   wr_gnt_o,
   // the SBUF's DMA ports: other traffic
   input  logic [E-1:0]              dr_req_i,
@@ -70,8 +72,8 @@ module ncore_dve_tb
   ncore_dve #(.Cfg(Cfg)) u_dve (
     .clk_i, .rst_ni, .ce_i(ce),
     .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
-    .rd_req_o, .rd_addr_o(er_addr), .rd_mask_o(er_mask), .rd_gnt_i(rd_gnt_o), .rd_data_i(er_rdata),
-    .wr_req_o, .wr_addr_o(ew_addr), .wr_mask_o(ew_mask), .wr_ben_o(ew_ben), .wr_data_o(ew_wdata),
+    .rd_req_o, .rd_psum_o, .rd_addr_o(er_addr), .rd_mask_o(er_mask), .rd_gnt_i(rd_gnt_o), .rd_data_i(er_rdata),
+    .wr_req_o, .wr_psum_o, .wr_addr_o(ew_addr), .wr_mask_o(ew_mask), .wr_ben_o(ew_ben), .wr_data_o(ew_wdata),
     .wr_gnt_i(wr_gnt_o));
 
 endmodule

@@ -106,6 +106,7 @@ uint64_t random_run(uint64_t count, uint64_t seed, bool partial_only, Imm imm, T
     REQUIRE(st.rd_start_cycle >= 1);
     REQUIRE(uint64_t(st.rd_start_cycle) < st.engine_cycles);  // strictly before the done edge
     REQUIRE_FALSE(st.ready_while_busy);
+    REQUIRE_FALSE(st.psum_access);
     REQUIRE(st.idle_after_done);
     REQUIRE(st.first_req_cycle >= int64_t(kStart));
     REQUIRE(st.engine_cycles >= kMinIi);
