@@ -294,4 +294,121 @@ package ncore_fp_pkg;
     return r;
   endfunction
 
+  //////////////////////////////////////////
+  // Tensor-engine PE arithmetic          //
+  //////////////////////////////////////////
+
+  // An fp32 operand of the PE array, unpacked once (a weight when it is loaded, a moving value at
+  // the array's edge), so that every multiply-add starts from sign, exponent and a normalised
+  // significand:
+  //   cls   PE_ZERO, PE_FIN (finite, nonzero), PE_INF, PE_NAN
+  //   e     exponent of the significand's LSB plus 172: value = m * 2^(e - 172), e in 0..276
+  //   m     24-bit significand with its leading one at bit 23 (fp32 subnormals normalised)
+  typedef enum logic [1:0] {PE_ZERO = 2'd0, PE_FIN = 2'd1, PE_INF = 2'd2, PE_NAN = 2'd3} pe_cls_e;
+  typedef struct packed {
+    pe_cls_e     cls;
+    logic        sign;
+    logic [8:0]  e;
+    logic [23:0] m;
+  } pe_op_t;
+
+  // fp32 bits to a PE operand.
+  function automatic pe_op_t pe_unpack(logic [31:0] f);
+    pe_op_t o;
+    logic [5:0] lz;
+    o.sign = f[31];
+    o.cls  = PE_FIN;
+    o.e    = {1'b0, f[30:23]} + 9'd22;
+    o.m    = {1'b1, f[22:0]};
+    if (f[30:23] == 8'hFF) begin
+      o.cls = (f[22:0] != 23'd0) ? PE_NAN : PE_INF;
+      o.e   = '0;
+      o.m   = '0;
+    end else if (f[30:23] == 8'd0) begin
+      if (f[22:0] == 23'd0) begin
+        o.cls = PE_ZERO;
+        o.e   = '0;
+        o.m   = '0;
+      end else begin
+        // f * 2^-149 with the leading one of the 23-bit field at bit 22 - lz
+        lz  = fp_clz32({f[22:0], 9'd0});
+        o.e = 9'd22 - {3'd0, lz};
+        o.m = {f[22:0], 1'b0} << lz;
+      end
+    end
+    return o;
+  endfunction
+
+  // The special cases of pe_fma: an operand is zero, infinite or NaN, or the accumulator is
+  // infinite or NaN. psgn holds the product's sign at bit 31. (Flags are whole words here and in
+  // pe_fma: byte-sized flags that the C++ compiler spills and reloads as words stall the
+  // simulation.)
+  function automatic logic [31:0] pe_fma_special(pe_cls_e wc, pe_cls_e xc, logic [31:0] psgn, logic [31:0] acc);
+    if (wc == PE_NAN || xc == PE_NAN || f32_is_nan(acc[30:0])) return F32CanonNan;
+    if (wc == PE_INF || xc == PE_INF) begin
+      if (wc == PE_ZERO || xc == PE_ZERO || (acc[30:0] == F32InfMag && acc[31] != psgn[31])) return F32CanonNan;
+      return psgn | {1'b0, F32InfMag};
+    end
+    // The product is an exact zero: acc unchanged, but -0 only if both are -0.
+    return (acc[30:0] == 31'd0) ? (acc & psgn) : acc;
+  endfunction
+
+  // acc + w * x with the product exact and one rounding to nearest even (a fused multiply-add),
+  // IEEE subnormals kept, any NaN result canonical: one step of a PE column's sum.
+  //
+  // Both addends go into one 64-bit window: the one whose top bit can be higher at the top (the
+  // 48-bit product at [61:14], the 24-bit accumulator at [61:38]), the other at the same place
+  // and then shifted right by the exponent distance, the bits that fall off leaving a sticky
+  // bit. Bit 63 is then the sign of the difference and bit 62 takes a carry. A sticky bit only
+  // arises when the addends are so far apart that at most one bit cancels, so it stays below the
+  // rounding bit. t is the biased exponent, minus one, of a sum normalised to bit 62; the
+  // normalising shift stops at t, where the result becomes subnormal. Written for simulation
+  // speed (it runs once per PE per cycle): 32-bit exponents, one variable right shift for
+  // alignment, no branch on the signs, and a leading-zero count only after a cancellation.
+  function automatic logic [31:0] pe_fma(pe_op_t w, pe_op_t x, logic [31:0] acc);
+    logic [63:0] mp, ma, xt, yt, y, s, d, mag, subm, negm;
+    logic [62:0] n;
+    logic [31:0] psgn, sgn, up;
+    int          tp, ea1, dp, a, t, lz, sh;
+    psgn = {w.sign ^ x.sign, 31'd0};
+    if (w.cls != PE_FIN || x.cls != PE_FIN || acc[30:23] == 8'hFF)
+      return pe_fma_special(w.cls, x.cls, psgn, acc);
+    ea1  = (acc[30:23] == 8'd0) ? 1 : int'(acc[30:23]);
+    ma   = {40'd0, acc[30:23] != 8'd0, acc[22:0]};
+    mp   = {40'd0, w.m} * {40'd0, x.m};
+    tp   = int'(w.e) + int'(x.e) - 170;
+    dp   = tp - ea1;
+    // Which addend is on top, and how far below it the other one starts.
+    if (dp >= 0) begin
+      xt  = mp << 14;
+      yt  = ma << 38;
+      a   = dp;
+      t   = tp;
+      sgn = psgn;
+    end else begin
+      xt  = ma << 38;
+      yt  = mp << 14;
+      a   = -dp;
+      t   = ea1;
+      sgn = {acc[31], 31'd0};
+    end
+    if (a > 63) a = 63;
+    y    = (yt >> a) | {63'd0, (yt << (64 - a)) != 64'd0};
+    // xt + y or xt - y, then the magnitude and the sign of the result, without branches.
+    subm = 64'd0 - {63'd0, psgn[31] ^ acc[31]};
+    s    = xt + ((y ^ subm) - subm);
+    negm = 64'd0 - {63'd0, s[63]};
+    d    = (s ^ negm) - negm;
+    sgn  = sgn ^ {s[63], 31'd0};
+    if (d == 64'd0) return 32'd0;
+    // (An if, not ?: - Verilator would count the leading zeros every time.)
+    if (d[62:60] != 3'd0) lz = 3 - int'(d[62]) - int'({31'd0, d[62] | d[61]});
+    else                  lz = int'(fp_clz64(d));
+    sh   = (lz - 1 < t) ? lz - 1 : t;
+    n    = d[62:0] << sh;
+    up   = {31'd0, n[38] & ((n[37:0] != 38'd0) | n[39])};
+    mag  = {9'd0, 32'(t - sh), 23'd0} + {40'd0, n[62:39]} + {32'd0, up};
+    return (mag >= 64'(F32InfMag)) ? (sgn | {1'b0, F32InfMag}) : (sgn | {1'b0, mag[30:0]});
+  endfunction
+
 endpackage

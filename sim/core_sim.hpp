@@ -100,7 +100,7 @@ class Core {
 
   virtual const Preset& preset() const = 0;
   // Runs `prog` from reset. `hbm` holds the HBM contents (prog.hbm_bytes bytes, inputs
-  // loaded) and receives the results. Throws SimError on invalid programs, deadlocks,
+  // loaded); the run writes the Program's constants into it and leaves the results there. Throws SimError on invalid programs, deadlocks,
   // stalls and, in check mode, the first RTL/golden difference.
   virtual RunResult run(const Program& prog, std::vector<uint8_t>& hbm, const RunOptions& opt) = 0;
   // SBUF word `word` of partition `p` as the RTL holds it now (test benches).

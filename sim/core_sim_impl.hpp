@@ -136,6 +136,7 @@ class ScCore : public sc_module, public Core {
             throw SimError(fmt::format("stream {} holds '{}', but this model has no {} engine yet", prog.streams[s].name,
                                        isa::to_string(in.insn.opcode), prog.streams[s].name));
 
+    prog.load_constants(hbm.data(), hbm.size());  // the Program's constant tensors
     prog_ = &prog;
     hbm_ = &hbm;
     opt_ = &opt;

@@ -269,7 +269,7 @@ Program Program::read_image(std::istream& in) {
         bad(r, fmt::format("'{}' ({}) has {} init bytes, expected {}", t.name,
                            t.role == TensorRole::constant ? "constant" : "not a constant", n, want));
       if (n > r.left())
-        bad(r, fmt::format("'{}' has {} init bytes, but only {} bytes remain in the image", t.name, n, r.left()));
+        bad(r, fmt::format("truncated image: '{}' has {} init bytes, but only {} bytes remain", t.name, n, r.left()));
       const uint8_t* b = r.take(static_cast<size_t>(n));
       t.init.assign(b, b + n);
     } else if (t.role == TensorRole::constant) {

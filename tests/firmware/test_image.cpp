@@ -2,6 +2,7 @@
 // ImageError that says what is wrong (never a crash, never another exception type).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -47,7 +48,13 @@ ncore::Program tiny_program() {
   p.preset = "trn2";
   p.streams = ncore::make_streams(16);
   p.hbm_bytes = 256;
-  p.hbm_tensors.push_back({"x", isa::Dtype::fp32, {64}, 0, 256, ncore::TensorRole::input});
+  ncore::HbmTensor x;
+  x.name = "x";
+  x.dtype = isa::Dtype::fp32;
+  x.shape = {64};
+  x.bytes = 256;
+  x.role = ncore::TensorRole::input;
+  p.hbm_tensors.push_back(x);
   p.locations.push_back({"kernels/x.cpp", 7});
   isa::Insn i{};
   i.opcode = isa::Opcode::memset;
@@ -63,6 +70,19 @@ ncore::Program tiny_program() {
   return p;
 }
 
+ncore::Program traced_matmul() {
+  kernels::Args a;
+  a.kernel = "matmul";
+  a.k = 256;
+  a.m = 128;
+  a.n = 512;
+  a.dtype = isa::Dtype::bf16;
+  return kernels::build(a, trn2());
+}
+
+// The byte offset of the first tensor's init_bytes field in an image of tiny_program().
+constexpr size_t kTinyInitAt = 8 + 4 + 4 + (4 + 1) + (4 + 4) + 8 + 4 + (4 + 1) + 1 + 1 + 4 + 8 + 8 + 8;
+
 ncore::Program traced(const std::string& kernel, int64_t n) {
   kernels::Args a;
   a.kernel = kernel;
@@ -75,7 +95,8 @@ ncore::Program traced(const std::string& kernel, int64_t n) {
 }  // namespace
 
 TEST_CASE("image round trip keeps every field", "[firmware][image]") {
-  for (const auto& p : {traced("tiled", 1024), traced("stream", 1024), traced("direct_alloc", 256000), tiny_program()}) {
+  for (const auto& p : {traced("tiled", 1024), traced("stream", 1024), traced("direct_alloc", 256000), tiny_program(),
+                        traced("transpose", 256), traced_matmul()}) {
     const std::string img = image_of(p);
     const ncore::Program q = parse(img);
     CHECK(q.kernel == p.kernel);
@@ -89,6 +110,7 @@ TEST_CASE("image round trip keeps every field", "[firmware][image]") {
       CHECK(q.hbm_tensors[k].bytes == p.hbm_tensors[k].bytes);
       CHECK(q.hbm_tensors[k].role == p.hbm_tensors[k].role);
       CHECK(q.hbm_tensors[k].dtype == p.hbm_tensors[k].dtype);
+      CHECK(q.hbm_tensors[k].init == p.hbm_tensors[k].init);
     }
     REQUIRE(q.locations.size() == p.locations.size());
     for (size_t k = 0; k < p.locations.size(); ++k) {
@@ -114,7 +136,7 @@ TEST_CASE("image round trip keeps every field", "[firmware][image]") {
 TEST_CASE("image layout starts with magic, version and record size", "[firmware][image]") {
   const std::string img = image_of(tiny_program());
   CHECK(img.compare(0, 8, std::string("NCIMG\0\0\0", 8)) == 0);
-  CHECK(static_cast<uint8_t>(img[8]) == 1);  // version 1, little-endian
+  CHECK(static_cast<uint8_t>(img[8]) == 2);  // version 2, little-endian
   CHECK(static_cast<uint8_t>(img[12]) == isa::kInsnBytes);
   // kernel name "k": length 1 then the byte
   CHECK(static_cast<uint8_t>(img[16]) == 1);
@@ -226,13 +248,86 @@ TEST_CASE("image instruction errors", "[firmware][image]") {
 }
 
 TEST_CASE("every truncation of an image is rejected", "[firmware][image]") {
-  const std::string good = image_of(traced("naive", 128));
-  REQUIRE_NOTHROW(parse(good));
-  for (size_t len = 0; len < good.size(); ++len) {
-    const std::string e = read_error(good.substr(0, len));
-    INFO("length " << len);
-    CHECK((e.find("truncated") != std::string::npos || e.find("bad magic") != std::string::npos));
+  for (const auto& p : {traced("naive", 128), traced("transpose", 128)}) {
+    const std::string good = image_of(p);
+    REQUIRE_NOTHROW(parse(good));
+    // Every length, except inside the 64 KiB of the identity constant, where every 61st will do.
+    size_t skip_lo = good.size(), skip_hi = good.size();
+    if (const ncore::HbmTensor* id = p.find_tensor("identity_fp32")) {
+      const size_t at = good.find(std::string(id->init.begin(), id->init.end()));
+      REQUIRE(at != std::string::npos);
+      skip_lo = at + 64;
+      skip_hi = at + id->init.size() - 64;
+    }
+    for (size_t len = 0; len < good.size(); len += (len >= skip_lo && len < skip_hi) ? 61 : 1) {
+      const std::string e = read_error(good.substr(0, len));
+      INFO("length " << len);
+      CHECK((e.find("truncated") != std::string::npos || e.find("bad magic") != std::string::npos));
+    }
   }
+}
+
+TEST_CASE("constant tensors: stored in the image, loaded into HBM", "[firmware][image]") {
+  const ncore::Program p = traced("transpose", 128);
+  const ncore::HbmTensor* id = p.find_tensor("identity_fp32");
+  REQUIRE(id);
+  REQUIRE(id->role == ncore::TensorRole::constant);
+  REQUIRE(id->init.size() == id->bytes);
+  const ncore::Program q = parse(image_of(p));
+  REQUIRE(q.find_tensor("identity_fp32"));
+  CHECK(q.find_tensor("identity_fp32")->init == id->init);
+  CHECK(q.find_tensor("a_tensor")->init.empty());
+  CHECK_THAT(q.listing(), Catch::Contains("identity_fp32") && Catch::Contains("constant"));
+  std::vector<uint8_t> hbm(q.hbm_bytes, 0xAB);
+  q.load_constants(hbm.data(), hbm.size());
+  CHECK(std::vector<uint8_t>(hbm.begin() + id->offset, hbm.begin() + id->offset + id->bytes) == id->init);
+  CHECK(hbm[q.find_tensor("a_tensor")->offset] == 0xAB);  // nothing else is touched
+  std::vector<uint8_t> hbm2(q.hbm_bytes, 0);
+  q.load_constants(hbm2.data());
+  CHECK(std::vector<uint8_t>(hbm2.begin() + id->offset, hbm2.begin() + id->offset + id->bytes) == id->init);
+  CHECK_THROWS_WITH(q.load_constants(hbm.data(), id->offset + 4),
+                    Catch::Contains("constant tensor 'identity_fp32' at [") &&
+                        Catch::Contains("lies outside the"));
+}
+
+TEST_CASE("image tensor init bytes and version 1 images", "[firmware][image]") {
+  // A constant's init must be exactly its bytes; other tensors have none.
+  ncore::Program p = tiny_program();
+  p.hbm_tensors[0].role = ncore::TensorRole::constant;
+  CHECK_THAT(read_error(image_of(p)), Catch::Contains("'x' (constant) has 0 init bytes, expected 256"));
+  p.hbm_tensors[0].init.assign(256, 7);
+  CHECK(parse(image_of(p)).hbm_tensors[0].init == std::vector<uint8_t>(256, 7));
+  p.hbm_tensors[0].role = ncore::TensorRole::input;
+  CHECK_THAT(read_error(image_of(p)), Catch::Contains("'x' (not a constant) has 256 init bytes, expected 0"));
+  p.hbm_tensors[0].role = static_cast<ncore::TensorRole>(4);
+  CHECK_THAT(read_error(image_of(p)), Catch::Contains("invalid role 4"));
+  // init count beyond the image
+  std::string b = image_of(tiny_program());
+  REQUIRE(b.substr(kTinyInitAt, 8) == std::string(8, '\0'));
+  b[kTinyInitAt + 5] = 1;
+  CHECK_THAT(read_error(b), Catch::Contains("init bytes"));
+  // Version 1: the same without the init field.
+  b = image_of(tiny_program());
+  put_u32(b, 8, 1);
+  b.erase(kTinyInitAt, 8);
+  const ncore::Program v1 = parse(b);
+  CHECK(v1.listing() == tiny_program().listing());
+  CHECK(v1.hbm_tensors[0].init.empty());
+}
+
+TEST_CASE("an image whose tensor-engine stream is inconsistent is rejected", "[firmware][image]") {
+  ncore::Program p = traced_matmul();
+  REQUIRE_NOTHROW(parse(image_of(p)));
+  auto& pe = p.streams[0].insns;
+  const auto first_ls = std::find_if(pe.begin(), pe.end(), [](const ncore::Instruction& i) {
+    return i.insn.opcode == isa::Opcode::load_stationary;
+  });
+  REQUIRE(first_ls != pe.end());
+  first_ls->insn.opcode = isa::Opcode::sem_wait;  // the first multiply has no stationary operand
+  first_ls->insn.upd_op = isa::SemOp::none;
+  CHECK_THAT(read_error(image_of(p)),
+             Catch::Contains("tensor engine stream") &&
+                 Catch::Contains("no load_stationary precedes this multiply on the tensor engine's stream"));
 }
 
 TEST_CASE("randomly corrupted images are rejected or read, never crash", "[firmware][image]") {
@@ -254,6 +349,21 @@ TEST_CASE("randomly corrupted images are rejected or read, never crash", "[firmw
   }
   CHECK(rejected > 0);
   CHECK(rejected + accepted == 3000);
+  // The header and tensor table of an image with a constant (the identity of a transpose).
+  const std::string with_constant = image_of(traced("transpose", 128));
+  const size_t table_end = with_constant.find("kernels/src/matrix.cpp");
+  REQUIRE(table_end != std::string::npos);
+  rejected = 0;
+  for (int trial = 0; trial < 500; ++trial) {
+    std::string b = with_constant;
+    b[16 + rng() % (table_end - 16)] ^= static_cast<char>(1u << (rng() % 8));
+    try {
+      (void)parse(b).listing();
+    } catch (const ncore::ImageError&) {
+      ++rejected;
+    }
+  }
+  CHECK(rejected > 0);
 }
 
 TEST_CASE("corrupted instruction records are rejected or read, never crash", "[firmware][image]") {

@@ -254,7 +254,8 @@ TEST_CASE("registry: list, inputs, output", "[firmware][kernels][registry]") {
     names.push_back(k.name);
     CHECK_FALSE(k.doc.empty());
   }
-  CHECK(names == std::vector<std::string>{"naive", "tiled", "stream", "direct_alloc", "direct_alloc_bad"});
+  CHECK(names == std::vector<std::string>{"naive", "tiled", "stream", "direct_alloc", "direct_alloc_bad", "transpose",
+                                          "matmul"});
   kernels::Args a = args("stream", 25600);
   a.dtype = isa::Dtype::bf16;
   const auto in = kernels::inputs(a);

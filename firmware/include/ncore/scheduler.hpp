@@ -15,6 +15,14 @@
 // instruction carries one wait; more producers get one sem_wait each, inserted before it on
 // the same stream. Waits go only to earlier instructions, so the Program cannot deadlock.
 //
+// The scheduler knows accesses, not opcodes: the tracer lists each instruction's reads and
+// writes. For the tensor engine these are: load_stationary reads its SBUF operand;
+// multiply_moving reads the moving operand in SBUF and writes its PSUM destination, which it
+// also reads when it accumulates (acc). The array's stationary state needs no record: the
+// tensor engine's stream is in order, and the simulator retires its instructions in program
+// order even when a load_stationary finishes before the multiply ahead of it, so the
+// S[pe] >= k+1 convention holds for both instructions.
+//
 // Access records are pruned as they become redundant (a record covered by a later write, a
 // read covered by a later read of the same stream) and indexed by 512-byte buckets, so the
 // cost of one instruction depends on the accesses near it, not on the Program's length.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ncore/isa_gen.hpp"
@@ -15,6 +16,7 @@ namespace kernels {
 
 struct Args {
   std::string kernel;  // a name from list()
+  // Sizes; which ones a kernel uses, and what they mean, is in its KernelInfo::sizes.
   int64_t n = 0, m = 0, k = 0;
   int64_t row_chunk = 128;  // tiled
   int64_t free_dim = 200;   // stream
@@ -22,9 +24,25 @@ struct Args {
   unsigned dma_queues = 4;  // DMA queues the trace spreads dma_copy over
 };
 
+// One size argument of a kernel: the Args field and command-line option -n, -m or -k.
+struct SizeArg {
+  char flag = 'n';          // 'n', 'm' or 'k'
+  std::string what;         // a short noun for messages: "vector length", "row count"
+  std::string help;         // what it is, for --help
+  bool required = true;     // else 0 (not given) means default_doc
+  std::string default_doc;  // what an absent value means, e.g. "n" (transpose: m = n)
+  int64_t multiple_of = 1;  // the kernel needs a positive multiple of this (its own check says so too)
+};
+
 struct KernelInfo {
   std::string name;
   std::string doc;
+  std::vector<SizeArg> sizes;  // the size arguments it uses, in the order to print them
+  bool row_chunk = false;      // uses Args::row_chunk (--row-chunk)
+  bool free_dim = false;       // uses Args::free_dim (--free-dim)
+  // Whether the Program's output equals reference() bit for bit on finite inputs (false for
+  // matmul: the tensor engine sums in fp32 in its own order, the reference in double).
+  bool exact = true;
 };
 
 struct TensorSpec {
@@ -35,8 +53,19 @@ struct TensorSpec {
 };
 using InputSpec = TensorSpec;
 
-// naive, tiled, stream, direct_alloc, direct_alloc_bad.
+// naive, tiled, stream, direct_alloc, direct_alloc_bad, transpose, matmul.
 const std::vector<KernelInfo>& list();
+// The KernelInfo of `name`; throws ncore::KernelError naming the known kernels.
+const KernelInfo& info(const std::string& name);
+// Checks the arguments the kernel uses (positive sizes, a valid dtype; divisibility is the
+// kernel's own check at trace time) and throws ncore::KernelError with what is wrong.
+void check_args(const Args& args);
+// The arguments the kernel uses with their values, defaults resolved, in KernelInfo order:
+// {"n", 1024}, {"m", 1024} for transpose; {"n", ...}, {"row_chunk", 128} for tiled. For the
+// report line and the JSON output.
+std::vector<std::pair<std::string, int64_t>> arg_values(const Args& args);
+// The same as text: "n=1024 m=1024".
+std::string args_text(const Args& args);
 // Traces the kernel for `preset`. Throws ncore::KernelError on bad arguments or a kernel that
 // breaks a hardware rule.
 ncore::Program build(const Args& args, const ncore::Preset& preset);
@@ -44,9 +73,10 @@ ncore::Program build(const Args& args, const ncore::Preset& preset);
 std::vector<InputSpec> inputs(const Args& args);
 TensorSpec output(const Args& args);
 // The expected output bytes (little-endian) for the given input bytes by name, computed in
-// plain C++: a + b in fp32, rounded once to the dtype. For direct_alloc_bad this is the right
-// answer, which that kernel does not produce. Throws ncore::InputError on missing or
-// mis-sized inputs.
+// plain C++: vector adds a + b in fp32, rounded once to the dtype (for direct_alloc_bad this
+// is the right answer, which that kernel does not produce); transpose the exact transpose;
+// matmul the products summed in double, rounded once to the dtype. Throws ncore::InputError on
+// missing or mis-sized inputs.
 std::vector<uint8_t> reference(const Args& args, const std::map<std::string, std::vector<uint8_t>>& inputs);
 
 }  // namespace kernels

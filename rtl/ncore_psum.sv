@@ -1,0 +1,157 @@
+// Partial-sum buffer (PSUM): where the tensor engine's results land.
+//
+// Cfg.NumPartitions partitions of Cfg.PsumBytes bytes, stored as 32-bit words, in banks of
+// Cfg.PsumBankBytes (bank = word / words per bank; a multiply writes within one bank). Every
+// bank of every partition has one read and one write port (1R1W), as in the SBUF.
+//
+// Two kinds of clients:
+//   the tensor engine's port (te_*): one fp32 word per partition per cycle, each partition with
+//     its own word address (the PE array's bottom edge is skewed, so its partitions are at
+//     different places of a result). te_acc_i adds the word to what is stored (fp32, round to
+//     nearest even, ncore_fp_pkg::f32_add), otherwise it overwrites. Read, add and write happen
+//     in the cycle the write is presented. Every TE write is taken in the cycle it is presented.
+//   engine ports (NumEngRd read, NumEngWr write; the vector engine, later the scalar engine):
+//     as ncore_sbuf's engine ports: one element per lane, all lanes at the same byte address,
+//     a lane mask selects partitions, read data registered (the cycle after the grant, held
+//     until the port's next granted read), writes carry the element in the low bits of the
+//     lane's word with byte enables (2-byte elements at byte 0 or 2).
+//
+// Arbitration. The tensor engine has priority: it occupies the read and the write port of every
+// (partition, bank) it writes in a cycle, and an engine access that needs one of those is
+// refused and retries. Two engine reads (or two engine writes) on the same bank of the same
+// partition conflict, and the lower port number wins. A refused access is not granted and has
+// no effect: a conflict stalls, it never corrupts. An engine read and a TE or engine write of
+// the same word in one cycle (different ports) read the old word.
+module ncore_psum
+  import ncore_cfg_pkg::*;
+  import ncore_fp_pkg::*;
+#(
+  parameter cfg_t         Cfg      = CfgTrn2,
+  parameter int unsigned  NumEngRd = 1,
+  parameter int unsigned  NumEngWr = 1,
+  localparam int unsigned P        = Cfg.NumPartitions,
+  localparam int unsigned AddrW    = $clog2(Cfg.PsumBytes),      // engine byte address
+  localparam int unsigned Words    = Cfg.PsumBytes / 4,
+  localparam int unsigned WordW    = $clog2(Words)
+) (
+  input  logic                              clk_i,
+  input  logic                              rst_ni,
+  // tensor engine write port
+  input  logic [P-1:0]                      te_valid_i,
+  input  logic [P-1:0][WordW-1:0]           te_addr_i,
+  input  logic [P-1:0][31:0]                te_data_i,
+  input  logic [P-1:0]                      te_acc_i,
+  // engine read ports
+  input  logic [NumEngRd-1:0]               er_req_i,
+  input  logic [NumEngRd-1:0][AddrW-1:0]    er_addr_i,
+  input  logic [NumEngRd-1:0][P-1:0]        er_mask_i,
+  output logic [NumEngRd-1:0]               er_gnt_o,
+  output logic [NumEngRd-1:0][P-1:0][31:0]  er_rdata_o,
+  // engine write ports
+  input  logic [NumEngWr-1:0]               ew_req_i,
+  input  logic [NumEngWr-1:0][AddrW-1:0]    ew_addr_i,
+  input  logic [NumEngWr-1:0][P-1:0]        ew_mask_i,
+  input  logic [NumEngWr-1:0][3:0]          ew_ben_i,
+  input  logic [NumEngWr-1:0][P-1:0][31:0]  ew_wdata_i,
+  output logic [NumEngWr-1:0]               ew_gnt_o
+);
+  localparam int unsigned Banks     = Cfg.PsumBytes / Cfg.PsumBankBytes;
+  localparam int unsigned BankW     = (Banks > 1) ? $clog2(Banks) : 1;
+  localparam int unsigned BankWords = Cfg.PsumBankBytes / 4;
+
+  // The storage. Read from outside only by test benches (check mode), through Verilator's
+  // public_flat_rd, which adds no logic.
+  logic [31:0] mem_q [P][Words] /*verilator public_flat_rd*/;
+
+  function automatic logic [BankW-1:0] bank_of_word(logic [WordW-1:0] w);
+    return BankW'(w / WordW'(BankWords));
+  endfunction
+
+  // ---------------------------------------------------------------------------------------
+  // Arbitration
+  // ---------------------------------------------------------------------------------------
+  // (bank, partition) pairs the tensor engine writes this cycle.
+  logic [Banks-1:0][P-1:0] te_busy;
+  always_comb begin
+    te_busy = '0;
+    if (te_valid_i != '0) begin
+      for (int p = 0; p < P; p++) begin
+        if (te_valid_i[p]) te_busy[bank_of_word(te_addr_i[p])][p] = 1'b1;
+      end
+    end
+  end
+
+  logic [Banks-1:0][P-1:0] rd_busy, wr_busy;
+  always_comb begin
+    rd_busy  = te_busy;
+    er_gnt_o = '0;
+    for (int r = 0; r < NumEngRd; r++) begin
+      logic [BankW-1:0] b;
+      b = bank_of_word(WordW'(er_addr_i[r] >> 2));
+      if (er_req_i[r] && (rd_busy[b] & er_mask_i[r]) == '0) begin
+        er_gnt_o[r] = 1'b1;
+        rd_busy[b]  = rd_busy[b] | er_mask_i[r];
+      end
+    end
+  end
+
+  always_comb begin
+    wr_busy  = te_busy;
+    ew_gnt_o = '0;
+    for (int w = 0; w < NumEngWr; w++) begin
+      logic [BankW-1:0] b;
+      b = bank_of_word(WordW'(ew_addr_i[w] >> 2));
+      if (ew_req_i[w] && (wr_busy[b] & ew_mask_i[w]) == '0) begin
+        ew_gnt_o[w] = 1'b1;
+        wr_busy[b]  = wr_busy[b] | ew_mask_i[w];
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Engine reads (registered data)
+  // ---------------------------------------------------------------------------------------
+  always_ff @(posedge clk_i) begin
+    for (int r = 0; r < NumEngRd; r++) begin
+      if (er_gnt_o[r]) begin
+        for (int p = 0; p < P; p++) begin
+          if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
+        end
+      end
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Writes, per partition: the tensor engine's word (accumulated or not) and the granted
+  // engine-port words. They never meet on one bank (arbitration), so the sites never collide.
+  // ---------------------------------------------------------------------------------------
+  function automatic logic [31:0] merge(logic [31:0] old, logic [31:0] data, logic [3:0] ben);
+    logic [31:0] m;
+    m = {{8{ben[3]}}, {8{ben[2]}}, {8{ben[1]}}, {8{ben[0]}}};
+    return (old & ~m) | (data & m);
+  endfunction
+
+  for (genvar p = 0; p < P; p++) begin : g_part
+    always_ff @(posedge clk_i) begin
+      if (te_valid_i[p]) begin
+        mem_q[p][te_addr_i[p]] <= te_acc_i[p] ? f32_add(mem_q[p][te_addr_i[p]], te_data_i[p]) : te_data_i[p];
+      end
+    end
+    for (genvar w = 0; w < NumEngWr; w++) begin : g_eng
+      logic [WordW-1:0] widx;
+      logic [1:0]       bsh;
+      assign widx = WordW'(ew_addr_i[w] >> 2);
+      assign bsh  = ew_addr_i[w][1:0];
+      always_ff @(posedge clk_i) begin
+        if (ew_gnt_o[w] && ew_mask_i[w][p]) begin
+          mem_q[p][widx] <= merge(mem_q[p][widx], ew_wdata_i[w][p] << (8 * bsh), ew_ben_i[w] << bsh);
+        end
+      end
+    end
+  end
+
+  // Reset is not used: the storage has none, and the arbitration keeps no state.
+  logic unused_rst;
+  assign unused_rst = rst_ni;
+
+endmodule

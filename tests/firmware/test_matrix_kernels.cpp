@@ -1,0 +1,498 @@
+// The tensor-engine kernels of handout 003 (matrix_transpose, matmul_tiled): instruction
+// counts for several shapes and dtypes, their Programs run on the golden model against the
+// plain C++ references (transpose exactly; matmul within dtype tolerances and bit for bit
+// against an independent fma chain in the tensor engine's order), random interleavings,
+// the registry entries, and trace times at full size.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <random>
+
+#include "exec_check.hpp"
+#include "golden_model.hpp"
+#include "kernels/matrix.hpp"
+#include "ncore/ap.hpp"
+#include "ncore/error.hpp"
+#include "ncore/validate.hpp"
+#include "nki/nki.hpp"
+#include "nki/registry.hpp"
+#include "numerics.hpp"
+
+namespace {
+
+namespace isa = ncore::isa;
+namespace nl = nki::nl;
+using nki::Tensor;
+using Bytes = std::vector<uint8_t>;
+using Op = isa::Opcode;
+
+const ncore::Preset& trn2() { return *ncore::find_preset("trn2"); }
+
+kernels::Args transpose_args(int64_t n, int64_t m, isa::Dtype dt) {
+  kernels::Args a;
+  a.kernel = "transpose";
+  a.n = n;
+  a.m = m;
+  a.dtype = dt;
+  return a;
+}
+
+kernels::Args matmul_args(int64_t k, int64_t m, int64_t n, isa::Dtype dt) {
+  kernels::Args a;
+  a.kernel = "matmul";
+  a.k = k;
+  a.m = m;
+  a.n = n;
+  a.dtype = dt;
+  return a;
+}
+
+// Random elements of `dt`: uniform in [lo, hi), rounded to the dtype; never -0.
+Bytes random_bytes(const kernels::TensorSpec& s, uint64_t seed, float lo, float hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  const unsigned esz = isa::dtype_bytes(s.dtype);
+  const uint64_t n = s.bytes() / esz;
+  Bytes b(s.bytes());
+  for (uint64_t i = 0; i < n; ++i) {
+    uint32_t v = ncore::num::from_float(u(rng), s.dtype);
+    if (v == (esz == 2 ? 0x8000u : 0x80000000u)) v = 0;
+    std::memcpy(&b[i * esz], &v, esz);
+  }
+  return b;
+}
+
+struct Run {
+  ncore::Program prog;
+  std::map<std::string, Bytes> inputs;
+  Bytes got, want;
+};
+
+// Traces a registry kernel, runs it on the golden model with random inputs and returns the
+// output next to the reference.
+Run run_golden(const kernels::Args& a, uint64_t seed, float lo, float hi) {
+  Run r;
+  r.prog = kernels::build(a, trn2());
+  ncore::GoldenModel g(trn2(), r.prog.hbm_bytes);
+  for (const auto& spec : kernels::inputs(a)) {
+    r.inputs[spec.name] = random_bytes(spec, seed++, lo, hi);
+    const ncore::HbmTensor* t = r.prog.find_tensor(spec.name);
+    REQUIRE(t);
+    REQUIRE(t->bytes == spec.bytes());
+    std::memcpy(g.hbm() + t->offset, r.inputs[spec.name].data(), spec.bytes());
+  }
+  g.run(r.prog);
+  const kernels::TensorSpec os = kernels::output(a);
+  const ncore::HbmTensor* o = r.prog.find_tensor(os.name);
+  REQUIRE(o);
+  REQUIRE(o->role == ncore::TensorRole::output);
+  REQUIRE(o->shape == os.shape);
+  r.got.assign(g.hbm() + o->offset, g.hbm() + o->offset + o->bytes);
+  r.want = kernels::reference(a, r.inputs);
+  return r;
+}
+
+float elem(const Bytes& b, size_t i, isa::Dtype dt) {
+  const unsigned esz = isa::dtype_bytes(dt);
+  uint32_t v = 0;
+  std::memcpy(&v, &b[i * esz], esz);
+  return ncore::num::to_float(v, dt);
+}
+
+std::vector<float> floats(const Bytes& b, isa::Dtype dt) {
+  std::vector<float> v(b.size() / isa::dtype_bytes(dt));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = elem(b, i, dt);
+  return v;
+}
+
+// The tensor engine's arithmetic, written out: per output element, for each 128-row tile of
+// K an fma chain from +0 down the rows (std::fma on floats: one rounding per step), the tile
+// sums added in order in fp32 (the first overwrites PSUM, the others accumulate), then one
+// rounding to the dtype when copied out of PSUM.
+Bytes fma_chain(const Bytes& lhsT, const Bytes& rhs, int64_t K, int64_t M, int64_t N, isa::Dtype dt) {
+  const std::vector<float> w = floats(lhsT, dt), x = floats(rhs, dt);
+  const unsigned esz = isa::dtype_bytes(dt);
+  Bytes out(static_cast<size_t>(M * N) * esz);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float total = 0;
+      for (int64_t kt = 0; kt < K / 128; ++kt) {
+        float acc = 0.0f;
+        for (int64_t kk = kt * 128; kk < (kt + 1) * 128; ++kk) acc = std::fma(w[kk * M + i], x[kk * N + j], acc);
+        total = kt == 0 ? acc : total + acc;
+      }
+      const uint32_t v = ncore::num::from_float(total, dt);
+      std::memcpy(&out[(i * N + j) * esz], &v, esz);
+    }
+  return out;
+}
+
+// A tolerance test for matmul results: |got - want| <= rtol * (sum over k of |w x| + |want|),
+// the accumulation error's scale (so that cancellation does not make it unbounded) plus the
+// dtype's rounding of the result.
+void check_close(const Run& r, const kernels::Args& a) {
+  const isa::Dtype dt = a.dtype;
+  const double rtol = dt == isa::Dtype::fp32 ? 1e-5 : dt == isa::Dtype::fp16 ? 1e-3 : 1e-2;
+  const std::vector<float> l = floats(r.inputs.at("lhsT"), dt), x = floats(r.inputs.at("rhs"), dt);
+  const std::vector<float> got = floats(r.got, dt), want = floats(r.want, dt);
+  std::vector<double> scale(static_cast<size_t>(a.m * a.n), 0.0);
+  for (int64_t k = 0; k < a.k; ++k)
+    for (int64_t i = 0; i < a.m; ++i)
+      for (int64_t j = 0; j < a.n; ++j) scale[i * a.n + j] += std::fabs(double{l[k * a.m + i]} * x[k * a.n + j]);
+  uint64_t bad = 0;
+  for (size_t e = 0; e < got.size(); ++e)
+    if (!(std::fabs(double{got[e]} - want[e]) <= rtol * (scale[e] + std::fabs(want[e])))) ++bad;
+  CHECK(bad == 0);
+}
+
+uint64_t count(const ncore::Program& p, Op op) { return fwtest::count_opcode(p, op); }
+
+int64_t largest_divisor(int64_t n, int64_t cap) {
+  for (int64_t d = std::min(n, cap); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+}  // namespace
+
+TEST_CASE("matrix_transpose: instruction counts for several shapes and dtypes", "[firmware][kernels][matrix]") {
+  struct Case {
+    int64_t n, m;
+    isa::Dtype dt;
+  };
+  for (const Case& c : {Case{128, 128, isa::Dtype::fp32}, Case{256, 384, isa::Dtype::fp32},
+                        Case{640, 256, isa::Dtype::bf16}, Case{1024, 128, isa::Dtype::fp16},
+                        Case{128, 2048, isa::Dtype::bf16}, Case{4096, 4096, isa::Dtype::fp32},
+                        Case{2048, 4096, isa::Dtype::bf16}}) {
+    INFO(c.n << " x " << c.m << " " << isa::to_string(c.dt));
+    const ncore::Program p = kernels::build(transpose_args(c.n, c.m, c.dt), trn2());
+    // Input rows n = M of the kernel, columns m = N. Groups of ROWS x COLS blocks.
+    const int64_t rb = c.n / 128, cb = c.m / 128;
+    const int64_t rows = largest_divisor(rb, 8), cols = largest_divisor(cb, 4096 / (128 * isa::dtype_bytes(c.dt)));
+    const int64_t groups = (rb / rows) * (cb / cols), banks = (rows + 3) / 4;
+    CHECK(count(p, Op::load_stationary) == static_cast<uint64_t>(rb * cb));
+    CHECK(count(p, Op::multiply_moving) == static_cast<uint64_t>(rb * cb));
+    CHECK(count(p, Op::tensor_copy) == static_cast<uint64_t>(groups * cols * banks));
+    CHECK(count(p, Op::dma_copy) == static_cast<uint64_t>(1 + groups * rows + groups * cols));
+    CHECK(count(p, Op::memset) == 0u);
+    CHECK(p.instruction_count() == count(p, Op::load_stationary) + count(p, Op::multiply_moving) +
+                                       count(p, Op::tensor_copy) + count(p, Op::dma_copy) + count(p, Op::sem_wait));
+    // Only the tensor engine computes; every transpose overwrites a region inside one bank.
+    CHECK(count(p, Op::tensor_tensor) + count(p, Op::tensor_scalar) == 0u);
+    for (const auto& i : p.streams[0].insns)
+      if (i.insn.opcode == Op::multiply_moving) {
+        CHECK_FALSE(i.insn.acc);
+        CHECK(i.insn.dst.offset / 2048 == (i.insn.dst.offset + 4 * 128 - 1) / 2048);
+      }
+    // One constant: the identity of the dtype class.
+    const ncore::HbmTensor* id = p.find_tensor(c.dt == isa::Dtype::fp32 ? "identity_fp32" : "identity_bf16");
+    REQUIRE(id);
+    CHECK(id->role == ncore::TensorRole::constant);
+    REQUIRE_NOTHROW(ncore::validate_program(p, trn2()));
+  }
+  // 4096 x 4096 fp32: 16 groups of 8 x 8 blocks, [128, 1024] loads and stores (4 KiB per partition).
+  const ncore::Program p = kernels::build(transpose_args(4096, 4096, isa::Dtype::fp32), trn2());
+  CHECK(count(p, Op::dma_copy) == 257u);
+  CHECK(count(p, Op::tensor_copy) == 256u);
+  for (size_t s = 5; s < p.streams.size(); ++s)
+    for (const auto& i : p.streams[s].insns)
+      if (i.insn.opcode == Op::dma_copy && i.insn.src0.mem == isa::Buffer::hbm && i.insn.dst.mem == isa::Buffer::sbuf &&
+          i.insn.src0.dtype == isa::Dtype::fp32 && i.insn.src0.num_part == 128 && ncore::ap_free_elems(i.insn.dst) != 128)
+        CHECK(ncore::ap_free_elems(i.insn.dst) == 1024u);
+}
+
+TEST_CASE("matmul_tiled: instruction counts and accumulate flags", "[firmware][kernels][matrix]") {
+  struct Case {
+    int64_t k, m, n;
+    isa::Dtype dt;
+  };
+  for (const Case& c : {Case{128, 128, 512, isa::Dtype::fp32}, Case{384, 256, 1024, isa::Dtype::bf16},
+                        Case{256, 128, 512, isa::Dtype::fp16}, Case{1024, 1024, 2048, isa::Dtype::bf16}}) {
+    INFO(c.k << " " << c.m << " " << c.n << " " << isa::to_string(c.dt));
+    const ncore::Program p = kernels::build(matmul_args(c.k, c.m, c.n, c.dt), trn2());
+    const uint64_t tiles = static_cast<uint64_t>((c.m / 128) * (c.n / 512)), kt = static_cast<uint64_t>(c.k / 128);
+    CHECK(count(p, Op::multiply_moving) == tiles * kt);
+    CHECK(count(p, Op::load_stationary) == tiles * kt);  // a new lhsT tile every time
+    CHECK(count(p, Op::dma_copy) == 2 * tiles * kt + tiles);
+    CHECK(count(p, Op::memset) == tiles);       // nl::zeros
+    CHECK(count(p, Op::tensor_copy) == tiles);  // nl::copy out of PSUM, cast to the dtype
+    // Under inference the first matmul of each output tile overwrites, the others accumulate.
+    std::vector<int> flags;
+    for (const auto& i : p.streams[0].insns)
+      if (i.insn.opcode == Op::multiply_moving) flags.push_back(i.insn.acc);
+    for (size_t f = 0; f < flags.size(); ++f) CHECK(flags[f] == (f % kt == 0 ? 0 : 1));
+    for (const auto& i : p.streams[3].insns)
+      if (i.insn.opcode == Op::tensor_copy) {
+        CHECK(i.insn.src0.mem == isa::Buffer::psum);
+        CHECK(i.insn.dst.dtype == c.dt);
+      }
+    REQUIRE_NOTHROW(ncore::validate_program(p, trn2()));
+  }
+}
+
+TEST_CASE("kernel size checks, as the handout's asserts", "[firmware][kernels][matrix][constraints]") {
+  auto err = [](const kernels::Args& a) {
+    try {
+      kernels::build(a, trn2());
+    } catch (const ncore::KernelError& e) {
+      return std::string(e.what());
+    }
+    return std::string("<no error>");
+  };
+  CHECK_THAT(err(transpose_args(200, 128, isa::Dtype::fp32)),
+             Catch::StartsWith("kernels/src/matrix.cpp:") &&
+                 Catch::Contains("Matrix dimensions not divisible by tile dimension! (200 x 128, tile dimension 128)"));
+  CHECK_THAT(err(transpose_args(128, 100, isa::Dtype::fp32)), Catch::Contains("not divisible by tile dimension"));
+  CHECK_THAT(err(matmul_args(128, 128, 256, isa::Dtype::fp32)),
+             Catch::Contains("N = 256 is not a multiple of TILE_N = 512"));
+  CHECK_THAT(err(matmul_args(100, 128, 512, isa::Dtype::fp32)), Catch::Contains("K = 100 is not a multiple of TILE_K = 128"));
+  CHECK_THAT(err(matmul_args(128, 64, 512, isa::Dtype::fp32)), Catch::Contains("M = 64 is not a multiple of TILE_M = 128"));
+  CHECK_THAT(err(matmul_args(0, 128, 512, isa::Dtype::fp32)), Catch::Contains("-k: kernel matmul needs its contraction dimension"));
+  CHECK_THAT(err(transpose_args(128, -1, isa::Dtype::fp32)),
+             Catch::Contains("the column count m must be positive (or 0 for the default, n), got -1"));
+  // Contraction dimensions that differ, traced directly.
+  try {
+    nki::trace("mm", trn2(), [](nki::Tracer& t) {
+      Tensor a = t.input("lhsT", {256, 128}, nl::float32);
+      Tensor b = t.input("rhs", {128, 512}, nl::float32);
+      t.output(kernels::matmul_tiled(a, b));
+    });
+    FAIL("no error");
+  } catch (const ncore::KernelError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("lhsT and rhs must have the same contraction dimension (lhsT [256, 128], rhs "
+                                         "[128, 512])"));
+  }
+}
+
+TEST_CASE("matrix_transpose on the golden model equals the reference exactly", "[firmware][kernels][matrix][golden]") {
+  struct Case {
+    int64_t n, m;
+    isa::Dtype dt;
+  };
+  // Groups of ROWS x COLS blocks: 2x3 (one group), 5x2 (two PSUM banks per row tile), 3x1 (one
+  // bank), 1x16, 8x1, 3x2 in three row groups, 1x6 in three column groups.
+  for (const Case& c : {Case{256, 384, isa::Dtype::fp32}, Case{640, 256, isa::Dtype::bf16},
+                        Case{384, 128, isa::Dtype::fp16}, Case{128, 2048, isa::Dtype::bf16},
+                        Case{1024, 128, isa::Dtype::fp32}, Case{1152, 256, isa::Dtype::fp32},
+                        Case{128, 2304, isa::Dtype::fp32}}) {
+    INFO(c.n << " x " << c.m << " " << isa::to_string(c.dt));
+    const kernels::Args a = transpose_args(c.n, c.m, c.dt);
+    const Run r = run_golden(a, 7, -1000.0f, 1000.0f);
+    CHECK(r.got == r.want);
+    // and the reference is the transpose
+    CHECK(elem(r.want, 1 * c.n + 2, c.dt) == elem(r.inputs.at("a_tensor"), 2 * c.m + 1, c.dt));
+  }
+  // m = 0: square
+  const Run r = run_golden(transpose_args(256, 0, isa::Dtype::bf16), 3, -1.0f, 1.0f);
+  CHECK(r.got == r.want);
+  CHECK(r.prog.find_tensor("out")->shape == std::vector<int64_t>{256, 256});
+}
+
+TEST_CASE("nc_transpose on the golden model: -0 becomes +0, NaN and inf spread over their row", "[firmware][pe][golden]") {
+  // A [4, 3] fp32 block with -0 at (0, 0), inf at (1, 2), NaN at (3, 1).
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const float x[4][3] = {{-0.0f, 1.5f, 2.0f}, {3.0f, -4.0f, inf}, {5.0f, 6.0f, 7.0f}, {8.0f, nan, 9.0f}};
+  const ncore::Program p = nki::trace("t", trn2(), [](nki::Tracer& t) {
+    Tensor a = t.input("a", {4, 3}, nl::float32);
+    Tensor out = nl::ndarray({3, 4}, nl::float32, nl::hbm, "out");
+    Tensor s = nl::ndarray({4, 3}, nl::float32, nl::sbuf, "s");
+    nki::nisa::dma_copy(s, a);
+    Tensor r = nl::copy(nki::nisa::nc_transpose(s));
+    nki::nisa::dma_copy(out, r);
+    t.output(out);
+  });
+  ncore::GoldenModel g(trn2(), p.hbm_bytes);
+  std::memcpy(g.hbm() + p.find_tensor("a")->offset, x, sizeof x);
+  g.run(p);
+  float y[3][4];
+  std::memcpy(y, g.hbm() + p.find_tensor("out")->offset, sizeof y);
+  uint32_t b00;
+  std::memcpy(&b00, &y[0][0], 4);
+  CHECK(b00 == 0u);  // +0
+  CHECK(y[0][1] == 3.0f);
+  CHECK(y[0][2] == 5.0f);
+  CHECK(y[2][0] != y[2][0]);
+  CHECK(y[2][1] == inf);  // in place
+  CHECK(std::isnan(y[2][0]));
+  CHECK(std::isnan(y[2][2]));
+  CHECK(std::isnan(y[2][3]));
+  for (int j = 0; j < 4; ++j) CHECK(std::isnan(y[1][j]));  // row 1 of the output: column 1 of x, which holds the NaN
+  CHECK(y[0][3] == 8.0f);
+}
+
+TEST_CASE("matmul_tiled on the golden model: the fma chain exactly, the reference within tolerance",
+          "[firmware][kernels][matrix][golden]") {
+  struct Case {
+    int64_t k, m, n;
+    isa::Dtype dt;
+  };
+  for (const Case& c : {Case{256, 128, 512, isa::Dtype::fp32}, Case{384, 256, 512, isa::Dtype::bf16},
+                        Case{128, 128, 1024, isa::Dtype::fp16}}) {
+    INFO(c.k << " " << c.m << " " << c.n << " " << isa::to_string(c.dt));
+    const kernels::Args a = matmul_args(c.k, c.m, c.n, c.dt);
+    // Mixed signs: cancellation, so rounding order matters.
+    const Run r = run_golden(a, 11, -1.0f, 1.0f);
+    CHECK(r.got == fma_chain(r.inputs.at("lhsT"), r.inputs.at("rhs"), c.k, c.m, c.n, c.dt));
+    check_close(r, a);
+  }
+  // Positive inputs like the CLI's: numpy-style allclose against the reference.
+  const kernels::Args a = matmul_args(256, 128, 512, isa::Dtype::fp32);
+  const Run r = run_golden(a, 5, 0.0f, 1.0f);
+  uint64_t bad = 0;
+  for (size_t i = 0; i < r.want.size() / 4; ++i) {
+    const double g = elem(r.got, i, a.dtype), w = elem(r.want, i, a.dtype);
+    bad += !(std::fabs(g - w) <= 1e-8 + 1e-5 * std::fabs(w));
+  }
+  CHECK(bad == 0);
+  CHECK_FALSE(kernels::info("matmul").exact);
+}
+
+TEST_CASE("the tensor-engine kernels run to completion with every conflict ordered", "[firmware][kernels][matrix]") {
+  std::vector<std::pair<std::string, kernels::Args>> cases = {
+      {"transpose", transpose_args(256, 384, isa::Dtype::fp32)},
+      {"transpose", transpose_args(640, 128, isa::Dtype::bf16)},
+      {"transpose", transpose_args(1152, 256, isa::Dtype::fp32)},
+      {"transpose", transpose_args(128, 2304, isa::Dtype::fp16)},
+      {"matmul", matmul_args(256, 256, 512, isa::Dtype::bf16)},
+  };
+  for (auto& c : cases) {
+    nki::TraceStats st;
+    nki::TraceOptions o;
+    o.record_order = true;
+    o.stats = &st;
+    const kernels::Args& a = c.second;
+    const ncore::Program p = nki::trace(
+        "k", trn2(),
+        [&](nki::Tracer& t) {
+          const nki::Dtype dt = nki::from_isa(a.dtype);
+          if (c.first == "transpose") {
+            t.output(kernels::matrix_transpose(t.input("a_tensor", {a.n, a.m}, dt)));
+          } else {
+            Tensor l = t.input("lhsT", {a.k, a.m}, dt);
+            Tensor r = t.input("rhs", {a.k, a.n}, dt);
+            t.output(kernels::matmul_tiled(l, r));
+          }
+        },
+        o);
+    REQUIRE(st.order.size() == p.instruction_count() - count(p, Op::sem_wait));
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const fwtest::Execution e = fwtest::execute(p, trn2(), seed);
+      INFO(c.first << " seed " << seed << ": " << e.error);
+      REQUIRE(e.completed);
+      const auto bad = fwtest::check_hazards(p, e, st.order);
+      CHECK(bad.empty());
+      if (!bad.empty()) FAIL_CHECK(bad.front());
+    }
+  }
+}
+
+TEST_CASE("registry: transpose and matmul", "[firmware][kernels][registry][matrix]") {
+  const kernels::KernelInfo& t = kernels::info("transpose");
+  REQUIRE(t.sizes.size() == 2);
+  CHECK(t.sizes[0].flag == 'n');
+  CHECK(t.sizes[0].required);
+  CHECK(t.sizes[0].multiple_of == 128);
+  CHECK(t.sizes[1].flag == 'm');
+  CHECK_FALSE(t.sizes[1].required);
+  CHECK(t.sizes[1].default_doc == "n");
+  CHECK(t.exact);
+  const kernels::KernelInfo& m = kernels::info("matmul");
+  REQUIRE(m.sizes.size() == 3);
+  CHECK(m.sizes[0].flag == 'k');
+  CHECK(m.sizes[2].multiple_of == 512);
+  CHECK(kernels::info("tiled").row_chunk);
+  CHECK_FALSE(kernels::info("tiled").free_dim);
+  CHECK(kernels::info("stream").free_dim);
+  CHECK_THROWS_WITH(kernels::info("nope"), Catch::Contains("unknown kernel 'nope'"));
+
+  kernels::Args a = transpose_args(256, 0, isa::Dtype::bf16);
+  CHECK(kernels::args_text(a) == "n=256 m=256");
+  a.m = 384;
+  CHECK(kernels::args_text(a) == "n=256 m=384");
+  const auto in = kernels::inputs(a);
+  REQUIRE(in.size() == 1);
+  CHECK(in[0].name == "a_tensor");
+  CHECK(in[0].shape == std::vector<int64_t>{256, 384});
+  CHECK(kernels::output(a).name == "out");
+  CHECK(kernels::output(a).shape == std::vector<int64_t>{384, 256});
+  const ncore::Program p = kernels::build(a, trn2());
+  CHECK(p.kernel == "matrix_transpose");
+  CHECK(p.find_tensor("a_tensor")->role == ncore::TensorRole::input);
+
+  kernels::Args b = matmul_args(256, 128, 1024, isa::Dtype::fp16);
+  CHECK(kernels::args_text(b) == "k=256 m=128 n=1024");
+  CHECK(kernels::arg_values(b) == std::vector<std::pair<std::string, int64_t>>{{"k", 256}, {"m", 128}, {"n", 1024}});
+  const auto bin = kernels::inputs(b);
+  REQUIRE(bin.size() == 2);
+  CHECK(bin[0].name == "lhsT");
+  CHECK(bin[0].shape == std::vector<int64_t>{256, 128});
+  CHECK(bin[1].name == "rhs");
+  CHECK(bin[1].shape == std::vector<int64_t>{256, 1024});
+  CHECK(kernels::output(b).name == "result");
+  CHECK(kernels::output(b).shape == std::vector<int64_t>{128, 1024});
+  CHECK(kernels::build(b, trn2()).kernel == "matmul_tiled");
+
+  kernels::Args v;
+  v.kernel = "tiled";
+  v.n = 256;
+  CHECK(kernels::args_text(v) == "n=256 row_chunk=128");
+}
+
+TEST_CASE("registry references: transpose exactly, matmul rounded once from double", "[firmware][kernels][registry]") {
+  // 2 x 3 fp32 -> 3 x 2
+  kernels::Args a = transpose_args(2, 3, isa::Dtype::fp32);
+  const float x[6] = {1, 2, 3, 4, 5, 6};
+  Bytes in(sizeof x);
+  std::memcpy(in.data(), x, sizeof x);
+  const Bytes out = kernels::reference(a, {{"a_tensor", in}});
+  float y[6];
+  std::memcpy(y, out.data(), sizeof y);
+  CHECK(std::vector<float>(y, y + 6) == std::vector<float>{1, 4, 2, 5, 3, 6});
+  CHECK_THROWS_AS(kernels::reference(a, {{"a_tensor", Bytes(20)}}), ncore::InputError);
+
+  // bf16: 1 + 2^-8 + 2^-30 is just above the tie between 1 and 1 + 2^-7. Rounded once it goes
+  // up (0x3F81); through fp32 (1 + 2^-8, a tie) it would go to even (0x3F80).
+  kernels::Args b = matmul_args(3, 1, 1, isa::Dtype::bf16);
+  auto bf = [](std::initializer_list<uint16_t> v) {
+    Bytes r;
+    for (uint16_t h : v) {
+      r.push_back(static_cast<uint8_t>(h));
+      r.push_back(static_cast<uint8_t>(h >> 8));
+    }
+    return r;
+  };
+  // lhsT = [1, 2^-8, 2^-30], rhs = [1, 1, 1]
+  CHECK(kernels::reference(b, {{"lhsT", bf({0x3F80, 0x3B80, 0x3080})}, {"rhs", bf({0x3F80, 0x3F80, 0x3F80})}}) ==
+        bf({0x3F81}));
+  // fp32: 1 + 2^-24 + 2^-40 (exact in double) rounds up; fp16: 1 + 2^-11 + 2^-24 too (through
+  // fp32, where 2^-24 is half an ulp of 1, it would tie to even and round down).
+  kernels::Args f = matmul_args(3, 1, 1, isa::Dtype::fp32);
+  auto f32 = [](std::initializer_list<float> v) {
+    Bytes r(v.size() * 4);
+    size_t k = 0;
+    for (float q : v) std::memcpy(&r[4 * k++], &q, 4);
+    return r;
+  };
+  CHECK(kernels::reference(f, {{"lhsT", f32({1.0f, 0x1p-24f, 0x1p-40f})}, {"rhs", f32({1.0f, 1.0f, 1.0f})}}) ==
+        f32({1.0f + 0x1p-23f}));
+  kernels::Args h = matmul_args(3, 1, 1, isa::Dtype::fp16);
+  CHECK(kernels::reference(h, {{"lhsT", bf({0x3C00, 0x1000, 0x0001})}, {"rhs", bf({0x3C00, 0x3C00, 0x3C00})}}) ==
+        bf({0x3C01}));
+}
+
+TEST_CASE("trace times of transpose 4096x4096 and matmul K=M=1024 N=2048", "[firmware][kernels][matrix][timing]") {
+  for (int which = 0; which < 2; ++which) {
+    const kernels::Args a =
+        which == 0 ? transpose_args(4096, 4096, isa::Dtype::fp32) : matmul_args(1024, 1024, 2048, isa::Dtype::bf16);
+    const auto t0 = std::chrono::steady_clock::now();
+    const ncore::Program p = kernels::build(a, trn2());
+    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << "[firmware] trace of " << p.kernel << " " << kernels::args_text(a) << " " << isa::to_string(a.dtype)
+              << ": " << p.instruction_count() << " instructions in " << sec << " s\n";
+    CHECK(sec < 10.0);
+  }
+}
