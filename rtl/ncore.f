@@ -7,4 +7,7 @@ ncore_sbuf.sv
 ncore_dve.sv
 ncore_dma_engine.sv
 ncore_dma.sv
+ncore_psum.sv
+ncore_pe_array.sv
+ncore_te.sv
 ncore_top.sv

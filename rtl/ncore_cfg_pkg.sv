@@ -25,6 +25,9 @@ package ncore_cfg_pkg;
     int unsigned DmaCeDen;
     int unsigned DveAccessStartCycles;
     int unsigned DveMinIi;
+    int unsigned ActAccessStartCycles;
+    int unsigned ActMinIi;
+    int unsigned ActReduceCycles;
   } cfg_t;
 
   // NeuronCore-v3 (Trainium2), the default
@@ -48,7 +51,10 @@ package ncore_cfg_pkg;
     DmaCeNum: 7,
     DmaCeDen: 10,
     DveAccessStartCycles: 60,
-    DveMinIi: 64
+    DveMinIi: 64,
+    ActAccessStartCycles: 60,
+    ActMinIi: 64,
+    ActReduceCycles: 64
   };
 
   // NeuronCore-v2 (Trainium1)
@@ -72,7 +78,10 @@ package ncore_cfg_pkg;
     DmaCeNum: 3,
     DmaCeDen: 5,
     DveAccessStartCycles: 60,
-    DveMinIi: 64
+    DveMinIi: 64,
+    ActAccessStartCycles: 60,
+    ActMinIi: 64,
+    ActReduceCycles: 64
   };
 
   // small configuration of the same RTL for unit benches
@@ -96,7 +105,10 @@ package ncore_cfg_pkg;
     DmaCeNum: 7,
     DmaCeDen: 10,
     DveAccessStartCycles: 6,
-    DveMinIi: 8
+    DveMinIi: 8,
+    ActAccessStartCycles: 6,
+    ActMinIi: 8,
+    ActReduceCycles: 4
   };
 
   // Preset by number (the top level's Preset parameter).

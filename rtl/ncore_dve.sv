@@ -1,7 +1,7 @@
 // Vector engine (DVE): 128 lanes, lane p reading and writing SBUF partition p.
 //
-// Runs tensor_tensor, tensor_scalar, tensor_copy and memset, on operands in the SBUF or the
-// PSUM (each access says which; the core routes it). Every lane converts its inputs
+// Runs tensor_tensor, tensor_scalar, tensor_copy, memset and tensor_reduce, on operands in the
+// SBUF or the PSUM (each access says which; the core routes it). Every lane converts its inputs
 // to fp32, computes in fp32 (ncore_fp_pkg) and rounds once to the destination dtype. One
 // instruction at a time, on the cycles its clock enable allows:
 //
@@ -21,6 +21,13 @@
 //   c       src0[i]
 //   c+1     src1[i]          src0[i] -> a_q
 //   c+2     src0[i+1]        src1[i]          dst[i] = a_q op src1[i]
+//
+// tensor_reduce streams src0 at one element per cycle and folds each group of R consecutive
+// elements (R = the product of the red_axes innermost sizes) into a_q: the group's first element
+// is taken as it is, every later one as a_q = a_q op0 x (fp32, one rounding per step); the last
+// one's fold is rounded once to dst.dtype and written, while the next group is already read.
+// The golden model folds in the same order. Every element is consumed in the cycle after its
+// read, so a fold never repeats.
 module ncore_dve
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
@@ -57,14 +64,19 @@ module ncore_dve
   input  logic                 wr_gnt_i
 );
   typedef enum logic [2:0] {S_IDLE, S_START, S_SCAL, S_RUN, S_HOLD} state_e;
-  // What the data on the read port belongs to.
-  typedef enum logic [1:0] {D_NONE, D_SRC0, D_LAST, D_SCAL} data_e;
+  // What the data on the read port belongs to (D_PART: tensor_reduce, not the last element of
+  // its group).
+  typedef enum logic [2:0] {D_NONE, D_SRC0, D_LAST, D_SCAL, D_PART} data_e;
 
   state_e         state_q;
   data_e          data_q;
   insn_t          insn_q;
   logic [P-1:0]   mask_q;
-  logic [31:0]    n_q;           // free elements per partition
+  logic [31:0]    n_q;           // free elements per partition to read (src0's; else dst's)
+  logic [31:0]    nw_q;          // free elements per partition to write (dst's)
+  logic [31:0]    grp_q;         // tensor_reduce: elements per group (R)
+  logic [31:0]    gpos_q;        // tensor_reduce: elements of the current group read
+  logic           d_first_q;     // tensor_reduce: the data on the port starts its group
   logic [31:0]    rd_cnt_q;      // elements whose last read has been granted
   logic [31:0]    wr_cnt_q;      // elements written
   logic           rd_phase_q;    // tensor_tensor: next read is src1
@@ -72,12 +84,13 @@ module ncore_dve
   logic [15:0]    cyc_q;         // cycles since accept, saturating
   logic           scal_phase_q;  // SCAL: 0 reading s0, 1 reading s1
   logic           first_rd_q;    // rd_start not yet pulsed
-  logic [P-1:0][31:0] a_q;       // tensor_tensor: src0 as fp32
+  logic [P-1:0][31:0] a_q;       // tensor_tensor: src0 as fp32; tensor_reduce: the group's fold
   logic [P-1:0][31:0] o0_q, o1_q;  // tensor_scalar operands as fp32
 
   wire is_tt  = insn_q.opcode == OP_TENSOR_TENSOR;
   wire is_ts  = insn_q.opcode == OP_TENSOR_SCALAR;
   wire is_mem = insn_q.opcode == OP_MEMSET;
+  wire is_red = insn_q.opcode == OP_TENSOR_REDUCE;
 
   // ---------------------------------------------------------------------------------------
   // Address generators: src0, src1, dst
@@ -123,14 +136,25 @@ module ncore_dve
   logic               use_data;    // this cycle consumes the data on the port
   logic [P-1:0][31:0] cvt;         // port data as fp32
   logic               compute;     // this cycle writes a result
+  logic               fold;        // tensor_reduce: this cycle folds an element into a_q
+  logic [P-1:0][31:0] red;         // tensor_reduce: the group's fold including the port's element
 
   assign use_data = ce_i && ((state_q == S_RUN && data_q != D_NONE) || (state_q == S_SCAL && data_q == D_SCAL));
   assign compute  = ce_i && state_q == S_RUN && (is_mem || data_q == D_LAST);
+  assign fold     = ce_i && state_q == S_RUN && data_q == D_PART;
 
+  // The port is copied once into `rd` before the lane loop: where the core selects the read data
+  // from several memories, Verilator would otherwise evaluate that selection, P x 32 bits wide,
+  // once per lane.
   always_comb begin
-    for (int p = 0; p < P; p++) begin
-      cvt[p] = '0;
-      if (use_data && mask_q[p]) cvt[p] = fp_to_f32(pick(rd_data_i[p], data_hi_q, data_dt_q), data_dt_q);
+    logic [P-1:0][31:0] rd;
+    cvt = '0;
+    rd  = '0;
+    if (use_data) begin
+      rd = rd_data_i;
+      for (int p = 0; p < P; p++) begin
+        if (mask_q[p]) cvt[p] = fp_to_f32(pick(rd[p], data_hi_q, data_dt_q), data_dt_q);
+      end
     end
   end
 
@@ -140,34 +164,53 @@ module ncore_dve
   wire ts_vec1 = insn_q.s1_vec && insn_q.op1 != ALU_BYPASS;
 
   always_comb begin
+    red = '0;
+    if (is_red && (fold || compute)) begin
+      for (int p = 0; p < P; p++) begin
+        if (mask_q[p]) begin
+          if (d_first_q) red[p] = cvt[p];
+          else           red[p] = fp_alu(insn_q.op0, a_q[p], cvt[p]);
+        end
+      end
+    end
+  end
+
+  always_comb begin
     logic [31:0] x, r, s0, s1;
+    logic [P-1:0][31:0] rd;  // the port, for bit copies (once, as for cvt)
     x  = '0;
     r  = '0;
     s0 = '0;
     s1 = '0;
-    for (int p = 0; p < P; p++) begin
-      result[p] = '0;
-      if (compute && mask_q[p]) begin
-        x = cvt[p];
-        if (is_mem) begin
-          r = insn_q.imm0;
-        end else if (is_tt) begin
-          r = fp_alu(insn_q.op0, a_q[p], x);
-        end else if (is_ts) begin
-          s0 = ts_vec0 ? o0_q[p] : insn_q.imm0;
-          s1 = ts_vec1 ? o1_q[p] : insn_q.imm1;
-          r = (insn_q.op0 == ALU_BYPASS) ? x :
-              insn_q.rev0 ? fp_alu(insn_q.op0, s0, x) : fp_alu(insn_q.op0, x, s0);
-          r = (insn_q.op1 == ALU_BYPASS) ? r :
-              insn_q.rev1 ? fp_alu(insn_q.op1, s1, r) : fp_alu(insn_q.op1, r, s1);
-        end else begin
-          r = x;  // tensor_copy
-        end
-        // tensor_copy between equal dtypes is a bit copy; everything else rounds once.
-        if (insn_q.opcode == OP_TENSOR_COPY && insn_q.dst.dtype == data_dt_q) begin
-          result[p] = pick(rd_data_i[p], data_hi_q, data_dt_q);
-        end else begin
-          result[p] = fp_from_f32(r, insn_q.dst.dtype);
+    rd = '0;
+    result = '0;
+    if (compute && insn_q.opcode == OP_TENSOR_COPY) rd = rd_data_i;
+    if (compute) begin
+      for (int p = 0; p < P; p++) begin
+        if (mask_q[p]) begin
+          x = cvt[p];
+          if (is_mem) begin
+            r = insn_q.imm0;
+          end else if (is_tt) begin
+            r = fp_alu(insn_q.op0, a_q[p], x);
+          end else if (is_red) begin
+            r = red[p];
+          end else if (is_ts) begin
+            s0 = ts_vec0 ? o0_q[p] : insn_q.imm0;
+            s1 = ts_vec1 ? o1_q[p] : insn_q.imm1;
+            r = (insn_q.op0 == ALU_BYPASS) ? x :
+                insn_q.rev0 ? fp_alu(insn_q.op0, s0, x) : fp_alu(insn_q.op0, x, s0);
+            r = (insn_q.op1 == ALU_BYPASS) ? r :
+                insn_q.rev1 ? fp_alu(insn_q.op1, s1, r) : fp_alu(insn_q.op1, r, s1);
+          end else begin
+            r = x;  // tensor_copy
+          end
+          // tensor_copy between equal dtypes is a bit copy; everything else rounds once.
+          if (insn_q.opcode == OP_TENSOR_COPY && insn_q.dst.dtype == data_dt_q) begin
+            result[p] = pick(rd[p], data_hi_q, data_dt_q);
+          end else begin
+            result[p] = fp_from_f32(r, insn_q.dst.dtype);
+          end
         end
       end
     end
@@ -185,7 +228,7 @@ module ncore_dve
     rd_addr_o  = s0_addr;
     rd_psum_o  = 1'b0;
     if (ce_i && state_q == S_RUN) begin
-      want_wr = is_mem ? (wr_cnt_q < n_q) : (data_q == D_LAST);
+      want_wr = is_mem ? (wr_cnt_q < nw_q) : (data_q == D_LAST);
       // A new read is allowed unless it would overwrite data still waiting to be written.
       if (!is_mem && rd_cnt_q < n_q && (data_q != D_LAST || wr_gnt_i)) begin
         want_rd    = 1'b1;
@@ -221,6 +264,20 @@ module ncore_dve
   assign insn_ready_o = state_q == S_IDLE;
   assign busy_o       = state_q != S_IDLE;
 
+  function automatic logic [31:0] free_elems(logic [3:0][31:0] size);
+    return size[0] * size[1] * size[2] * size[3];
+  endfunction
+
+  // tensor_reduce: elements per group, the product of the red_axes innermost sizes of src0.
+  function automatic logic [31:0] red_group(logic [3:0][31:0] size, logic [2:0] axes);
+    logic [31:0] g;
+    g = size[0];
+    if (axes >= 3'd2) g = g * size[1];
+    if (axes >= 3'd3) g = g * size[2];
+    if (axes >= 3'd4) g = g * size[3];
+    return g;
+  endfunction
+
   function automatic logic [P-1:0] lane_mask(logic [7:0] start, logic [7:0] num);
     logic [P-1:0] m;
     for (int p = 0; p < P; p++) m[p] = (32'(p) >= 32'(start)) && (32'(p) < 32'(start) + 32'(num));
@@ -235,6 +292,10 @@ module ncore_dve
       insn_q       <= '0;
       mask_q       <= '0;
       n_q          <= '0;
+      nw_q         <= '0;
+      grp_q        <= '0;
+      gpos_q       <= '0;
+      d_first_q    <= 1'b0;
       rd_cnt_q     <= '0;
       wr_cnt_q     <= '0;
       rd_phase_q   <= 1'b0;
@@ -253,7 +314,15 @@ module ncore_dve
         if (insn_valid_i) begin
           insn_q       <= insn_i;
           mask_q       <= lane_mask(insn_i.dst.start_part, insn_i.dst.num_part);
-          n_q          <= insn_i.dst.size[0] * insn_i.dst.size[1] * insn_i.dst.size[2] * insn_i.dst.size[3];
+          if (insn_i.opcode == OP_TENSOR_REDUCE) begin
+            n_q   <= free_elems(insn_i.src0.size);
+            grp_q <= red_group(insn_i.src0.size, insn_i.red_axes);
+          end else begin
+            n_q   <= free_elems(insn_i.dst.size);
+            grp_q <= 32'd1;
+          end
+          nw_q         <= free_elems(insn_i.dst.size);
+          gpos_q       <= '0;
           rd_cnt_q     <= '0;
           wr_cnt_q     <= '0;
           rd_phase_q   <= 1'b0;
@@ -298,6 +367,9 @@ module ncore_dve
             if (data_q == D_SRC0) begin
               a_q <= cvt;
             end
+            if (data_q == D_PART) begin
+              a_q <= red;
+            end
             if (wr_fire) wr_cnt_q <= wr_cnt_q + 1;
             if (rd_fire) begin
               if (first_rd_q) begin
@@ -305,7 +377,14 @@ module ncore_dve
                 first_rd_q <= 1'b0;
               end
               data_hi_q <= rd_addr_o[1];
-              if (rd_is_src1 || !is_tt) begin
+              if (is_red) begin
+                // The group's last element is written, every other one folded.
+                data_q    <= (gpos_q + 1 == grp_q) ? D_LAST : D_PART;
+                data_dt_q <= insn_q.src0.dtype;
+                d_first_q <= gpos_q == '0;
+                gpos_q    <= (gpos_q + 1 == grp_q) ? '0 : gpos_q + 1;
+                rd_cnt_q  <= rd_cnt_q + 1;
+              end else if (rd_is_src1 || !is_tt) begin
                 data_q    <= D_LAST;
                 data_dt_q <= rd_is_src1 ? insn_q.src1.dtype : insn_q.src0.dtype;
                 rd_cnt_q  <= rd_cnt_q + 1;
@@ -314,7 +393,7 @@ module ncore_dve
                 data_dt_q <= insn_q.src0.dtype;
               end
               rd_phase_q <= is_tt && !rd_is_src1;
-            end else if (data_q == D_LAST && wr_fire) begin
+            end else if ((data_q == D_LAST && wr_fire) || data_q == D_PART) begin
               data_q <= D_NONE;
             end else if (data_q == D_SRC0) begin
               data_q <= D_SRC0;  // src1 read refused: keep src0 on the port
@@ -324,7 +403,7 @@ module ncore_dve
               first_rd_q <= 1'b0;
             end
             // Finished when every element has been written.
-            if ((wr_fire && wr_cnt_q + 1 == n_q) || n_q == 0) state_q <= S_HOLD;
+            if ((wr_fire && wr_cnt_q + 1 == nw_q) || nw_q == 0) state_q <= S_HOLD;
           end
           S_HOLD: begin
             if (32'(cyc_q) + 1 >= Cfg.DveMinIi) begin

@@ -43,6 +43,12 @@ package ncore_isa_pkg;
     ALU_MIN = 5'd5  // minimum; NaN if either is NaN; min(-0,+0) = -0
   } alu_op_e;
 
+  // Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias.
+  typedef enum logic [3:0] {
+    ACT_FUNC_COPY = 4'd0,  // identity: f(x) = x
+    ACT_FUNC_RELU = 4'd1  // max(x, +0) with the ALU's max rule: relu(-0) = +0, relu(NaN) = NaN (canonical)
+  } act_func_e;
+
   // Semaphore wait condition: the instruction starts only when S[wait_sem] <cond> wait_val.
   typedef enum logic [2:0] {
     COND_NONE = 3'd0,  // no wait
@@ -79,7 +85,9 @@ package ncore_isa_pkg;
     OP_TENSOR_TENSOR = 8'd16,  // dst = src0 op0 src1, elementwise; math in fp32, one rounding to dst.dtype.
     OP_TENSOR_SCALAR = 8'd17,  // dst = (src0 op0 operand0) op1 operand1; each operand an fp32 immediate or a per-partition (P,1) vector; rev0/rev1 swap the operands of op0/op1; op1 = bypass skips the second op.
     OP_TENSOR_COPY = 8'd18,  // dst = src0, bit-exact when the dtypes match, otherwise cast through fp32 (RNE).
-    OP_MEMSET = 8'd19  // Fill dst with imm0 (fp32 bits) rounded to dst.dtype.
+    OP_MEMSET = 8'd19,  // Fill dst with imm0 (fp32 bits) rounded to dst.dtype.
+    OP_TENSOR_REDUCE = 8'd20,  // dst[p, o] = op0 over the red_axes innermost free dimensions of src0 (NKI tensor_reduce over the trailing free axes): dst holds the product of src0's outer sizes per partition.
+    OP_ACTIVATION = 8'd48  // dst = func(src0 * scale + bias): scale the fp32 immediate imm0 or the fp32 per-partition vector s0 (s0_vec), bias the immediate imm1 or the per-partition vector s1 (s1_vec).
   } opcode_e;
 
   // Bytes per element of each dtype.
@@ -116,7 +124,7 @@ package ncore_isa_pkg;
     logic [39:0] offset;  // byte offset within the partition
   } sref_t;
 
-  // One decoded instruction, as a sequencer hands it to an engine. The image stores it as a little-endian bit vector (bit 0 = least significant bit of the last field). (1339 bits)
+  // One decoded instruction, as a sequencer hands it to an engine. The image stores it as a little-endian bit vector (bit 0 = least significant bit of the last field). (1696 bits)
   typedef struct packed {
     opcode_e opcode;
     engine_e engine;  // engine whose stream holds the instruction
@@ -128,22 +136,25 @@ package ncore_isa_pkg;
     sem_op_e upd_op;
     sem_when_e upd_when;
     logic [31:0] upd_val;
-    alu_op_e op0;  // first ALU op (tensor_tensor: the op)
+    alu_op_e op0;  // first ALU op (tensor_tensor: the op; tensor_reduce: the reduce op)
     alu_op_e op1;  // second ALU op (tensor_scalar)
     logic rev0;  // tensor_scalar: operand0 op0 data instead of data op0 operand0
     logic rev1;  // tensor_scalar: operand1 op1 x instead of x op1 operand1
-    logic s0_vec;  // operand0 is the per-partition vector s0 (else the immediate imm0)
-    logic s1_vec;  // operand1 is the per-partition vector s1 (else the immediate imm1)
-    logic [31:0] imm0;  // fp32 bits of immediate operand 0 (memset: the fill value as fp32)
-    logic [31:0] imm1;  // fp32 bits of immediate operand 1
+    logic s0_vec;  // operand0 is the per-partition vector s0 (else the immediate imm0); activation: the scale
+    logic s1_vec;  // operand1 is the per-partition vector s1 (else the immediate imm1); activation: the bias
+    logic [31:0] imm0;  // fp32 bits of immediate operand 0 (memset: the fill value as fp32; activation: the scale)
+    logic [31:0] imm1;  // fp32 bits of immediate operand 1 (activation: the bias; -0.0, the additive identity, for none)
     logic acc;  // multiply_moving: add the result into PSUM (else overwrite)
+    act_func_e func;  // activation: the function
+    logic [2:0] red_axes;  // tensor_reduce: how many innermost free dimensions of src0 are reduced, 1..4 (NKI's trailing axes)
     ap_t dst;
+    ap_t dst2;  // activation: the (P,1) add-reduce result (NKI reduce_res); num_part 0 = none
     ap_t src0;
     ap_t src1;
     sref_t s0;
     sref_t s1;
   } insn_t;
 
-  localparam int unsigned InsnBits = 1339;
+  localparam int unsigned InsnBits = 1696;
 
 endpackage

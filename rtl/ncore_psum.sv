@@ -22,6 +22,14 @@
 // partition conflict, and the lower port number wins. A refused access is not granted and has
 // no effect: a conflict stalls, it never corrupts. An engine read and a TE or engine write of
 // the same word in one cycle (different ports) read the old word.
+//
+// Performance counters (the profile's psum_read_bytes and psum_write_bytes), 64 bits, cleared
+// by rst_ni, counting granted accesses only:
+//   tensor engine port: 4 bytes written per valid lane, accumulated or not (the accumulation's
+//     read of the stored word happens inside the PSUM and is not counted as a read);
+//   engine ports, as in ncore_sbuf: a granted read counts popcount(mask) x 4 bytes (the 32-bit
+//     word of each lane), a granted write popcount(mask) x popcount(ben) bytes.
+// They are read from outside only, like the storage, through public_flat_rd.
 module ncore_psum
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
@@ -109,6 +117,34 @@ module ncore_psum
   end
 
   // ---------------------------------------------------------------------------------------
+  // Performance counters: bytes of the accesses granted this cycle (see the header)
+  // ---------------------------------------------------------------------------------------
+  logic [63:0] perf_rd_bytes_q /*verilator public_flat_rd*/;
+  logic [63:0] perf_wr_bytes_q /*verilator public_flat_rd*/;
+  logic [31:0] perf_rd_bytes, perf_wr_bytes;
+
+  always_comb begin
+    perf_rd_bytes = '0;
+    perf_wr_bytes = 32'($countones(te_valid_i)) * 32'd4;
+    for (int r = 0; r < NumEngRd; r++) begin
+      if (er_gnt_o[r]) perf_rd_bytes = perf_rd_bytes + 32'($countones(er_mask_i[r])) * 32'd4;
+    end
+    for (int w = 0; w < NumEngWr; w++) begin
+      if (ew_gnt_o[w]) perf_wr_bytes = perf_wr_bytes + 32'($countones(ew_mask_i[w])) * 32'($countones(ew_ben_i[w]));
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      perf_rd_bytes_q <= '0;
+      perf_wr_bytes_q <= '0;
+    end else begin
+      perf_rd_bytes_q <= perf_rd_bytes_q + 64'(perf_rd_bytes);
+      perf_wr_bytes_q <= perf_wr_bytes_q + 64'(perf_wr_bytes);
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------
   // Engine reads (registered data)
   // ---------------------------------------------------------------------------------------
   always_ff @(posedge clk_i) begin
@@ -149,9 +185,5 @@ module ncore_psum
       end
     end
   end
-
-  // Reset is not used: the storage has none, and the arbitration keeps no state.
-  logic unused_rst;
-  assign unused_rst = rst_ni;
 
 endmodule

@@ -19,6 +19,16 @@
 // The loser is not granted and retries; a conflict stalls, it never corrupts. Between the
 // engine side and the DMA side the priority flips after every conflict on a bank, so neither
 // side starves; within a side, the lower port number wins.
+//
+// Performance counters (the profile's sbuf_read_bytes and sbuf_write_bytes), 64 bits, cleared
+// by rst_ni, counting granted accesses only (a refused access retries and is counted once, when
+// granted):
+//   DMA ports: a granted line read counts the whole line (SbufLineBytes = 16), a granted line
+//     write popcount(ben) bytes;
+//   engine ports: a granted read counts popcount(mask) x 4 bytes (the SRAM delivers the 32-bit
+//     word holding each lane's element, whatever the element's size), a granted write
+//     popcount(mask) x popcount(ben) bytes.
+// They are read from outside only, like the storage, through public_flat_rd.
 module ncore_sbuf
   import ncore_cfg_pkg::*;
 #(
@@ -165,6 +175,38 @@ module ncore_sbuf
     end else begin
       rd_dma_first_q <= rd_dma_first_q ^ rd_conflict;
       wr_dma_first_q <= wr_dma_first_q ^ wr_conflict;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Performance counters: bytes of the accesses granted this cycle (see the header)
+  // ---------------------------------------------------------------------------------------
+  logic [63:0] perf_rd_bytes_q /*verilator public_flat_rd*/;
+  logic [63:0] perf_wr_bytes_q /*verilator public_flat_rd*/;
+  logic [31:0] perf_rd_bytes, perf_wr_bytes;
+
+  always_comb begin
+    perf_rd_bytes = '0;
+    perf_wr_bytes = '0;
+    for (int r = 0; r < NumEngRd; r++) begin
+      if (er_gnt_o[r]) perf_rd_bytes = perf_rd_bytes + 32'($countones(er_mask_i[r])) * 32'd4;
+    end
+    for (int w = 0; w < NumEngWr; w++) begin
+      if (ew_gnt_o[w]) perf_wr_bytes = perf_wr_bytes + 32'($countones(ew_mask_i[w])) * 32'($countones(ew_ben_i[w]));
+    end
+    for (int d = 0; d < NumDma; d++) begin
+      if (dr_gnt_o[d]) perf_rd_bytes = perf_rd_bytes + 32'(Cfg.SbufLineBytes);
+      if (dw_gnt_o[d]) perf_wr_bytes = perf_wr_bytes + 32'($countones(dw_ben_i[d]));
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      perf_rd_bytes_q <= '0;
+      perf_wr_bytes_q <= '0;
+    end else begin
+      perf_rd_bytes_q <= perf_rd_bytes_q + 64'(perf_rd_bytes);
+      perf_wr_bytes_q <= perf_wr_bytes_q + 64'(perf_wr_bytes);
     end
   end
 

@@ -215,13 +215,14 @@ module ncore_te
   logic [P-1:0][31:0] ldp_data_q;
   logic [LsdW-1:0]    lsd_q;            // load drain: a last column presented i + 1 cycles ago
   logic [AddrW-1:0]   ld_addr;
-  logic               ld_fire;
+  logic               ld_fire, ld_last;  // a read granted; the load's last
   logic [31:0]        unused_ld_rem0;
   logic               unused_ld_last;
 
   // A load may start when the loader is free and no multiply taken before it still has
   // columns to present on the set it overwrites.
-  assign ls_can  = !ld_act_q &&
+  assign ld_last = ld_fire && ld_rd_q + 1 == ld_m_q;
+  assign ls_can  = (!ld_act_q || ld_last) &&
                    mm_cnt_q[!cur_set_q] == 2'((mm_last_rd && ma_set_q == !cur_set_q) ? 1 : 0);
   assign ld_fire = ld_act_q && sr_gnt_i;
 
@@ -257,13 +258,13 @@ module ncore_te
       end else if (ld_fire) begin
         ld_rd_q    <= ld_rd_q + 1;
         ld_first_q <= 1'b0;
-        ls_start_o <= ld_first_q;
-        if (ld_rd_q + 1 == ld_m_q) ld_act_q <= 1'b0;
+        if (ld_last) ld_act_q <= 1'b0;
       end
+      if (ld_fire) ls_start_o <= ld_first_q;
       ldd_v_q <= ld_fire;
       if (ld_fire) begin
         ldd_col_q   <= ColW'(ld_rd_q);
-        ldd_last_q  <= ld_rd_q + 1 == ld_m_q;
+        ldd_last_q  <= ld_last;
         ldd_hi_q    <= ld_addr[1];
         ldd_set_q   <= ld_set_q;
         ldd_rows_q  <= ld_rows_q;
@@ -363,6 +364,7 @@ module ncore_te
   logic [AddrW-1:0] mv_addr;
   logic             mv_fire, ma_release, mp_go;
   logic [ColW+2:0]  lane_wait_eff;
+  logic [ColW-1:0]  ma_dst_start;       // PSUM start partition of the streaming multiply
   logic [31:0]      unused_mv_rem0;
   logic             unused_mv_last;
 
@@ -375,14 +377,15 @@ module ncore_te
   // The streaming multiply frees the streamer once every column is read, the fp32 passes of
   // the last one are over and it has held the streamer Cfg.PeMmMinCycles cycles.
   assign ma_release = ma_v_q && (ma_rd_q == ma_n_q || mm_last_rd) &&
-                      (mm_last_rd ? (!ma_f32_q || Passes <= 1) : ma_wait_q == '0) &&
+                      (mm_last_rd ? (!ma_f32_q || Passes <= 1) : ma_wait_q <= 3'd1) &&
                       32'(ma_cyc_q) + 1 >= Cfg.PeMmMinCycles;
-  assign lane_wait_eff = (mm_last_rd && (ColW + 3)'(P + 2) - (ColW + 3)'(ma_start_q) > lane_wait_q)
-                       ? (ColW + 3)'(P + 2) - (ColW + 3)'(ma_start_q) : lane_wait_q;
+  assign ma_dst_start  = ColW'(sl_start_q[ma_slot_q]);
+  assign lane_wait_eff = (mm_last_rd && (ColW + 3)'(P + 2) - (ColW + 3)'(ma_dst_start) > lane_wait_q)
+                       ? (ColW + 3)'(P + 2) - (ColW + 3)'(ma_dst_start) : lane_wait_q;
   // The waiting multiply starts when the streamer is free, its weights are loaded (the loader
   // is not filling its set) and its PSUM lanes are clear.
   assign mp_go = mp_v_q && (!ma_v_q || ma_release) &&
-                 !(ld_act_q && ld_set_q == mp_set_q && !(ld_fire && ld_rd_q + 1 == ld_m_q)) &&
+                 !(ld_act_q && ld_set_q == mp_set_q && !ld_last) &&
                  32'(lane_wait_eff) < P + 3 - 32'(sl_start_q[mp_slot_q]);
 
   ncore_ap_iter #(.AddrW(AddrW)) u_it_mv (

@@ -1,4 +1,5 @@
-// NeuronCore top: SBUF, vector engine, DMA block and the engines' clock enables.
+// NeuronCore top: SBUF, PSUM, tensor engine, vector engine, DMA block and the engines' clock
+// enables.
 //
 // One clock at the master rate (the tensor engine's clock); the vector engine and the DMA
 // engines advance on fractional clock enables (ncore_clk_en), so every engine keeps its
@@ -9,9 +10,18 @@
 // pulses, from which the sequencers fire semaphore updates. HBM is outside too: the DMA
 // engines reach it through one line-wide request/response port each.
 //
-//            insn ports                         HBM ports (x DmaEngines)
-//   ----> [ dve ] ---rd/wr--> [ sbuf ] <--line-- [ dma: engines ] <----->
-//   ---------------------------------------------------^
+//            insn ports                              HBM ports (x DmaEngines)
+//   ----> [ te  ] ---rd x2--> [ sbuf ] <--line-- [ dma: engines ] <----->
+//   ----> [ dve ] ---rd/wr-->    ^
+//   ---------------------------- | ---------------------^
+//           |  te: per-lane write/accumulate            |
+//           +-----> [ psum ] <-- dve: rd/wr (by operand) +
+//
+// SBUF engine read ports, in priority order (the lower number wins a bank conflict): the
+// tensor engine's moving operand (so the array keeps streaming), the vector engine, the
+// tensor engine's stationary operand (a load has slack: it runs in the shadow of a multiply).
+// The vector engine's accesses go to the SBUF or the PSUM as each operand says (rd_psum_o,
+// wr_psum_o); read data comes back from the memory the last granted read went to.
 //
 // Every input is registered here before any logic sees it, so nothing in the core is
 // combinational from a port: the ports' protocols allow the one cycle (instruction ports
@@ -39,6 +49,16 @@ module ncore_top
   output logic                      dve_ready_o,
   output logic                      dve_rd_start_o,
   output logic                      dve_done_o,
+  // tensor engine instruction port (ncore_te: one instruction presented per accept)
+  input  logic                      pe_valid_i,
+  input  insn_t                     pe_insn_i,
+  output logic                      pe_ls_ready_o,
+  output logic                      pe_mm_ready_o,
+  output logic                      pe_accept_o,
+  output logic                      pe_ls_start_o,
+  output logic                      pe_mm_start_o,
+  output logic                      pe_ls_done_o,
+  output logic                      pe_mm_done_o,
   // DMA instruction port
   input  logic                      dma_valid_i,
   input  insn_t                     dma_insn_i,
@@ -63,12 +83,14 @@ module ncore_top
   localparam int unsigned PartW  = $clog2(P);
   localparam int unsigned AddrW  = $clog2(Cfg.SbufBytes);
   localparam int unsigned SLineW = AddrW - $clog2(LineB);
+  localparam int unsigned PAddrW = $clog2(Cfg.PsumBytes);      // PSUM engine byte address
+  localparam int unsigned PwW    = $clog2(Cfg.PsumBytes / 4);  // PSUM word address
 
   logic dve_ce, dma_ce;
 
   // Input registers
-  logic                    dve_valid_q, dma_valid_q;
-  insn_t                   dve_insn_q, dma_insn_q;
+  logic                    dve_valid_q, dma_valid_q, pe_valid_q;
+  insn_t                   dve_insn_q, dma_insn_q, pe_insn_q;
   logic [E-1:0]            hq_credit_q, hr_valid_q, ha_valid_q;
   logic [E-1:0][LineW-1:0] hr_rdata_q;
 
@@ -76,12 +98,14 @@ module ncore_top
     if (!rst_ni) begin
       dve_valid_q <= 1'b0;
       dma_valid_q <= 1'b0;
+      pe_valid_q  <= 1'b0;
       hq_credit_q <= '0;
       hr_valid_q  <= '0;
       ha_valid_q  <= '0;
     end else begin
       dve_valid_q <= dve_valid_i;
       dma_valid_q <= dma_valid_i;
+      pe_valid_q  <= pe_valid_i;
       hq_credit_q <= hq_credit_i;
       hr_valid_q  <= hr_valid_i;
       ha_valid_q  <= ha_valid_i;
@@ -92,6 +116,7 @@ module ncore_top
   always_ff @(posedge clk_i) begin
     if (dve_valid_i) dve_insn_q <= dve_insn_i;
     if (dma_valid_i) dma_insn_q <= dma_insn_i;
+    if (pe_valid_i)  pe_insn_q  <= pe_insn_i;
     if (hr_valid_i != '0) hr_rdata_q <= hr_rdata_i;
   end
 
@@ -100,29 +125,56 @@ module ncore_top
 
   assign ce_o = {dma_ce, dve_ce};
 
-  // Engine ports into the SBUF
-  logic               er_req, er_gnt, ew_req, ew_gnt;
-  logic [AddrW-1:0]   er_addr, ew_addr;
-  logic [P-1:0]       er_mask, ew_mask;
-  logic [3:0]         ew_ben;
-  logic [P-1:0][31:0] er_rdata, ew_wdata;
+  // SBUF engine read ports: [0] TE moving, [1] DVE, [2] TE stationary; one write port (DVE)
+  logic [2:0]              er_req, er_gnt;
+  logic [2:0][AddrW-1:0]   er_addr;
+  logic [2:0][P-1:0]       er_mask;
+  logic [2:0][P-1:0][31:0] er_rdata;
+  logic                    ew_req, ew_gnt;
+  logic [AddrW-1:0]        ew_addr;
+  logic [P-1:0]            ew_mask;
+  logic [3:0]              ew_ben;
+  logic [P-1:0][31:0]      ew_wdata;
   // DMA ports into the SBUF
   logic [E-1:0]              sr_req, sr_gnt, sw_req, sw_gnt;
   logic [E-1:0][PartW-1:0]   sr_part, sw_part;
   logic [E-1:0][SLineW-1:0]  sr_line, sw_line;
   logic [E-1:0][LineW-1:0]   sr_rdata, sw_wdata;
   logic [E-1:0][LineB-1:0]   sw_ben;
+  // PSUM: the tensor engine's write port, one engine read and one engine write port (DVE)
+  logic [P-1:0]              tw_valid, tw_acc;
+  logic [P-1:0][PwW-1:0]     tw_addr;
+  logic [P-1:0][31:0]        tw_data;
+  logic                      pr_req, pr_gnt, pw_req, pw_gnt;
+  logic [P-1:0][31:0]        pr_rdata;
 
-  logic dve_busy, dma_busy;
-  // The vector engine's accesses go to the SBUF; PSUM accesses are not routed yet (the
-  // sequencers refuse programs with PSUM operands until the PSUM is part of the core).
-  logic dve_rd_req, dve_rd_psum, dve_wr_req, dve_wr_psum;
-  assign er_req = dve_rd_req && !dve_rd_psum;
-  assign ew_req = dve_wr_req && !dve_wr_psum;
+  logic dve_busy, dma_busy, te_busy;
+  logic dve_rd_req, dve_rd_psum, dve_wr_req, dve_wr_psum, dve_rd_gnt, dve_wr_gnt, dve_rd_sel_q;
+  logic [AddrW-1:0]   dve_rd_addr, dve_wr_addr;
+  logic [P-1:0]       dve_rd_mask;
+  logic [P-1:0][31:0] dve_rd_data;
+
+  assign er_req[1]  = dve_rd_req && !dve_rd_psum;
+  assign er_addr[1] = dve_rd_addr;
+  assign er_mask[1] = dve_rd_mask;
+  assign pr_req     = dve_rd_req && dve_rd_psum;
+  assign ew_req     = dve_wr_req && !dve_wr_psum;
+  assign ew_addr    = dve_wr_addr;
+  assign pw_req     = dve_wr_req && dve_wr_psum;
+  assign dve_rd_gnt = dve_rd_psum ? pr_gnt : er_gnt[1];
+  assign dve_wr_gnt = dve_wr_psum ? pw_gnt : ew_gnt;
+  // Read data stays on a port until its next granted read: select by the last granted one.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) dve_rd_sel_q <= 1'b0;
+    else if (dve_rd_req && dve_rd_gnt) dve_rd_sel_q <= dve_rd_psum;
+  end
+  assign dve_rd_data = dve_rd_sel_q ? pr_rdata : er_rdata[1];
+
   // A registered instruction or HBM response not yet seen by its engine counts as busy too.
-  assign busy_o = dve_busy || dma_busy || dve_valid_q || dma_valid_q || hr_valid_q != '0 || ha_valid_q != '0;
+  assign busy_o = dve_busy || dma_busy || te_busy || dve_valid_q || dma_valid_q || pe_valid_q ||
+                  hr_valid_q != '0 || ha_valid_q != '0;
 
-  ncore_sbuf #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_sbuf (
+  ncore_sbuf #(.Cfg(Cfg), .NumEngRd(3), .NumEngWr(1)) u_sbuf (
     .clk_i, .rst_ni,
     .er_req_i(er_req), .er_addr_i(er_addr), .er_mask_i(er_mask), .er_gnt_o(er_gnt), .er_rdata_o(er_rdata),
     .ew_req_i(ew_req), .ew_addr_i(ew_addr), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben), .ew_wdata_i(ew_wdata),
@@ -131,13 +183,33 @@ module ncore_top
     .dw_req_i(sw_req), .dw_part_i(sw_part), .dw_line_i(sw_line), .dw_ben_i(sw_ben), .dw_wdata_i(sw_wdata),
     .dw_gnt_o(sw_gnt));
 
+  ncore_psum #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_psum (
+    .clk_i, .rst_ni,
+    .te_valid_i(tw_valid), .te_addr_i(tw_addr), .te_data_i(tw_data), .te_acc_i(tw_acc),
+    .er_req_i(pr_req), .er_addr_i(PAddrW'(dve_rd_addr)), .er_mask_i(dve_rd_mask), .er_gnt_o(pr_gnt),
+    .er_rdata_o(pr_rdata),
+    .ew_req_i(pw_req), .ew_addr_i(PAddrW'(dve_wr_addr)), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben),
+    .ew_wdata_i(ew_wdata), .ew_gnt_o(pw_gnt));
+
+  ncore_te #(.Cfg(Cfg)) u_te (
+    .clk_i, .rst_ni,
+    .insn_valid_i(pe_valid_q), .insn_i(pe_insn_q), .ls_ready_o(pe_ls_ready_o), .mm_ready_o(pe_mm_ready_o),
+    .accept_o(pe_accept_o), .ls_start_o(pe_ls_start_o), .mm_start_o(pe_mm_start_o),
+    .ls_done_o(pe_ls_done_o), .mm_done_o(pe_mm_done_o), .busy_o(te_busy),
+    .sr_req_o(er_req[2]), .sr_addr_o(er_addr[2]), .sr_mask_o(er_mask[2]), .sr_gnt_i(er_gnt[2]),
+    .sr_data_i(er_rdata[2]),
+    .mr_req_o(er_req[0]), .mr_addr_o(er_addr[0]), .mr_mask_o(er_mask[0]), .mr_gnt_i(er_gnt[0]),
+    .mr_data_i(er_rdata[0]),
+    .pw_valid_o(tw_valid), .pw_addr_o(tw_addr), .pw_data_o(tw_data), .pw_acc_o(tw_acc));
+
   ncore_dve #(.Cfg(Cfg)) u_dve (
     .clk_i, .rst_ni, .ce_i(dve_ce),
     .insn_valid_i(dve_valid_q), .insn_i(dve_insn_q), .insn_ready_o(dve_ready_o),
     .rd_start_o(dve_rd_start_o), .done_o(dve_done_o), .busy_o(dve_busy),
-    .rd_req_o(dve_rd_req), .rd_psum_o(dve_rd_psum), .rd_addr_o(er_addr), .rd_mask_o(er_mask), .rd_gnt_i(er_gnt), .rd_data_i(er_rdata),
-    .wr_req_o(dve_wr_req), .wr_psum_o(dve_wr_psum), .wr_addr_o(ew_addr), .wr_mask_o(ew_mask), .wr_ben_o(ew_ben), .wr_data_o(ew_wdata),
-    .wr_gnt_i(ew_gnt));
+    .rd_req_o(dve_rd_req), .rd_psum_o(dve_rd_psum), .rd_addr_o(dve_rd_addr), .rd_mask_o(dve_rd_mask),
+    .rd_gnt_i(dve_rd_gnt), .rd_data_i(dve_rd_data),
+    .wr_req_o(dve_wr_req), .wr_psum_o(dve_wr_psum), .wr_addr_o(dve_wr_addr), .wr_mask_o(ew_mask),
+    .wr_ben_o(ew_ben), .wr_data_o(ew_wdata), .wr_gnt_i(dve_wr_gnt));
 
   ncore_dma #(.Cfg(Cfg)) u_dma (
     .clk_i, .rst_ni, .ce_i(dma_ce),

@@ -35,6 +35,8 @@ inline constexpr WaveScope kWaveScopes[] = {
     {"ve", "u_dve", "vector engine"},
     {"dma", "u_dma", "DMA queues and engines"},
     {"sbuf", "u_sbuf", "state buffer ports and arbitration"},
+    {"te", "u_te", "tensor engine: loader, streamer, PE array, PSUM writer"},
+    {"psum", "u_psum", "partial-sum buffer ports and arbitration"},
 };
 
 struct RunOptions {
@@ -85,6 +87,10 @@ struct RunResult {
   uint64_t instructions = 0;
   uint64_t dma_transfers = 0;
   uint64_t hbm_read_bytes = 0, hbm_write_bytes = 0;
+  // SBUF and PSUM bytes of granted accesses, from the RTL's counters (ncore_sbuf.sv and
+  // ncore_psum.sv say how each port counts: engine reads 4 bytes per lane, DMA reads whole lines).
+  uint64_t sbuf_read_bytes = 0, sbuf_write_bytes = 0;
+  uint64_t psum_read_bytes = 0, psum_write_bytes = 0;
   uint64_t checked_instructions = 0;  // instructions compared with the golden model
   double wall_seconds = 0;
   std::vector<StreamStats> streams;
@@ -105,6 +111,8 @@ class Core {
   virtual RunResult run(const Program& prog, std::vector<uint8_t>& hbm, const RunOptions& opt) = 0;
   // SBUF word `word` of partition `p` as the RTL holds it now (test benches).
   virtual uint32_t sbuf_word(unsigned p, uint64_t word) const = 0;
+  // PSUM word `word` (32-bit) of partition `p` as the RTL holds it now.
+  virtual uint32_t psum_word(unsigned p, uint64_t word) const = 0;
 };
 
 }  // namespace ncore::sim

@@ -88,6 +88,15 @@ class ScCore : public sc_module, public Core {
     rtl_->dve_ready_o(dve_ready_);
     rtl_->dve_rd_start_o(dve_rd_start_);
     rtl_->dve_done_o(dve_done_);
+    rtl_->pe_valid_i(pe_valid_);
+    rtl_->pe_insn_i(pe_insn_);
+    rtl_->pe_ls_ready_o(pe_ls_ready_);
+    rtl_->pe_mm_ready_o(pe_mm_ready_);
+    rtl_->pe_accept_o(pe_accept_);
+    rtl_->pe_ls_start_o(pe_ls_start_);
+    rtl_->pe_mm_start_o(pe_mm_start_);
+    rtl_->pe_ls_done_o(pe_ls_done_);
+    rtl_->pe_mm_done_o(pe_mm_done_);
     rtl_->dma_valid_i(dma_valid_);
     rtl_->dma_insn_i(dma_insn_);
     rtl_->dma_q_free_o(dma_q_free_);
@@ -115,6 +124,10 @@ class ScCore : public sc_module, public Core {
     return rtl_->rootp->ncore_top__DOT__u_sbuf__DOT__mem_q[p][word];
   }
 
+  uint32_t psum_word(unsigned p, uint64_t word) const override {
+    return rtl_->rootp->ncore_top__DOT__u_psum__DOT__mem_q[p][word];
+  }
+
   RunResult run(const Program& prog, std::vector<uint8_t>& hbm, const RunOptions& opt) override {
     if (prog.preset != preset_.name)
       throw SimError(fmt::format("the program was traced for preset '{}' but is run on '{}'", prog.preset, preset_.name));
@@ -124,13 +137,9 @@ class ScCore : public sc_module, public Core {
       throw SimError(fmt::format("the program has {} streams; preset {} needs {} (5 engines + {} DMA queues)",
                                  prog.streams.size(), preset_.name, kNumEngineStreams + Q_, Q_));
     validate_program(prog, preset_);
-    for (const auto& s : prog.streams)
-      for (const auto& in : s.insns)
-        if (in.insn.dst.mem == isa::Buffer::psum || in.insn.src0.mem == isa::Buffer::psum ||
-            in.insn.src1.mem == isa::Buffer::psum)
-          throw SimError(fmt::format("'{}' uses PSUM, which this RTL model does not have yet", format_insn(in.insn)));
     for (unsigned s = 0; s < kNumEngineStreams; ++s)
-      if (s != static_cast<unsigned>(StreamKind::dve) && s != static_cast<unsigned>(StreamKind::sp))
+      if (s != static_cast<unsigned>(StreamKind::dve) && s != static_cast<unsigned>(StreamKind::sp) &&
+          s != static_cast<unsigned>(StreamKind::pe))
         for (const auto& in : prog.streams[s].insns)
           if (in.insn.opcode != isa::Opcode::sem_wait)
             throw SimError(fmt::format("stream {} holds '{}', but this model has no {} engine yet", prog.streams[s].name,
@@ -201,7 +210,11 @@ class ScCore : public sc_module, public Core {
   void check(unsigned s, uint32_t i, uint64_t now) {
     const isa::Insn& in = insn_of(s, i);
     golden_->execute(in);
-    if (in.opcode == isa::Opcode::sem_wait) return;
+    // A load's result is the array's weights, seen through the multiplies that use them. A
+    // multiply whose PSUM destination a later multiply in flight already writes is checked
+    // through that one (the last of an accumulation group holds the sum of all).
+    if (in.opcode == isa::Opcode::sem_wait || in.opcode == isa::Opcode::load_stationary) return;
+    if (in.opcode == isa::Opcode::multiply_moving && pe_overwritten(i)) return;
     ++result_.checked_instructions;
     const isa::Ap& d = in.dst;
     auto expected = [&](uint32_t part, int64_t addr, unsigned n) { return golden_->read_bits(d.mem, part, addr, n); };
@@ -210,7 +223,8 @@ class ScCore : public sc_module, public Core {
       if (d.mem == isa::Buffer::hbm) {
         std::memcpy(&v, hbm_->data() + addr, n);
       } else {
-        const uint32_t word = sbuf_word(part, static_cast<uint64_t>(addr) / 4);
+        const uint32_t word = d.mem == isa::Buffer::psum ? psum_word(part, static_cast<uint64_t>(addr) / 4)
+                                                         : sbuf_word(part, static_cast<uint64_t>(addr) / 4);
         v = (n == 4) ? word : ((addr & 2) ? word >> 16 : word & 0xffff);
       }
       return v;
@@ -320,6 +334,11 @@ class ScCore : public sc_module, public Core {
     // Reset: memories to zero (the golden model's start), RTL state through rst_ni.
     auto& mem = rtl_->rootp->ncore_top__DOT__u_sbuf__DOT__mem_q;
     for (unsigned p = 0; p < preset_.num_partitions; ++p) std::memset(&mem[p][0], 0, preset_.sbuf_bytes);
+    auto& pmem = rtl_->rootp->ncore_top__DOT__u_psum__DOT__mem_q;
+    for (unsigned p = 0; p < preset_.num_partitions; ++p) std::memset(&pmem[p][0], 0, preset_.psum_bytes);
+    pe_fl_.clear();
+    pe_pending_ = false;
+    pe_valid_.write(false);
     dve_valid_.write(false);
     dma_valid_.write(false);
     hq_credit_.write(0);
@@ -383,6 +402,32 @@ class ScCore : public sc_module, public Core {
           }
         }
         dve_valid_.write(drive);
+      }
+      // Tensor engine: one instruction presented at a time, when the engine's ready for its
+      // kind says it takes it at once; several may be in the engine (a load in the shadow of
+      // a multiply, a multiply waiting behind the streaming one).
+      {
+        const unsigned s = static_cast<unsigned>(StreamKind::pe);
+        Seq& q = seqs_[s];
+        bool drive = false;
+        if (!pe_pending_ && q.pc < q.stream->insns.size()) {
+          const isa::Insn& in = insn_of(s, static_cast<uint32_t>(q.pc));
+          const bool ls = in.opcode == isa::Opcode::load_stationary;
+          if (in.opcode != isa::Opcode::sem_wait && wait_holds(in) &&
+              (ls ? pe_ls_ready_.read() : pe_mm_ready_.read())) {
+            detail::to_bv(in, pe_bv_);
+            pe_insn_.write(pe_bv_);
+            drive = true;
+            pe_pending_ = true;
+            const auto i = static_cast<uint32_t>(q.pc++);
+            q.head_ready_set = false;
+            q.inflight.push_back(i);
+            pe_fl_.push_back(PeInFlight{i, !ls});
+            rec(s, i).issue = now;
+            acted = true;
+          }
+        }
+        pe_valid_.write(drive);
       }
       // DMA queues: wait -> fixed cost -> hand to the RTL -> engines done.
       {
@@ -514,6 +559,7 @@ class ScCore : public sc_module, public Core {
         seqs_[s].inflight.pop_front();
         complete(s, i, now + 1);
       }
+      pe_outputs(now);
       const sc_bv<VTopWidths::kDoneBits> done = dma_done_.read();
       for (unsigned qi = 0; qi < Q_; ++qi) {
         const uint64_t bits = detail::bv_bits(done, qi * E_, E_);
@@ -567,7 +613,7 @@ class ScCore : public sc_module, public Core {
             any_timer = true;
           }
         }
-        const bool inflight = !seqs_[static_cast<unsigned>(StreamKind::dve)].inflight.empty() || any_timer ||
+        const bool inflight = !seqs_[static_cast<unsigned>(StreamKind::dve)].inflight.empty() || !pe_fl_.empty() || any_timer ||
                               !hbm_model_.idle() || [&] {
                                 for (unsigned qi = 0; qi < Q_; ++qi)
                                   if (seqs_[kNumEngineStreams + qi].dma_busy) return true;
@@ -597,7 +643,58 @@ class ScCore : public sc_module, public Core {
     result_.time_us = static_cast<double>(now) / static_cast<double>(preset_.clock_mhz);
     result_.hbm_read_bytes = hbm_model_.read_bytes();
     result_.hbm_write_bytes = hbm_model_.write_bytes();
+    result_.sbuf_read_bytes = rtl_->rootp->ncore_top__DOT__u_sbuf__DOT__perf_rd_bytes_q;  // RTL counters
+    result_.sbuf_write_bytes = rtl_->rootp->ncore_top__DOT__u_sbuf__DOT__perf_wr_bytes_q;
+    result_.psum_read_bytes = rtl_->rootp->ncore_top__DOT__u_psum__DOT__perf_rd_bytes_q;
+    result_.psum_write_bytes = rtl_->rootp->ncore_top__DOT__u_psum__DOT__perf_wr_bytes_q;
     for (unsigned s = 0; s < seqs_.size(); ++s) result_.streams[s].instructions = prog.streams[s].insns.size();
+  }
+
+  // The tensor engine's pulses after an edge: accept, read starts (read-time updates) and
+  // dones, each in program order within its kind; instructions retire in program order (a
+  // load may finish before the multiply ahead of it).
+  void pe_outputs(uint64_t now) {
+    const unsigned s = static_cast<unsigned>(StreamKind::pe);
+    if (pe_accept_.read()) {
+      if (!pe_pending_) throw SimError("tensor engine accepted an instruction that was not presented");
+      pe_pending_ = false;
+    }
+    auto mark = [&](bool mm, bool PeInFlight::*flag, const char* what) {
+      for (auto& f : pe_fl_)
+        if (f.mm == mm && !(f.*flag)) {
+          f.*flag = true;
+          return &f;
+        }
+      throw SimError(fmt::format("tensor engine reported {} {} with none in flight", mm ? "multiply" : "load", what));
+    };
+    if (pe_ls_start_.read() || pe_mm_start_.read()) {
+      for (bool mm : {false, true}) {
+        if (!(mm ? pe_mm_start_.read() : pe_ls_start_.read())) continue;
+        PeInFlight* f = mark(mm, &PeInFlight::started, "a read start");
+        rec(s, f->index).start = now;
+        const isa::Insn& in = insn_of(s, f->index);
+        if (in.upd_when == isa::SemWhen::read) fire(in);
+      }
+    }
+    if (pe_ls_done_.read()) mark(false, &PeInFlight::done, "done");
+    if (pe_mm_done_.read()) mark(true, &PeInFlight::done, "done");
+    while (!pe_fl_.empty() && pe_fl_.front().done) {
+      const uint32_t i = pe_fl_.front().index;
+      if (seqs_[s].inflight.empty() || seqs_[s].inflight.front() != i)
+        throw SimError("tensor engine sequencer lost track of its instructions");
+      seqs_[s].inflight.pop_front();
+      complete(s, i, now + 1);
+      pe_fl_.pop_front();
+    }
+  }
+
+  // Whether a multiply later than PE instruction i, already presented, writes PSUM where i does.
+  bool pe_overwritten(uint32_t i) const {
+    const unsigned s = static_cast<unsigned>(StreamKind::pe);
+    const Box b = ap_box(insn_of(s, i).dst);
+    for (const auto& f : pe_fl_)
+      if (f.index > i && f.mm && ap_box(insn_of(s, f.index).dst).overlaps(b)) return true;
+    return false;
   }
 
   void note_ready(unsigned s, Seq& q, uint64_t now) {
@@ -614,6 +711,11 @@ class ScCore : public sc_module, public Core {
       if (q.pc >= q.stream->insns.size()) continue;
       const isa::Insn& in = insn_of(s, static_cast<uint32_t>(q.pc));
       if (!wait_holds(in)) continue;
+      if (s == static_cast<unsigned>(StreamKind::pe) && in.opcode != isa::Opcode::sem_wait) {
+        if (!pe_pending_ && (in.opcode == isa::Opcode::load_stationary ? pe_ls_ready_.read() : pe_mm_ready_.read()))
+          return true;
+        continue;
+      }
       if (is_dma_stream(s) ? !q.dma_busy : (in.opcode == isa::Opcode::sem_wait || q.inflight.empty())) return true;
     }
     for (unsigned qi = 0; qi < Q_; ++qi) {  // a transfer whose fixed cost is over, to hand over
@@ -642,6 +744,18 @@ class ScCore : public sc_module, public Core {
   sc_signal<sc_bv<isa::kInsnBits>> dve_insn_{"dve_insn"}, dma_insn_{"dma_insn"};
   sc_bv<isa::kInsnBits> dve_bv_, dma_bv_;
   sc_signal<bool> dma_valid_{"dma_valid"};
+  sc_signal<bool> pe_valid_{"pe_valid"}, pe_ls_ready_{"pe_ls_ready"}, pe_mm_ready_{"pe_mm_ready"}, pe_accept_{"pe_accept"},
+      pe_ls_start_{"pe_ls_start"}, pe_mm_start_{"pe_mm_start"}, pe_ls_done_{"pe_ls_done"}, pe_mm_done_{"pe_mm_done"};
+  sc_signal<sc_bv<isa::kInsnBits>> pe_insn_{"pe_insn"};
+  sc_bv<isa::kInsnBits> pe_bv_;
+  struct PeInFlight {
+    uint32_t index = 0;
+    bool mm = false;       // a multiply (else a load)
+    bool started = false;  // its read-start pulse seen
+    bool done = false;     // its done pulse seen
+  };
+  std::deque<PeInFlight> pe_fl_;  // presented, not retired, in program order
+  bool pe_pending_ = false;       // presented, not yet accepted
   sc_signal<uint32_t> dma_q_free_{"dma_q_free"}, dma_rd_start_{"dma_rd_start"};
   sc_signal<sc_bv<VTopWidths::kDoneBits>> dma_done_{"dma_done"};
   sc_signal<uint32_t> hq_valid_{"hq_valid"}, hq_credit_{"hq_credit"}, hq_we_{"hq_we"};

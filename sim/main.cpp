@@ -29,6 +29,7 @@
 #include "nki/registry.hpp"
 #include "npy.hpp"
 #include "numerics.hpp"
+#include "profile.hpp"
 
 using namespace ncore;
 
@@ -46,6 +47,7 @@ struct Cli {
   bool no_skip = false;
   bool quiet = false;
   std::string json_path, out_path, listing_path, image_out, image_in, records_path;
+  std::string profile_name;  // --profile NAME: NAME.summary.json, NAME.trace.json, NAME.timeline.html
   std::string waves, waves_window;
   std::vector<std::string> waves_scopes;
   std::vector<std::string> input_files;  // NAME=FILE.npy
@@ -300,6 +302,15 @@ int run(const Cli& cli) {
     std::cout << fmt::format("simulated in {:.2f} s ({} cycles clocked, {} idle cycles skipped)\n", r.wall_seconds,
                              r.evaluated_cycles, r.skipped_cycles);
 
+  if (!cli.profile_name.empty()) {
+    sim::ProfileRun pr;
+    pr.prog = &prog;
+    pr.preset = preset;
+    pr.rtl = rtl ? &r : nullptr;
+    pr.title = fmt::format("{} {} dtype={}", args.kernel, kernels::args_text(args), cli.dtype);
+    std::cout << sim::write_profile(cli.profile_name, pr);
+  }
+
   if (!cli.json_path.empty()) {
     nlohmann::ordered_json j;
     j["kernel"] = args.kernel;
@@ -374,6 +385,10 @@ int sc_main(int argc, char* argv[]) {
   app.add_option("--listing", cli.listing_path, "write the Program's readable listing to FILE");
   app.add_option("--save-image", cli.image_out, "write the Program's binary image to FILE");
   app.add_option("--image", cli.image_in, "run this Program image instead of tracing the kernel");
+  app.add_option("--profile", cli.profile_name,
+                 "profile the run: write NAME.summary.json (neuron-profile's metrics), NAME.trace.json (Chrome/Perfetto "
+                 "trace events) and NAME.timeline.html (a self-contained timeline page), and print the summary; the "
+                 "golden backend writes the counts only");
   app.add_option("--records", cli.records_path,
                  "write each instruction's timing as CSV: when its sequencer reached it, issued it (wait satisfied), "
                  "the engine started it, and it completed (cycles)");

@@ -6,7 +6,10 @@
 //   sbuf[32:64]+0x0 bf16 <4x200 /1000,1>    4 x 200 elements, strides 1000 and 1 (outer first)
 //   hbm[128 rows/200]+0x400 fp32 <2>        128 rows of 2 elements, rows 200 elements apart
 //
-// A multiply_moving ends in acc=1 when it adds into PSUM and acc=0 when it overwrites.
+// A multiply_moving ends in acc=1 when it adds into PSUM and acc=0 when it overwrites. A
+// tensor_reduce names its op and how many innermost free axes it reduces (axes=2); an
+// activation its function, scale and bias (left out when it is the identity -0.0) and, with an
+// add-reduce, its (P,1) result: activation ... func=relu scale=sbuf[0:128]+0x40 fp32 reduce_res=...
 //
 // Free sizes are listed outermost first, as a tensor shape is written; strides (in elements)
 // follow a slash only when they are not the plain row-major ones. Unused outer dimensions
@@ -132,6 +135,16 @@ std::string format_insn(const isa::Insn& i) {
     case isa::Opcode::memset:
       s += fmt::format(" dst={} value={}", format_ap(i.dst), bits_to_float(i.imm0));
       break;
+    case isa::Opcode::tensor_reduce:
+      s += fmt::format(" dst={} src0={} op0={} axes={}", format_ap(i.dst), format_ap(i.src0), isa::to_string(i.op0),
+                       i.red_axes);
+      break;
+    case isa::Opcode::activation:
+      s += fmt::format(" dst={} src0={} func={} scale={}", format_ap(i.dst), format_ap(i.src0), isa::to_string(i.func),
+                       operand(i, i.s0_vec, i.s0, i.imm0));
+      if (i.s1_vec || i.imm1 != 0x80000000u) s += fmt::format(" bias={}", operand(i, i.s1_vec, i.s1, i.imm1));
+      if (i.dst2.num_part != 0) s += fmt::format(" reduce_res={}", format_ap(i.dst2));
+      break;
     case isa::Opcode::load_stationary:
       s += fmt::format(" src0={}", format_ap(i.src0));
       break;
@@ -147,6 +160,14 @@ std::string format_insn(const isa::Insn& i) {
     s += fmt::format("  wait S[{}]{}{}", i.wait_sem, cond_text(i.wait_cond), i.wait_val);
   if (i.upd_op != isa::SemOp::none) s += "  " + update_text(i);
   return s;
+}
+
+std::string format_wait(const isa::Insn& i) {
+  return i.wait_cond == isa::SemCond::none ? "" : fmt::format("S[{}]{}{}", i.wait_sem, cond_text(i.wait_cond), i.wait_val);
+}
+
+std::string format_update(const isa::Insn& i) {
+  return i.upd_op == isa::SemOp::none ? "" : update_text(i).substr(4);  // without "upd "
 }
 
 }  // namespace ncore

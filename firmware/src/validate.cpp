@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,7 @@ const isa::Ap* ap_field(const isa::Insn& insn, const char* f) {
   if (n == "dst") return &insn.dst;
   if (n == "src0") return &insn.src0;
   if (n == "src1") return &insn.src1;
+  if (n == "dst2") return &insn.dst2;
   return nullptr;
 }
 
@@ -83,6 +85,87 @@ void check_sref(const isa::Insn& insn, const char* name, const isa::Sref& s, con
     bad(insn, fmt::format("operand {}: byte {} is outside the {} bytes of a partition", name, s.offset, pr.sbuf_bytes));
 }
 
+// A tile's shape as NKI prints it, partitions first, then the free sizes outermost first:
+// [128, 4, 512] (unused outer dimensions of size 1 left out).
+std::string shape_text(const isa::Ap& ap) {
+  int used = 1;
+  for (int d = 3; d > 0; --d)
+    if (ap.size[d] != 1) {
+      used = d + 1;
+      break;
+    }
+  std::string s = fmt::format("[{}", ap.num_part);
+  for (int d = used - 1; d >= 0; --d) s += fmt::format(", {}", ap.size[d]);
+  return s + "]";
+}
+
+// NKI's err_num_partition_mismatch, for an engine instruction's tensor operands.
+void check_partitions(const isa::Insn& insn, const char* nki_name, const isa::Ap& a, const char* an, const isa::Ap& b,
+                      const char* bn) {
+  if (a.num_part != b.num_part)
+    bad(insn, fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters ({}{}, {}{}) of '{}'",
+                          an, shape_text(a), bn, shape_text(b), nki_name));
+  if (a.start_part != b.start_part)
+    bad(insn, fmt::format("operands {} and {} of '{}' must start at the same partition (lane p reads and writes "
+                          "partition start_part + p), got {} and {}",
+                          an, bn, nki_name, a.start_part, b.start_part));
+}
+
+// tensor_reduce: dst[p, outer] = op over the red_axes innermost free dimensions of src0.
+void check_tensor_reduce(const isa::Insn& insn) {
+  const isa::Ap& s = insn.src0;
+  const isa::Ap& d = insn.dst;
+  switch (insn.op0) {
+    case isa::AluOp::add:
+    case isa::AluOp::multiply:
+    case isa::AluOp::max:
+    case isa::AluOp::min:
+      break;
+    default:
+      bad(insn, fmt::format("reduce op '{}' of 'tensor_reduce' is not supported by the vector engine; use add, "
+                            "multiply, max or min",
+                            isa::to_string(insn.op0)));
+  }
+  if (insn.red_axes < 1 || insn.red_axes > 4)
+    bad(insn, fmt::format("'tensor_reduce' reduces the last 1 to 4 free axes of src0{}; {} axes is outside 1..4",
+                          shape_text(s), insn.red_axes));
+  check_partitions(insn, "tensor_reduce", d, "dst", s, "data");
+  uint64_t outer = 1;
+  for (unsigned k = insn.red_axes; k < 4; ++k) outer *= s.size[k];
+  if (ap_free_elems(d) != outer)
+    bad(insn, fmt::format("dst{} of 'tensor_reduce' has {} elements per partition, but reducing the last {} free "
+                          "axes of data{} leaves {}",
+                          shape_text(d), ap_free_elems(d), insn.red_axes, shape_text(s), outer));
+}
+
+// activation: dst = func(src0 * scale + bias), optionally the add-reduce into dst2.
+void check_activation(const isa::Insn& insn, const Preset& pr) {
+  if (!isa::is_valid(insn.func))
+    bad(insn, fmt::format("unknown activation function {} of 'activation'", static_cast<unsigned>(insn.func)));
+  check_partitions(insn, "activation", insn.dst, "dst", insn.src0, "data");
+  if (ap_free_elems(insn.src0) != ap_free_elems(insn.dst))
+    bad(insn, fmt::format("dst{} of 'activation' has {} elements per partition but data{} has {}",
+                          shape_text(insn.dst), ap_free_elems(insn.dst), shape_text(insn.src0),
+                          ap_free_elems(insn.src0)));
+  if (insn.s0_vec) {
+    check_sref(insn, "s0 (scale)", insn.s0, insn.src0, pr);
+    if (insn.s0.dtype != isa::Dtype::fp32)
+      bad(insn, fmt::format("scale of 'activation' must be an fp32 scalar or an fp32 (P, 1) vector; s0 is {}",
+                            isa::to_string(insn.s0.dtype)));
+  }
+  if (insn.s1_vec) check_sref(insn, "s1 (bias)", insn.s1, insn.src0, pr);
+  if ((insn.s0_vec && insn.s0.start_part != insn.src0.start_part) ||
+      (insn.s1_vec && insn.s1.start_part != insn.src0.start_part))
+    bad(insn, "a per-partition operand (scale, bias) must start at the data operand's partition");
+  const isa::Ap& r = insn.dst2;
+  if (r.num_part != 0) {
+    check_partitions(insn, "activation", r, "reduce_res", insn.src0, "data");
+    if (ap_free_elems(r) != 1)
+      bad(insn, fmt::format("reduce_res (dst2){} of 'activation' must have shape (P, 1): one element per partition",
+                            shape_text(r)));
+  }
+}
+
 // Same elements in the same order: an in-place operation.
 bool same_elements(const isa::Ap& a, const isa::Ap& b) {
   return a.mem == b.mem && a.start_part == b.start_part && a.num_part == b.num_part && a.offset == b.offset &&
@@ -140,6 +223,7 @@ void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) 
   for (unsigned k = 0; k < info->num_operands; ++k) {
     const isa::OperandInfo& o = info->operands[k];
     if (const isa::Ap* ap = ap_field(insn, o.field)) {
+      if (o.optional && ap->num_part == 0) continue;  // an absent operand
       if (!buffer_allowed(o, ap->mem))
         bad(insn, fmt::format("operand {} of {} may not be in {}", o.field, info->name, isa::to_string(ap->mem)));
       check_ap(insn, o.field, *ap, pr, hbm_bytes);
@@ -176,6 +260,14 @@ void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) 
       }
       break;
     }
+    case isa::Opcode::tensor_reduce:
+      check_tensor_reduce(insn);
+      check_overlap(insn, insn.src0, "src0");
+      break;
+    case isa::Opcode::activation:
+      check_activation(insn, pr);
+      check_overlap(insn, insn.src0, "src0");
+      break;
     case isa::Opcode::load_stationary: {
       const isa::Ap& a = insn.src0;
       if (ap_free_elems(a) > pr.num_partitions)

@@ -151,6 +151,14 @@ void GoldenModel::execute(const isa::Insn& insn) {
       return;
     }
 
+    case isa::Opcode::tensor_reduce:
+      tensor_reduce(insn);
+      return;
+
+    case isa::Opcode::activation:
+      activation(insn);
+      return;
+
     case isa::Opcode::load_stationary:
       load_stationary(insn);
       return;
@@ -194,6 +202,53 @@ void GoldenModel::multiply_moving(const isa::Insn& insn) {
     }
   }
   scatter(insn.dst, acc);
+}
+
+// dst[p, o] = fold of the o-th group of R = size[0] * ... * size[red_axes - 1] consecutive
+// elements of src0 (in ap_for_each order): acc = x[0], then acc = acc op0 x[i] for i = 1..R-1 in
+// fp32 (one rounding per step), rounded once to dst.dtype.
+void GoldenModel::tensor_reduce(const isa::Insn& insn) {
+  const isa::Ap& s = insn.src0;
+  uint64_t r = 1;
+  for (unsigned k = 0; k < insn.red_axes; ++k) r *= s.size[k];
+  const std::vector<uint32_t> x = gather(s);
+  const uint64_t n = ap_free_elems(s), outer = n / r;
+  std::vector<uint32_t> out(uint64_t{s.num_part} * outer);
+  for (uint64_t p = 0; p < s.num_part; ++p) {
+    for (uint64_t o = 0; o < outer; ++o) {
+      const uint32_t* g = &x[p * n + o * r];
+      uint32_t acc = num::to_f32_bits(g[0], s.dtype);
+      for (uint64_t i = 1; i < r; ++i) acc = num::alu(insn.op0, acc, num::to_f32_bits(g[i], s.dtype));
+      out[p * outer + o] = num::from_f32_bits(acc, insn.dst.dtype);
+    }
+  }
+  scatter(insn.dst, out);
+}
+
+// dst = func((x * scale) + bias): the product and the sum rounded to fp32 (RNE), func exact, one
+// rounding to dst.dtype. With dst2, acc = +0, then acc = acc + func(...) over the elements in
+// ap_for_each order (fp32, one rounding per step), rounded once to dst2.dtype. The per-partition
+// operands and src0 are read before anything is written; dst2 is written after dst.
+void GoldenModel::activation(const isa::Insn& insn) {
+  const isa::Ap& s = insn.src0;
+  std::vector<uint32_t> v = gather(s);
+  const uint64_t n = ap_free_elems(s);
+  std::vector<uint32_t> sums(s.num_part);
+  for (uint32_t p = 0; p < s.num_part; ++p) {
+    const uint32_t scale = insn.s0_vec ? sref_f32(insn.s0, p) : insn.imm0;
+    const uint32_t bias = insn.s1_vec ? sref_f32(insn.s1, p) : insn.imm1;
+    uint32_t acc = 0;  // +0
+    for (uint64_t i = 0; i < n; ++i) {
+      uint32_t& e = v[p * n + i];
+      const uint32_t y = num::alu(isa::AluOp::multiply, num::to_f32_bits(e, s.dtype), scale);
+      const uint32_t f = num::act(insn.func, num::alu(isa::AluOp::add, y, bias));
+      e = num::from_f32_bits(f, insn.dst.dtype);
+      acc = num::alu(isa::AluOp::add, acc, f);
+    }
+    sums[p] = num::from_f32_bits(acc, insn.dst2.dtype);
+  }
+  scatter(insn.dst, v);
+  if (insn.dst2.num_part != 0) scatter(insn.dst2, sums);
 }
 
 bool sem_cond_holds(isa::SemCond cond, uint32_t s, uint32_t val) {

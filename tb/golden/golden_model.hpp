@@ -70,6 +70,8 @@ class GoldenModel {
 
   void load_stationary(const isa::Insn& insn);
   void multiply_moving(const isa::Insn& insn);
+  void tensor_reduce(const isa::Insn& insn);
+  void activation(const isa::Insn& insn);
 
   Preset preset_;
   std::vector<uint8_t> hbm_;

@@ -12,6 +12,8 @@
 //   - alu: bypass returns a unchanged; add, subtract, multiply are binary32 RNE with subnormals;
 //     max/min return the canonical NaN if either input is NaN, max(-0,+0) = +0, min(-0,+0) = -0;
 //     any NaN result is the canonical 0x7FC00000.
+//   - act: the scalar engine's functions, exact in fp32: copy is the identity, relu is
+//     alu(max, x, +0), so relu(-0) = +0, relu(-inf) = +0 and relu(NaN) = 0x7FC00000.
 // Codes outside the Dtype and AluOp enumerations act as fp32 and bypass, as in the RTL.
 #pragma once
 
@@ -111,6 +113,15 @@ inline uint32_t alu(isa::AluOp op, uint32_t a, uint32_t b) {
       return (fa > fb) == is_max ? a : b;
     }
     default: return a;  // bypass
+  }
+}
+
+// The scalar engine's activation function `f` on fp32 bits (codes outside the enumeration: copy,
+// as in the RTL).
+inline uint32_t act(isa::ActFunc f, uint32_t x) {
+  switch (f) {
+    case isa::ActFunc::relu: return alu(isa::AluOp::max, x, 0u);
+    default: return x;  // copy
   }
 }
 

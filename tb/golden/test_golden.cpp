@@ -1,5 +1,5 @@
 // Tests of the golden instruction-level model against answers worked out by hand: every
-// instruction, access patterns (partition stride, strides, negative strides), in-place operands,
+// instruction (tensor_reduce and activation included), access patterns (partition stride, strides, negative strides), in-place operands,
 // the semaphore run order, deadlock detection, out-of-range operands and first_mismatch.
 #include <catch2/catch.hpp>
 
@@ -248,6 +248,104 @@ TEST_CASE("tensor_scalar: immediates, reversed operands, per-partition operands,
     m.execute(i);
     CHECK(get(m, Buffer::sbuf, 6, 48, Dtype::fp16, 2) == V{0xC000, 0xC400});  // -2, -4
   }
+}
+
+TEST_CASE("tensor_reduce: trailing axes, fold order from the first element, one rounding", "[golden]") {
+  GoldenModel m(tiny(), 64);
+  // partition 3: a (2, 2, 3) fp32 tile, innermost 3: 1 2 3 | 4 5 6 || -1 -2 -3 | 0.5 NaN 7
+  put(m, Buffer::sbuf, 3, 0, Dtype::fp32,
+      {0x3F800000, 0x40000000, 0x40400000, 0x40800000, 0x40A00000, 0x40C00000, 0xBF800000, 0xC0000000, 0xC0400000,
+       0x3F000000, 0x7FC00001, 0x40E00000});
+  auto reduce = [&](AluOp op, uint32_t axes, Dtype dt, uint32_t n_out) {
+    isa::Insn i = make(Opcode::tensor_reduce);
+    i.op0 = op;
+    i.red_axes = axes;
+    i.src0 = sbuf_ap(Dtype::fp32, 3, 1, 0, 3);
+    i.src0.size = {3, 2, 2, 1};
+    i.src0.stride = {1, 3, 6, 0};
+    i.dst = sbuf_ap(dt, 3, 1, 256, n_out);
+    m.execute(i);
+    return get(m, Buffer::sbuf, 3, 256, dt, n_out);
+  };
+  CHECK(reduce(AluOp::add, 1, Dtype::fp32, 4) == V{0x40C00000, 0x41700000, 0xC0C00000, 0x7FC00000});  // 6 15 -6 NaN
+  CHECK(reduce(AluOp::max, 2, Dtype::fp32, 2) == V{0x40C00000, 0x7FC00000});                        // 6, NaN wins
+  CHECK(reduce(AluOp::min, 3, Dtype::bf16, 1) == V{0x7FC0});
+  CHECK(reduce(AluOp::min, 4, Dtype::fp32, 1) == V{0x7FC00000});
+  // left to right from the first element: 2^24 + 1 + 1 stays 2^24 (each step a tie to even),
+  // and 1 + 3 * 2^-8 is exact in fp32 but a tie in bf16, rounded once to the even 0x3F82
+  put(m, Buffer::sbuf, 4, 0, Dtype::fp32, {0x4B800000, 0x3F800000, 0x3F800000});
+  put(m, Buffer::sbuf, 4, 16, Dtype::fp32, {0x3F800000, 0x3B800000, 0x3B800000, 0x3B800000});
+  isa::Insn i = make(Opcode::tensor_reduce);
+  i.op0 = AluOp::add;
+  i.red_axes = 1;
+  i.src0 = sbuf_ap(Dtype::fp32, 4, 1, 0, 3);
+  i.dst = sbuf_ap(Dtype::fp32, 4, 1, 64, 1);
+  m.execute(i);
+  CHECK(get(m, Buffer::sbuf, 4, 64, Dtype::fp32, 1) == V{0x4B800000});
+  i.src0 = sbuf_ap(Dtype::fp32, 4, 1, 16, 4);
+  i.dst = sbuf_ap(Dtype::bf16, 4, 1, 68, 1);
+  m.execute(i);
+  CHECK(get(m, Buffer::sbuf, 4, 68, Dtype::bf16, 1) == V{0x3F82});
+  // one element per group: the element through fp32 (NaN canonical), -0 kept
+  put(m, Buffer::sbuf, 4, 32, Dtype::fp32, {0x80000000, 0x7F800001});
+  i.src0 = sbuf_ap(Dtype::fp32, 4, 1, 32, 1);
+  i.src0.size = {1, 2, 1, 1};
+  i.src0.stride = {1, 1, 0, 0};
+  i.dst = sbuf_ap(Dtype::fp32, 4, 1, 72, 2);
+  m.execute(i);
+  CHECK(get(m, Buffer::sbuf, 4, 72, Dtype::fp32, 2) == V{0x80000000, 0x7FC00000});
+}
+
+TEST_CASE("activation: func(x * scale + bias), rounding order, add-reduce", "[golden]") {
+  GoldenModel m(tiny(), 64);
+  // partitions 5, 6: bf16 1, -2, -0, NaN; scale (fp32) 3 and 2; bias (bf16) 0.5 and -0.5
+  for (uint32_t p = 5; p <= 6; ++p) put(m, Buffer::sbuf, p, 0, Dtype::bf16, {0x3F80, 0xC000, 0x8000, 0x7FC1});
+  put(m, Buffer::sbuf, 5, 64, Dtype::fp32, {0x40400000});
+  put(m, Buffer::sbuf, 6, 64, Dtype::fp32, {0x40000000});
+  put(m, Buffer::sbuf, 5, 80, Dtype::bf16, {0x3F00});
+  put(m, Buffer::sbuf, 6, 80, Dtype::bf16, {0xBF00});
+  auto act = [&](isa::ActFunc f, uint32_t n, bool reduce) {
+    isa::Insn i = make(Opcode::activation);
+    i.engine = isa::Engine::act;
+    i.func = f;
+    i.src0 = sbuf_ap(Dtype::bf16, 5, 2, 0, n);
+    i.dst = sbuf_ap(Dtype::fp32, 5, 2, 128, n);
+    i.s0_vec = i.s1_vec = true;
+    i.s0 = {Buffer::sbuf, Dtype::fp32, 5, 64};
+    i.s1 = {Buffer::sbuf, Dtype::bf16, 5, 80};
+    if (reduce) {
+      i.dst2 = sbuf_ap(Dtype::fp32, 5, 2, 8, 1);
+      i.dst2.mem = Buffer::psum;
+    }
+    m.execute(i);
+    return i;
+  };
+  act(isa::ActFunc::copy, 4, false);
+  // 1*3+0.5, -2*3+0.5, -0*3+0.5, NaN | 1*2-0.5, -2*2-0.5, -0*2-0.5, NaN
+  CHECK(get(m, Buffer::sbuf, 5, 128, Dtype::fp32, 4) == V{0x40600000, 0xC0B00000, 0x3F000000, 0x7FC00000});
+  CHECK(get(m, Buffer::sbuf, 6, 128, Dtype::fp32, 4) == V{0x3FC00000, 0xC0900000, 0xBF000000, 0x7FC00000});
+  act(isa::ActFunc::relu, 4, false);
+  CHECK(get(m, Buffer::sbuf, 5, 128, Dtype::fp32, 4) == V{0x40600000, 0x00000000, 0x3F000000, 0x7FC00000});
+  CHECK(get(m, Buffer::sbuf, 6, 128, Dtype::fp32, 4) == V{0x3FC00000, 0x00000000, 0x00000000, 0x7FC00000});
+  // add-reduce of func's fp32 outputs into PSUM: 3.5 - 5.5 + 0.5 = -1.5 and 1.5 - 4.5 - 0.5 = -3.5
+  act(isa::ActFunc::copy, 3, true);
+  CHECK(get(m, Buffer::psum, 5, 8, Dtype::fp32, 1) == V{0xBFC00000});
+  CHECK(get(m, Buffer::psum, 6, 8, Dtype::fp32, 1) == V{0xC0600000});
+  act(isa::ActFunc::relu, 3, true);  // 3.5 + 0 + 0.5 = 4 and 1.5 + 0 + 0 = 1.5
+  CHECK(get(m, Buffer::psum, 5, 8, Dtype::fp32, 1) == V{0x40800000});
+  CHECK(get(m, Buffer::psum, 6, 8, Dtype::fp32, 1) == V{0x3FC00000});
+  // immediates: scale 2, no bias (-0.0) keeps -0; a bias of +0.0 makes it +0
+  isa::Insn i = make(Opcode::activation);
+  i.engine = isa::Engine::act;
+  i.src0 = sbuf_ap(Dtype::bf16, 5, 1, 0, 3);
+  i.dst = sbuf_ap(Dtype::bf16, 5, 1, 256, 3);
+  i.imm0 = 0x40000000;
+  i.imm1 = 0x80000000;
+  m.execute(i);
+  CHECK(get(m, Buffer::sbuf, 5, 256, Dtype::bf16, 3) == V{0x4000, 0xC080, 0x8000});
+  i.imm1 = 0x00000000;
+  m.execute(i);
+  CHECK(get(m, Buffer::sbuf, 5, 256, Dtype::bf16, 3) == V{0x4000, 0xC080, 0x0000});
 }
 
 TEST_CASE("tensor_copy: bit copy for equal dtypes, cast otherwise", "[golden]") {

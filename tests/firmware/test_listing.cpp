@@ -106,6 +106,47 @@ TEST_CASE("format_insn shows operands, wait and update", "[firmware][listing]") 
         "tensor_scalar dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
         "op0=add(sbuf[0:128]+0x80 fp32) op1=multiply(2) rev1  upd S[3]+=1@complete");
 
+  // tensor_reduce: the op and the number of innermost free axes reduced
+  isa::Insn r = i;
+  r.opcode = isa::Opcode::tensor_reduce;
+  r.op0 = isa::AluOp::max;
+  r.red_axes = 2;
+  r.src0.size = {10, 100, 1, 1};
+  r.src0.stride = {1, 10, 0, 0};
+  r.dst.size = {1, 1, 1, 1};
+  r.upd_op = isa::SemOp::none;
+  r.wait_cond = isa::SemCond::none;
+  CHECK(ncore::format_insn(r) ==
+        "tensor_reduce dst=sbuf[0:128]+0x0 fp32 <1> src0=sbuf[0:128]+0x0 fp32 <100x10> op0=max axes=2");
+
+  // activation: the function, the scale, the bias unless it is the identity -0.0, the add-reduce
+  isa::Insn a = r;
+  a.opcode = isa::Opcode::activation;
+  a.engine = isa::Engine::act;
+  a.func = isa::ActFunc::relu;
+  a.src0.size = {1000, 1, 1, 1};
+  a.dst.size = {1000, 1, 1, 1};
+  a.imm0 = 0x3F800000;  // 1.0f
+  a.imm1 = 0x80000000;  // -0.0f: no bias
+  CHECK(ncore::format_insn(a) ==
+        "activation dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> func=relu scale=1");
+  a.s1_vec = true;
+  a.s1.mem = isa::Buffer::sbuf;
+  a.s1.dtype = isa::Dtype::bf16;
+  a.s1.offset = 0x10;
+  a.dst2 = a.dst;
+  a.dst2.mem = isa::Buffer::psum;
+  a.dst2.size = {1, 1, 1, 1};
+  CHECK(ncore::format_insn(a) ==
+        "activation dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> func=relu scale=1 "
+        "bias=sbuf[0:128]+0x10 bf16 reduce_res=psum[0:128]+0x0 fp32 <1>");
+  a.s1_vec = false;
+  a.imm1 = 0x3F000000;  // 0.5f
+  a.dst2.num_part = 0;
+  a.func = static_cast<isa::ActFunc>(15);
+  CHECK(ncore::format_insn(a) ==
+        "activation dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> func=? scale=1 bias=0.5");
+
   isa::Insn bad{};
   bad.opcode = static_cast<isa::Opcode>(200);
   bad.wait_cond = static_cast<isa::SemCond>(7);

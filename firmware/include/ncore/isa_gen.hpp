@@ -12,8 +12,8 @@
 
 namespace ncore::isa {
 
-inline constexpr unsigned kInsnBits = 1339;
-inline constexpr unsigned kInsnBytes = 168;  // image record: bits rounded up to 64
+inline constexpr unsigned kInsnBits = 1696;
+inline constexpr unsigned kInsnBytes = 216;  // image record: bits rounded up to 64
 
 // Engine ids as in nki.isa.engine.
 enum class Engine : uint8_t {
@@ -167,6 +167,33 @@ inline constexpr bool is_valid(AluOp v) {
   return false;
 }
 
+// Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias.
+enum class ActFunc : uint8_t {
+  copy = 0,  // identity: f(x) = x
+  relu = 1,  // max(x, +0) with the ALU's max rule: relu(-0) = +0, relu(NaN) = NaN (canonical)
+};
+inline constexpr unsigned kActFuncWidth = 4;
+inline constexpr const char* to_string(ActFunc v) {
+  switch (v) {
+    case ActFunc::copy: return "copy";
+    case ActFunc::relu: return "relu";
+  }
+  return "?";
+}
+inline bool from_string(std::string_view s, ActFunc& out) {
+  if (s == "copy") { out = ActFunc::copy; return true; }
+  if (s == "relu") { out = ActFunc::relu; return true; }
+  return false;
+}
+inline constexpr bool is_valid(ActFunc v) {
+  switch (v) {
+    case ActFunc::copy:
+    case ActFunc::relu:
+      return true;
+  }
+  return false;
+}
+
 // Semaphore wait condition: the instruction starts only when S[wait_sem] <cond> wait_val.
 enum class SemCond : uint8_t {
   none = 0,  // no wait
@@ -294,6 +321,8 @@ enum class Opcode : uint8_t {
   tensor_scalar = 17,  // dst = (src0 op0 operand0) op1 operand1; each operand an fp32 immediate or a per-partition (P,1) vector; rev0/rev1 swap the operands of op0/op1; op1 = bypass skips the second op.
   tensor_copy = 18,  // dst = src0, bit-exact when the dtypes match, otherwise cast through fp32 (RNE).
   memset = 19,  // Fill dst with imm0 (fp32 bits) rounded to dst.dtype.
+  tensor_reduce = 20,  // dst[p, o] = op0 over the red_axes innermost free dimensions of src0 (NKI tensor_reduce over the trailing free axes): dst holds the product of src0's outer sizes per partition. Each group is folded in ap order from its first element, acc = acc op0 x in fp32 (one rounding per step), and rounded once to dst.dtype; op0 add, multiply, max or min.
+  activation = 48,  // dst = func(src0 * scale + bias): scale the fp32 immediate imm0 or the fp32 per-partition vector s0 (s0_vec), bias the immediate imm1 or the per-partition vector s1 (s1_vec). In fp32: the product and the sum each rounded to nearest even, func exact, one rounding to dst.dtype. With dst2 (num_part > 0), also the add-reduce of func's fp32 outputs along the free axis, from +0 in ap order with one rounding per step, rounded once to dst2.dtype (NKI activation_reduce, reduce_res).
 };
 inline constexpr unsigned kOpcodeWidth = 8;
 inline constexpr const char* to_string(Opcode v) {
@@ -306,6 +335,8 @@ inline constexpr const char* to_string(Opcode v) {
     case Opcode::tensor_scalar: return "tensor_scalar";
     case Opcode::tensor_copy: return "tensor_copy";
     case Opcode::memset: return "memset";
+    case Opcode::tensor_reduce: return "tensor_reduce";
+    case Opcode::activation: return "activation";
   }
   return "?";
 }
@@ -318,6 +349,8 @@ inline bool from_string(std::string_view s, Opcode& out) {
   if (s == "tensor_scalar") { out = Opcode::tensor_scalar; return true; }
   if (s == "tensor_copy") { out = Opcode::tensor_copy; return true; }
   if (s == "memset") { out = Opcode::memset; return true; }
+  if (s == "tensor_reduce") { out = Opcode::tensor_reduce; return true; }
+  if (s == "activation") { out = Opcode::activation; return true; }
   return false;
 }
 inline constexpr bool is_valid(Opcode v) {
@@ -330,6 +363,8 @@ inline constexpr bool is_valid(Opcode v) {
     case Opcode::tensor_scalar:
     case Opcode::tensor_copy:
     case Opcode::memset:
+    case Opcode::tensor_reduce:
+    case Opcode::activation:
       return true;
   }
   return false;
@@ -376,16 +411,19 @@ struct Insn {
   SemOp upd_op{};
   SemWhen upd_when{};
   uint32_t upd_val{};
-  AluOp op0{};  // first ALU op (tensor_tensor: the op)
+  AluOp op0{};  // first ALU op (tensor_tensor: the op; tensor_reduce: the reduce op)
   AluOp op1{};  // second ALU op (tensor_scalar)
   bool rev0{};  // tensor_scalar: operand0 op0 data instead of data op0 operand0
   bool rev1{};  // tensor_scalar: operand1 op1 x instead of x op1 operand1
-  bool s0_vec{};  // operand0 is the per-partition vector s0 (else the immediate imm0)
-  bool s1_vec{};  // operand1 is the per-partition vector s1 (else the immediate imm1)
-  uint32_t imm0{};  // fp32 bits of immediate operand 0 (memset: the fill value as fp32)
-  uint32_t imm1{};  // fp32 bits of immediate operand 1
+  bool s0_vec{};  // operand0 is the per-partition vector s0 (else the immediate imm0); activation: the scale
+  bool s1_vec{};  // operand1 is the per-partition vector s1 (else the immediate imm1); activation: the bias
+  uint32_t imm0{};  // fp32 bits of immediate operand 0 (memset: the fill value as fp32; activation: the scale)
+  uint32_t imm1{};  // fp32 bits of immediate operand 1 (activation: the bias; -0.0, the additive identity, for none)
   bool acc{};  // multiply_moving: add the result into PSUM (else overwrite)
+  ActFunc func{};  // activation: the function
+  uint32_t red_axes{};  // tensor_reduce: how many innermost free dimensions of src0 are reduced, 1..4 (NKI's trailing axes)
   Ap dst{};
+  Ap dst2{};  // activation: the (P,1) add-reduce result (NKI reduce_res); num_part 0 = none
   Ap src0{};
   Ap src1{};
   Sref s0{};
@@ -417,39 +455,55 @@ inline int64_t sign_extend(uint64_t v, unsigned width) {
 inline void encode(const Insn& i, uint8_t* out) {
   using namespace detail;
   std::memset(out, 0, kInsnBytes);
-  put_bits(out, 1331, 8, static_cast<uint64_t>(i.opcode));
-  put_bits(out, 1328, 3, static_cast<uint64_t>(i.engine));
-  put_bits(out, 1324, 4, static_cast<uint64_t>(i.dma_queue));
-  put_bits(out, 1316, 8, static_cast<uint64_t>(i.wait_sem));
-  put_bits(out, 1313, 3, static_cast<uint64_t>(i.wait_cond));
-  put_bits(out, 1281, 32, static_cast<uint64_t>(i.wait_val));
-  put_bits(out, 1273, 8, static_cast<uint64_t>(i.upd_sem));
-  put_bits(out, 1270, 3, static_cast<uint64_t>(i.upd_op));
-  put_bits(out, 1269, 1, static_cast<uint64_t>(i.upd_when));
-  put_bits(out, 1237, 32, static_cast<uint64_t>(i.upd_val));
-  put_bits(out, 1232, 5, static_cast<uint64_t>(i.op0));
-  put_bits(out, 1227, 5, static_cast<uint64_t>(i.op1));
-  put_bits(out, 1226, 1, static_cast<uint64_t>(i.rev0));
-  put_bits(out, 1225, 1, static_cast<uint64_t>(i.rev1));
-  put_bits(out, 1224, 1, static_cast<uint64_t>(i.s0_vec));
-  put_bits(out, 1223, 1, static_cast<uint64_t>(i.s1_vec));
-  put_bits(out, 1191, 32, static_cast<uint64_t>(i.imm0));
-  put_bits(out, 1159, 32, static_cast<uint64_t>(i.imm1));
-  put_bits(out, 1158, 1, static_cast<uint64_t>(i.acc));
-  put_bits(out, 1156, 2, static_cast<uint64_t>(i.dst.mem));
-  put_bits(out, 1152, 4, static_cast<uint64_t>(i.dst.dtype));
-  put_bits(out, 1144, 8, static_cast<uint64_t>(i.dst.start_part));
-  put_bits(out, 1136, 8, static_cast<uint64_t>(i.dst.num_part));
-  put_bits(out, 1104, 32, static_cast<uint64_t>(i.dst.part_stride));
-  put_bits(out, 1064, 40, static_cast<uint64_t>(i.dst.offset));
-  put_bits(out, 936, 32, static_cast<uint64_t>(i.dst.size[0]));
-  put_bits(out, 968, 32, static_cast<uint64_t>(i.dst.size[1]));
-  put_bits(out, 1000, 32, static_cast<uint64_t>(i.dst.size[2]));
-  put_bits(out, 1032, 32, static_cast<uint64_t>(i.dst.size[3]));
-  put_bits(out, 808, 32, static_cast<uint64_t>(i.dst.stride[0]));
-  put_bits(out, 840, 32, static_cast<uint64_t>(i.dst.stride[1]));
-  put_bits(out, 872, 32, static_cast<uint64_t>(i.dst.stride[2]));
-  put_bits(out, 904, 32, static_cast<uint64_t>(i.dst.stride[3]));
+  put_bits(out, 1688, 8, static_cast<uint64_t>(i.opcode));
+  put_bits(out, 1685, 3, static_cast<uint64_t>(i.engine));
+  put_bits(out, 1681, 4, static_cast<uint64_t>(i.dma_queue));
+  put_bits(out, 1673, 8, static_cast<uint64_t>(i.wait_sem));
+  put_bits(out, 1670, 3, static_cast<uint64_t>(i.wait_cond));
+  put_bits(out, 1638, 32, static_cast<uint64_t>(i.wait_val));
+  put_bits(out, 1630, 8, static_cast<uint64_t>(i.upd_sem));
+  put_bits(out, 1627, 3, static_cast<uint64_t>(i.upd_op));
+  put_bits(out, 1626, 1, static_cast<uint64_t>(i.upd_when));
+  put_bits(out, 1594, 32, static_cast<uint64_t>(i.upd_val));
+  put_bits(out, 1589, 5, static_cast<uint64_t>(i.op0));
+  put_bits(out, 1584, 5, static_cast<uint64_t>(i.op1));
+  put_bits(out, 1583, 1, static_cast<uint64_t>(i.rev0));
+  put_bits(out, 1582, 1, static_cast<uint64_t>(i.rev1));
+  put_bits(out, 1581, 1, static_cast<uint64_t>(i.s0_vec));
+  put_bits(out, 1580, 1, static_cast<uint64_t>(i.s1_vec));
+  put_bits(out, 1548, 32, static_cast<uint64_t>(i.imm0));
+  put_bits(out, 1516, 32, static_cast<uint64_t>(i.imm1));
+  put_bits(out, 1515, 1, static_cast<uint64_t>(i.acc));
+  put_bits(out, 1511, 4, static_cast<uint64_t>(i.func));
+  put_bits(out, 1508, 3, static_cast<uint64_t>(i.red_axes));
+  put_bits(out, 1506, 2, static_cast<uint64_t>(i.dst.mem));
+  put_bits(out, 1502, 4, static_cast<uint64_t>(i.dst.dtype));
+  put_bits(out, 1494, 8, static_cast<uint64_t>(i.dst.start_part));
+  put_bits(out, 1486, 8, static_cast<uint64_t>(i.dst.num_part));
+  put_bits(out, 1454, 32, static_cast<uint64_t>(i.dst.part_stride));
+  put_bits(out, 1414, 40, static_cast<uint64_t>(i.dst.offset));
+  put_bits(out, 1286, 32, static_cast<uint64_t>(i.dst.size[0]));
+  put_bits(out, 1318, 32, static_cast<uint64_t>(i.dst.size[1]));
+  put_bits(out, 1350, 32, static_cast<uint64_t>(i.dst.size[2]));
+  put_bits(out, 1382, 32, static_cast<uint64_t>(i.dst.size[3]));
+  put_bits(out, 1158, 32, static_cast<uint64_t>(i.dst.stride[0]));
+  put_bits(out, 1190, 32, static_cast<uint64_t>(i.dst.stride[1]));
+  put_bits(out, 1222, 32, static_cast<uint64_t>(i.dst.stride[2]));
+  put_bits(out, 1254, 32, static_cast<uint64_t>(i.dst.stride[3]));
+  put_bits(out, 1156, 2, static_cast<uint64_t>(i.dst2.mem));
+  put_bits(out, 1152, 4, static_cast<uint64_t>(i.dst2.dtype));
+  put_bits(out, 1144, 8, static_cast<uint64_t>(i.dst2.start_part));
+  put_bits(out, 1136, 8, static_cast<uint64_t>(i.dst2.num_part));
+  put_bits(out, 1104, 32, static_cast<uint64_t>(i.dst2.part_stride));
+  put_bits(out, 1064, 40, static_cast<uint64_t>(i.dst2.offset));
+  put_bits(out, 936, 32, static_cast<uint64_t>(i.dst2.size[0]));
+  put_bits(out, 968, 32, static_cast<uint64_t>(i.dst2.size[1]));
+  put_bits(out, 1000, 32, static_cast<uint64_t>(i.dst2.size[2]));
+  put_bits(out, 1032, 32, static_cast<uint64_t>(i.dst2.size[3]));
+  put_bits(out, 808, 32, static_cast<uint64_t>(i.dst2.stride[0]));
+  put_bits(out, 840, 32, static_cast<uint64_t>(i.dst2.stride[1]));
+  put_bits(out, 872, 32, static_cast<uint64_t>(i.dst2.stride[2]));
+  put_bits(out, 904, 32, static_cast<uint64_t>(i.dst2.stride[3]));
   put_bits(out, 806, 2, static_cast<uint64_t>(i.src0.mem));
   put_bits(out, 802, 4, static_cast<uint64_t>(i.src0.dtype));
   put_bits(out, 794, 8, static_cast<uint64_t>(i.src0.start_part));
@@ -491,39 +545,55 @@ inline void encode(const Insn& i, uint8_t* out) {
 inline Insn decode(const uint8_t* in) {
   using namespace detail;
   Insn i;
-  i.opcode = static_cast<Opcode>(get_bits(in, 1331, 8));
-  i.engine = static_cast<Engine>(get_bits(in, 1328, 3));
-  i.dma_queue = static_cast<uint32_t>(get_bits(in, 1324, 4));
-  i.wait_sem = static_cast<uint32_t>(get_bits(in, 1316, 8));
-  i.wait_cond = static_cast<SemCond>(get_bits(in, 1313, 3));
-  i.wait_val = static_cast<uint32_t>(get_bits(in, 1281, 32));
-  i.upd_sem = static_cast<uint32_t>(get_bits(in, 1273, 8));
-  i.upd_op = static_cast<SemOp>(get_bits(in, 1270, 3));
-  i.upd_when = static_cast<SemWhen>(get_bits(in, 1269, 1));
-  i.upd_val = static_cast<uint32_t>(get_bits(in, 1237, 32));
-  i.op0 = static_cast<AluOp>(get_bits(in, 1232, 5));
-  i.op1 = static_cast<AluOp>(get_bits(in, 1227, 5));
-  i.rev0 = get_bits(in, 1226, 1) != 0;
-  i.rev1 = get_bits(in, 1225, 1) != 0;
-  i.s0_vec = get_bits(in, 1224, 1) != 0;
-  i.s1_vec = get_bits(in, 1223, 1) != 0;
-  i.imm0 = static_cast<uint32_t>(get_bits(in, 1191, 32));
-  i.imm1 = static_cast<uint32_t>(get_bits(in, 1159, 32));
-  i.acc = get_bits(in, 1158, 1) != 0;
-  i.dst.mem = static_cast<Buffer>(get_bits(in, 1156, 2));
-  i.dst.dtype = static_cast<Dtype>(get_bits(in, 1152, 4));
-  i.dst.start_part = static_cast<uint32_t>(get_bits(in, 1144, 8));
-  i.dst.num_part = static_cast<uint32_t>(get_bits(in, 1136, 8));
-  i.dst.part_stride = static_cast<int32_t>(sign_extend(get_bits(in, 1104, 32), 32));
-  i.dst.offset = static_cast<uint64_t>(get_bits(in, 1064, 40));
-  i.dst.size[0] = static_cast<uint32_t>(get_bits(in, 936, 32));
-  i.dst.size[1] = static_cast<uint32_t>(get_bits(in, 968, 32));
-  i.dst.size[2] = static_cast<uint32_t>(get_bits(in, 1000, 32));
-  i.dst.size[3] = static_cast<uint32_t>(get_bits(in, 1032, 32));
-  i.dst.stride[0] = static_cast<int32_t>(sign_extend(get_bits(in, 808, 32), 32));
-  i.dst.stride[1] = static_cast<int32_t>(sign_extend(get_bits(in, 840, 32), 32));
-  i.dst.stride[2] = static_cast<int32_t>(sign_extend(get_bits(in, 872, 32), 32));
-  i.dst.stride[3] = static_cast<int32_t>(sign_extend(get_bits(in, 904, 32), 32));
+  i.opcode = static_cast<Opcode>(get_bits(in, 1688, 8));
+  i.engine = static_cast<Engine>(get_bits(in, 1685, 3));
+  i.dma_queue = static_cast<uint32_t>(get_bits(in, 1681, 4));
+  i.wait_sem = static_cast<uint32_t>(get_bits(in, 1673, 8));
+  i.wait_cond = static_cast<SemCond>(get_bits(in, 1670, 3));
+  i.wait_val = static_cast<uint32_t>(get_bits(in, 1638, 32));
+  i.upd_sem = static_cast<uint32_t>(get_bits(in, 1630, 8));
+  i.upd_op = static_cast<SemOp>(get_bits(in, 1627, 3));
+  i.upd_when = static_cast<SemWhen>(get_bits(in, 1626, 1));
+  i.upd_val = static_cast<uint32_t>(get_bits(in, 1594, 32));
+  i.op0 = static_cast<AluOp>(get_bits(in, 1589, 5));
+  i.op1 = static_cast<AluOp>(get_bits(in, 1584, 5));
+  i.rev0 = get_bits(in, 1583, 1) != 0;
+  i.rev1 = get_bits(in, 1582, 1) != 0;
+  i.s0_vec = get_bits(in, 1581, 1) != 0;
+  i.s1_vec = get_bits(in, 1580, 1) != 0;
+  i.imm0 = static_cast<uint32_t>(get_bits(in, 1548, 32));
+  i.imm1 = static_cast<uint32_t>(get_bits(in, 1516, 32));
+  i.acc = get_bits(in, 1515, 1) != 0;
+  i.func = static_cast<ActFunc>(get_bits(in, 1511, 4));
+  i.red_axes = static_cast<uint32_t>(get_bits(in, 1508, 3));
+  i.dst.mem = static_cast<Buffer>(get_bits(in, 1506, 2));
+  i.dst.dtype = static_cast<Dtype>(get_bits(in, 1502, 4));
+  i.dst.start_part = static_cast<uint32_t>(get_bits(in, 1494, 8));
+  i.dst.num_part = static_cast<uint32_t>(get_bits(in, 1486, 8));
+  i.dst.part_stride = static_cast<int32_t>(sign_extend(get_bits(in, 1454, 32), 32));
+  i.dst.offset = static_cast<uint64_t>(get_bits(in, 1414, 40));
+  i.dst.size[0] = static_cast<uint32_t>(get_bits(in, 1286, 32));
+  i.dst.size[1] = static_cast<uint32_t>(get_bits(in, 1318, 32));
+  i.dst.size[2] = static_cast<uint32_t>(get_bits(in, 1350, 32));
+  i.dst.size[3] = static_cast<uint32_t>(get_bits(in, 1382, 32));
+  i.dst.stride[0] = static_cast<int32_t>(sign_extend(get_bits(in, 1158, 32), 32));
+  i.dst.stride[1] = static_cast<int32_t>(sign_extend(get_bits(in, 1190, 32), 32));
+  i.dst.stride[2] = static_cast<int32_t>(sign_extend(get_bits(in, 1222, 32), 32));
+  i.dst.stride[3] = static_cast<int32_t>(sign_extend(get_bits(in, 1254, 32), 32));
+  i.dst2.mem = static_cast<Buffer>(get_bits(in, 1156, 2));
+  i.dst2.dtype = static_cast<Dtype>(get_bits(in, 1152, 4));
+  i.dst2.start_part = static_cast<uint32_t>(get_bits(in, 1144, 8));
+  i.dst2.num_part = static_cast<uint32_t>(get_bits(in, 1136, 8));
+  i.dst2.part_stride = static_cast<int32_t>(sign_extend(get_bits(in, 1104, 32), 32));
+  i.dst2.offset = static_cast<uint64_t>(get_bits(in, 1064, 40));
+  i.dst2.size[0] = static_cast<uint32_t>(get_bits(in, 936, 32));
+  i.dst2.size[1] = static_cast<uint32_t>(get_bits(in, 968, 32));
+  i.dst2.size[2] = static_cast<uint32_t>(get_bits(in, 1000, 32));
+  i.dst2.size[3] = static_cast<uint32_t>(get_bits(in, 1032, 32));
+  i.dst2.stride[0] = static_cast<int32_t>(sign_extend(get_bits(in, 808, 32), 32));
+  i.dst2.stride[1] = static_cast<int32_t>(sign_extend(get_bits(in, 840, 32), 32));
+  i.dst2.stride[2] = static_cast<int32_t>(sign_extend(get_bits(in, 872, 32), 32));
+  i.dst2.stride[3] = static_cast<int32_t>(sign_extend(get_bits(in, 904, 32), 32));
   i.src0.mem = static_cast<Buffer>(get_bits(in, 806, 2));
   i.src0.dtype = static_cast<Dtype>(get_bits(in, 802, 4));
   i.src0.start_part = static_cast<uint32_t>(get_bits(in, 794, 8));
@@ -604,6 +674,12 @@ inline constexpr InsnInfo kInsnInfo[] = {
     {Opcode::memset, "memset", Engine::dve,
      "Fill dst with imm0 (fp32 bits) rounded to dst.dtype.",
      1, {{{"dst", false, false, true, true}}}},
+    {Opcode::tensor_reduce, "tensor_reduce", Engine::dve,
+     "dst[p, o] = op0 over the red_axes innermost free dimensions of src0 (NKI tensor_reduce over the trailing free axes): dst holds the product of src0's outer sizes per partition. Each group is folded in ap order from its first element, acc = acc op0 x in fp32 (one rounding per step), and rounded once to dst.dtype; op0 add, multiply, max or min.",
+     2, {{{"dst", false, false, true, true}, {"src0", false, false, true, true}}}},
+    {Opcode::activation, "activation", Engine::act,
+     "dst = func(src0 * scale + bias): scale the fp32 immediate imm0 or the fp32 per-partition vector s0 (s0_vec), bias the immediate imm1 or the per-partition vector s1 (s1_vec). In fp32: the product and the sum each rounded to nearest even, func exact, one rounding to dst.dtype. With dst2 (num_part > 0), also the add-reduce of func's fp32 outputs along the free axis, from +0 in ap order with one rounding per step, rounded once to dst2.dtype (NKI activation_reduce, reduce_res).",
+     5, {{{"dst", false, false, true, true}, {"src0", false, false, true, true}, {"s0", true, false, true, true}, {"s1", true, false, true, true}, {"dst2", true, false, true, true}}}},
 };
 
 inline const InsnInfo* find_info(Opcode op) {

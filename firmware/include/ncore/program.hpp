@@ -105,5 +105,9 @@ inline constexpr uint32_t kImageVersion = 2;
 // (format.cpp describes the operand notation).
 std::string format_insn(const isa::Insn& insn);
 std::string format_ap(const isa::Ap& ap);
+// An instruction's semaphore wait and update as the listing shows them, "S[5]>=16" and
+// "S[3]+=1@complete" ("" when it has none).
+std::string format_wait(const isa::Insn& insn);
+std::string format_update(const isa::Insn& insn);
 
 }  // namespace ncore

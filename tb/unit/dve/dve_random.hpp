@@ -6,7 +6,8 @@
 // bits.
 //
 // Instructions: tensor_tensor (add, subtract, multiply, max, min), tensor_scalar (immediate or
-// per-partition operands, rev0/rev1, op1 bypass or not), tensor_copy and memset; all three
+// per-partition operands, rev0/rev1, op1 bypass or not), tensor_copy, memset and tensor_reduce
+// (add, multiply, max, min over the 1-4 innermost free dims of src0); all three
 // dtypes on every operand; random partition ranges; free shapes of 1-4 dims whose operands may
 // be shaped differently; strides unit, reversed, random (negative, non-unit), zero
 // (broadcast sources) and junk strides on size-1 dims, which must be ignored; fields an
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "bench_bits.hpp"
+#include "operand_gen.hpp"
 #include "ncore/ap.hpp"
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
@@ -68,7 +70,7 @@ class InsnGen {
  public:
   // Operands stay in bytes [0, limit) of their partitions (0: the whole partition).
   InsnGen(const ncore::Preset& pr, uint64_t seed, Imm imm = Imm::any, uint64_t limit = 0)
-      : pr_(pr), rng_(seed), imm_(imm), limit_(limit ? limit : pr.sbuf_bytes) {}
+      : pr_(pr), rng_(seed), g_(rng_), imm_(imm), limit_(limit ? limit : pr.sbuf_bytes) {}
   std::mt19937_64& rng() { return rng_; }
 
   // A random instruction. `allow_partial`: the destination may also overlap the sources
@@ -81,130 +83,42 @@ class InsnGen {
   }
 
  private:
-  uint32_t below(uint64_t n) { return static_cast<uint32_t>(rng_() % n); }
-  bool chance(unsigned pct) { return below(100) < pct; }
-  Dtype dtype() { return static_cast<Dtype>(below(3)); }
+  uint32_t below(uint64_t n) { return g_.below(n); }
+  bool chance(unsigned pct) { return g_.chance(pct); }
+  Dtype dtype() { return g_.dtype(); }
   AluOp op(bool bypass_ok) { return static_cast<AluOp>(bypass_ok ? below(6) : 1 + below(5)); }
-
-  uint32_t free_count() {
-    if (chance(3)) return 257 + below(1000);  // long rows (fit for 2-byte dtypes and few operands)
-    switch (below(10)) {
-      case 0: case 1: case 2: return 1 + below(8);
-      case 3: case 4: case 5: case 6: return 9 + below(56);
-      case 7: case 8: return 65 + below(128);
-      default: return 193 + below(64);
-    }
-  }
-
-  // sizes[0..3] with product n, in 1-4 dims, sometimes with size-1 dims inside
-  std::array<uint32_t, 4> shape(uint32_t n) {
-    std::array<uint32_t, 4> s{1, 1, 1, 1};
-    const unsigned dims = 1 + below(4);
-    uint32_t rem = n;
-    for (unsigned d = 0; d + 1 < dims; ++d) {
-      std::vector<uint32_t> div;
-      for (uint32_t k = 1; k <= rem; ++k)
-        if (rem % k == 0) div.push_back(k);
-      s[d] = div[below(div.size())];
-      rem /= s[d];
-    }
-    s[dims - 1] = rem;
-    if (chance(25)) std::shuffle(s.begin(), s.end(), rng_);
-    return s;
-  }
-
-  // Strides in elements for `sizes`; junk on size-1 dims. broadcast: a zero stride allowed.
-  std::array<int32_t, 4> strides(const std::array<uint32_t, 4>& sz, bool broadcast) {
-    std::array<int32_t, 4> st{};
-    const unsigned kind = below(10);
-    int64_t run = 1;
-    for (int d = 0; d < 4; ++d) {
-      if (kind < 4) st[d] = static_cast<int32_t>(run);                 // row-major
-      else if (kind < 6) st[d] = -static_cast<int32_t>(run);           // reversed
-      else {
-        const int32_t m = static_cast<int32_t>(1 + below(d == 0 ? 4 : 40));
-        st[d] = static_cast<int32_t>(below(2 * m + 1)) - m;            // random, incl. negative
-        if (st[d] == 0 && !broadcast) st[d] = 1;
-      }
-      if (kind >= 4 && kind < 6 && chance(30)) st[d] = -st[d];         // mixed signs
-      run *= sz[d];
-    }
-    if (broadcast && chance(15)) st[below(4)] = 0;
-    for (int d = 0; d < 4; ++d)
-      if (sz[d] == 1) st[d] = static_cast<int32_t>(below(2001)) - 1000;  // never used
-    return st;
-  }
 
   // An SBUF operand of `n` free elements over partitions [sp, sp + np), placed at random.
   bool operand(Ap& a, Dtype dt, uint32_t sp, uint32_t np, uint32_t n, bool broadcast) {
-    a = Ap{};
-    a.mem = Buffer::sbuf;
-    a.dtype = dt;
-    a.start_part = sp;
-    a.num_part = np;
-    a.size = shape(n);
-    a.stride = strides(a.size, broadcast);
-    return place(a);
+    return g_.operand(a, Buffer::sbuf, dt, sp, np, n, broadcast, limit_);
   }
-
-  // A random offset that keeps the operand inside the partition (false: it cannot fit).
-  bool place(Ap& a) {
-    const int64_t esz = ncore::isa::dtype_bytes(a.dtype);
-    const int64_t elems = static_cast<int64_t>(limit_) / esz;
-    int64_t lo = 0, hi = 0;
-    for (int d = 0; d < 4; ++d) {
-      const int64_t span = int64_t{a.stride[d]} * (int64_t{a.size[d]} - 1);
-      (span < 0 ? lo : hi) += span;
-    }
-    const int64_t first = -lo, last = elems - 1 - hi;  // range of the base element
-    if (first > last) return false;
-    a.offset = static_cast<uint64_t>((first + static_cast<int64_t>(rng_() % uint64_t(last - first + 1))) * esz);
-    return true;
-  }
-
-  // Bytes of one partition an operand touches, and whether it touches one twice.
+  bool place(Ap& a) { return g_.place(a, limit_); }
   std::vector<bool> bytes(const Ap& a, bool* repeats = nullptr) const {
-    std::vector<bool> b(pr_.sbuf_bytes, false);
-    Ap one = a;
-    one.num_part = 1;
-    const unsigned nb = ncore::isa::dtype_bytes(a.dtype);
-    bool rep = false;
-    ncore::ap_for_each(one, [&](uint32_t, uint64_t, int64_t addr) {
-      for (unsigned k = 0; k < nb; ++k) {
-        rep |= b[addr + k];
-        b[addr + k] = true;
-      }
-    });
-    if (repeats) *repeats = rep;
-    return b;
+    return touched_bytes(a, pr_.sbuf_bytes, repeats);
   }
 
-  static bool disjoint(const std::vector<bool>& x, const std::vector<bool>& y) {
-    for (size_t k = 0; k < x.size(); ++k)
-      if (x[k] && y[k]) return false;
-    return true;
-  }
-
-  // Whether dst element i is at the byte address of src element i, for every i.
-  static bool same_sequence(const Ap& d, const Ap& s) {
-    if (d.dtype != s.dtype) return false;
-    std::vector<int64_t> da, sa;
-    Ap d1 = d, s1 = s;
-    d1.num_part = s1.num_part = 1;
-    ncore::ap_for_each(d1, [&](uint32_t, uint64_t, int64_t addr) { da.push_back(addr); });
-    ncore::ap_for_each(s1, [&](uint32_t, uint64_t, int64_t addr) { sa.push_back(addr); });
-    return da == sa;
-  }
-
-  void junk(Ap& a) {
-    a.mem = static_cast<Buffer>(below(3));
-    a.dtype = dtype();
-    a.start_part = below(256);
-    a.num_part = below(256);
-    a.part_stride = static_cast<int32_t>(rng_());
-    a.offset = rng_() & 0xFFFFFFFFFFull;
-    for (auto& s : a.size) s = static_cast<uint32_t>(rng_());
-    for (auto& s : a.stride) s = static_cast<int32_t>(rng_());
+  // tensor_reduce: src0 of a random shape, 1-4 innermost dims reduced, dst apart from it (or,
+  // when the groups are single elements, sometimes in place).
+  bool make_reduce(Insn& i, uint32_t sp, uint32_t np, Overlap& kind) {
+    static constexpr AluOp kOps[] = {AluOp::add, AluOp::multiply, AluOp::max, AluOp::min};
+    i.op0 = kOps[below(4)];
+    if (!operand(i.src0, dtype(), sp, np, g_.free_count(), true)) return false;
+    i.red_axes = 1 + below(4);
+    uint64_t outer = 1;
+    for (unsigned k = i.red_axes; k < 4; ++k) outer *= i.src0.size[k];
+    if (outer == ncore::ap_free_elems(i.src0) && chance(30)) {
+      i.dst = i.src0;  // single-element groups: in place
+      bool rep = false;
+      bytes(i.dst, &rep);
+      kind = Overlap::in_place;
+      return !rep;
+    }
+    if (!operand(i.dst, dtype(), sp, np, static_cast<uint32_t>(outer), false)) return false;
+    const std::vector<bool> srcb = bytes(i.src0);
+    bool ok = disjoint(bytes(i.dst), srcb);
+    for (int tries = 0; tries < 40 && !ok; ++tries) ok = place(i.dst) && disjoint(bytes(i.dst), srcb);
+    kind = Overlap::disjoint;
+    return ok;
   }
 
   bool make(Insn& i, bool allow_partial, Overlap& kind) {
@@ -226,17 +140,24 @@ class InsnGen {
     i.rev1 = chance(50);
     i.imm0 = random_f32(rng_);
     i.imm1 = random_f32(rng_);
-    junk(i.src0);
-    junk(i.src1);
+    g_.junk(i.src0);
+    g_.junk(i.src1);
+    g_.junk(i.dst2);
+    i.func = static_cast<ncore::isa::ActFunc>(below(16));
+    i.red_axes = below(8);
     i.s0 = {static_cast<Buffer>(below(3)), dtype(), below(256), rng_() & 0xFFFFFFFFFFull};
     i.s1 = {static_cast<Buffer>(below(3)), dtype(), below(256), rng_() & 0xFFFFFFFFFFull};
 
     const unsigned pick = imm_ == Imm::only ? 45 : below(100);
-    i.opcode = pick < 30 ? Opcode::tensor_tensor : pick < 60 ? Opcode::tensor_scalar : pick < 80 ? Opcode::tensor_copy
-                                                                                                : Opcode::memset;
+    i.opcode = pick < 27   ? Opcode::tensor_tensor
+               : pick < 54 ? Opcode::tensor_scalar
+               : pick < 72 ? Opcode::tensor_copy
+               : pick < 86 ? Opcode::memset
+                           : Opcode::tensor_reduce;
     const uint32_t np = chance(30) ? P : chance(20) ? 1 : 1 + below(P);
     const uint32_t sp = below(P - np + 1);
-    const uint32_t n = free_count();
+    if (i.opcode == Opcode::tensor_reduce) return make_reduce(i, sp, np, kind);
+    const uint32_t n = g_.free_count();
     const bool two = i.opcode == Opcode::tensor_tensor;
     if (i.opcode == Opcode::tensor_tensor) i.op0 = op(false);
 
@@ -329,6 +250,7 @@ class InsnGen {
 
   const ncore::Preset& pr_;
   std::mt19937_64 rng_;
+  ApGen g_;
   Imm imm_;
   uint64_t limit_;
 };

@@ -10,7 +10,8 @@
 //   - no SBUF request in the first Cfg.DveAccessStartCycles engine cycles (the access start);
 //   - at least Cfg.DveMinIi engine cycles per instruction;
 //   - streaming: alone on the SBUF, a single-input op takes N engine cycles for N elements per
-//     partition and tensor_tensor 2N (two reads per element), on top of the access start, the
+//     partition (tensor_reduce: N input elements) and tensor_tensor 2N (two reads per element),
+//     on top of the access start, the
 //     per-partition operand reads (one cycle each) and a short pipeline tail (kTail);
 //   - the engine's cycles do not depend on the clock-enable pattern (always high, the preset's
 //     ncore_clk_en divider, random).
@@ -50,7 +51,7 @@ const char* kind_name(Overlap k) {
 
 // Engine cycles an instruction should take when it is alone on the SBUF: [lo, hi].
 std::pair<uint64_t, uint64_t> expected_cycles(const Insn& i) {
-  const uint64_t n = ncore::ap_free_elems(i.dst);
+  const uint64_t n = ncore::ap_free_elems(i.opcode == Opcode::tensor_reduce ? i.src0 : i.dst);
   uint64_t stream = n, scal = 0;
   if (i.opcode == Opcode::tensor_tensor) stream = 2 * n;
   if (i.opcode == Opcode::tensor_scalar) {
@@ -119,6 +120,10 @@ uint64_t random_run(uint64_t count, uint64_t seed, bool partial_only, Imm imm, T
     tally.add(std::string(ncore::isa::to_string(insn.opcode)) + " " + kind_name(kind));
     tally.add(std::string("dst ") + ncore::isa::to_string(insn.dst.dtype));
     if (insn.opcode == Opcode::tensor_tensor) tally.add(std::string("op ") + ncore::isa::to_string(insn.op0));
+    if (insn.opcode == Opcode::tensor_reduce) {
+      tally.add(std::string("reduce ") + ncore::isa::to_string(insn.op0));
+      tally.add("reduce axes " + std::to_string(insn.red_axes));
+    }
     if (insn.opcode == Opcode::tensor_scalar)
       tally.add(std::string("tensor_scalar ") + (insn.s0_vec ? "vec" : "imm") + "/" + (insn.s1_vec ? "vec" : "imm") +
                 (insn.op1 == AluOp::bypass ? " op1 bypass" : ""));
@@ -142,7 +147,9 @@ TEST_CASE("DVE random instructions match the golden model", "[dve]") {
   for (const char* k : {"tensor_tensor disjoint", "tensor_tensor in place", "tensor_scalar disjoint",
                         "tensor_scalar in place", "tensor_copy disjoint", "tensor_copy in place", "memset disjoint",
                         "dst fp32", "dst bf16", "dst fp16", "op add", "op subtract", "op multiply", "op max", "op min",
-                        "tensor_scalar vec/vec", "tensor_scalar vec/vec op1 bypass"})
+                        "tensor_scalar vec/vec", "tensor_scalar vec/vec op1 bypass", "tensor_reduce disjoint",
+                        "reduce add", "reduce multiply", "reduce max", "reduce min", "reduce axes 1", "reduce axes 2",
+                        "reduce axes 3", "reduce axes 4"})
     CHECK(t.n[k] > 0);
 }
 
@@ -306,4 +313,155 @@ TEST_CASE("DVE tensor_scalar with immediate operands", "[dve]") {
   // the last one evaluated; a model that outlives a later model's context hangs when destroyed.)
   Tally t;
   random_run(300, 6, false, Imm::only, t);
+}
+
+namespace {
+
+// An fp32 SBUF operand over partitions [0, np): `groups` x `r` elements, row-major, at `off`.
+Ap reduce_ap(Dtype dt, uint64_t off, uint32_t np, uint32_t r, uint32_t groups) {
+  Ap a;
+  a.mem = Buffer::sbuf;
+  a.dtype = dt;
+  a.start_part = 0;
+  a.num_part = np;
+  a.offset = off;
+  a.size = {r, groups, 1, 1};
+  a.stride = {1, int32_t(r), 0, 0};
+  return a;
+}
+
+Insn reduce_insn(AluOp op, const Ap& src, const Ap& dst, uint32_t axes) {
+  Insn i;
+  i.opcode = Opcode::tensor_reduce;
+  i.engine = ncore::isa::Engine::dve;
+  i.op0 = op;
+  i.red_axes = axes;
+  i.src0 = src;
+  i.dst = dst;
+  return i;
+}
+
+}  // namespace
+
+TEST_CASE("DVE tensor_reduce: fold order and special values", "[dve][reduce]") {
+  // Six groups of three fp32 elements, reduced along the innermost axis, worked out by hand:
+  // the fold goes left to right from the group's first element, rounding every step (1 + 2^-24
+  // is a tie that rounds back to 1, twice); NaN (also signalling) wins max and min and makes a
+  // sum NaN, always the canonical 0x7FC00000; +inf + -inf is NaN; -0 + -0 stays -0 but one +0
+  // makes the sum +0; max(-0, +0) = +0 and min(-0, +0) = -0.
+  const uint32_t x[6][3] = {
+      {0x3F800000, 0x33800000, 0x33800000},  // 1, 2^-24, 2^-24
+      {0x7F800000, 0xFF800000, 0x3F800000},  // +inf, -inf, 1
+      {0x80000000, 0x80000000, 0x80000000},  // -0, -0, -0
+      {0x80000000, 0x00000000, 0x80000000},  // -0, +0, -0
+      {0x3F800000, 0x7FA00000, 0x40000000},  // 1, signalling NaN, 2
+      {0xC0000000, 0xBF800000, 0xC0400000},  // -2, -1, -3
+  };
+  struct Case {
+    AluOp op;
+    uint32_t want[6];
+  };
+  const Case cases[] = {
+      {AluOp::add, {0x3F800000, 0x7FC00000, 0x80000000, 0x00000000, 0x7FC00000, 0xC0C00000}},
+      {AluOp::max, {0x3F800000, 0x7F800000, 0x80000000, 0x00000000, 0x7FC00000, 0xBF800000}},
+      {AluOp::min, {0x33800000, 0xFF800000, 0x80000000, 0x80000000, 0x7FC00000, 0xC0400000}},
+      {AluOp::multiply, {0x27800000, 0xFF800000, 0x80000000, 0x00000000, 0x7FC00000, 0xC0C00000}},
+  };
+  Bench b(11);
+  std::vector<uint8_t> img(size_t{tiny().num_partitions} * tiny().sbuf_bytes, 0);
+  for (unsigned p = 0; p < 3; ++p) std::memcpy(img.data() + size_t{p} * tiny().sbuf_bytes, x, sizeof x);
+  b.load_sbuf(img);
+  for (const Case& c : cases) {
+    const Insn i = reduce_insn(c.op, reduce_ap(Dtype::fp32, 0, 3, 3, 6), reduce_ap(Dtype::fp32, 256, 3, 1, 6), 1);
+    INFO(ncore::format_insn(i));
+    REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
+    RunStats st;
+    REQUIRE(b.run(i, CeMode::random, st));
+    for (unsigned p = 0; p < 3; ++p)
+      for (unsigned g = 0; g < 6; ++g) {
+        INFO("partition " << p << " group " << g);
+        CHECK(b.rtl_word(p, 64 + g) == c.want[g]);
+      }
+    const std::string diff = b.check(i);
+    INFO(diff);
+    CHECK(diff.empty());
+  }
+  // one rounding, at the end: the sum -6 written as bf16, and all 18 elements (two axes) at once
+  Insn i = reduce_insn(AluOp::add, reduce_ap(Dtype::fp32, 0, 3, 3, 6), reduce_ap(Dtype::bf16, 512, 3, 1, 6), 1);
+  RunStats st;
+  REQUIRE(b.run(i, CeMode::high, st));
+  CHECK((b.rtl_word(0, 128 + 2) >> 16) == 0xC0C0u);  // group 5: bytes 522..523
+  CHECK(b.check(i).empty());
+  i = reduce_insn(AluOp::max, reduce_ap(Dtype::fp32, 0, 3, 3, 6), reduce_ap(Dtype::fp32, 768, 3, 1, 1), 2);
+  REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
+  REQUIRE(b.run(i, CeMode::high, st));
+  CHECK(b.rtl_word(1, 192) == 0x7FC00000u);
+  CHECK(b.check(i).empty());
+}
+
+TEST_CASE("DVE tensor_reduce streams one input element per cycle", "[dve][reduce]") {
+  // The cost is the input's N, whatever the grouping: one output of N elements or N outputs of
+  // one element take the same cycles; the writes of a group's result overlap the next reads.
+  Bench b(12);
+  std::mt19937_64 rng(12);
+  b.load_sbuf(random_sbuf(rng, unsigned(tiny().num_partitions), unsigned(tiny().sbuf_bytes)));
+  std::map<std::string, uint64_t> cyc;
+  for (uint32_t n : {64u, 256u}) {
+    for (uint32_t r : {1u, 4u, n}) {
+      const Insn i =
+          reduce_insn(AluOp::add, reduce_ap(Dtype::fp32, 0, 16, r, n / r), reduce_ap(Dtype::bf16, 2048, 16, 1, n / r), 1);
+      REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
+      uint64_t per_mode[3];
+      for (int m = 0; m < 3; ++m) {
+        RunStats st;
+        REQUIRE(b.run(i, static_cast<CeMode>(m), st));
+        REQUIRE(b.check(i).empty());
+        per_mode[m] = st.engine_cycles;
+      }
+      INFO("N=" << n << " R=" << r);
+      CHECK(per_mode[1] == per_mode[0]);
+      CHECK(per_mode[2] == per_mode[0]);
+      const auto [lo, hi] = expected_cycles(i);
+      CHECK(per_mode[0] >= lo);
+      CHECK(per_mode[0] <= hi);
+      cyc["N=" + std::to_string(n) + " R=" + std::to_string(r)] = per_mode[0];
+    }
+  }
+  std::string rep;
+  for (const auto& [k, v] : cyc) rep += "\n  " + k + " -> " + std::to_string(v);
+  WARN("dve tensor_reduce engine cycles:" << rep);
+  CHECK(cyc["N=256 R=1"] - cyc["N=64 R=1"] == 192);
+  CHECK(cyc["N=256 R=256"] == cyc["N=256 R=1"]);
+  CHECK(cyc["N=256 R=4"] == cyc["N=256 R=1"]);
+}
+
+TEST_CASE("DVE tensor_reduce that breaks a rule is refused in NKI's words", "[dve][reduce]") {
+  const Insn ok = reduce_insn(AluOp::add, reduce_ap(Dtype::fp32, 0, 4, 8, 2), reduce_ap(Dtype::fp32, 256, 4, 1, 2), 1);
+  REQUIRE_NOTHROW(ncore::validate_insn(ok, tiny(), Bench::kHbmBytes));
+  auto refused = [&](const Insn& bad, const char* what) {
+    REQUIRE_THROWS_WITH(ncore::validate_insn(bad, tiny(), Bench::kHbmBytes), Catch::Contains(what));
+  };
+  Insn b = ok;
+  b.op0 = AluOp::subtract;
+  refused(b, "reduce op 'subtract' of 'tensor_reduce' is not supported by the vector engine; use add, multiply, max "
+             "or min");
+  b = ok;
+  b.red_axes = 0;
+  refused(b, "'tensor_reduce' reduces the last 1 to 4 free axes of src0[4, 2, 8]; 0 axes is outside 1..4");
+  b.red_axes = 5;
+  refused(b, "5 axes is outside 1..4");
+  b = ok;
+  b.dst.num_part = 2;
+  refused(b, "number of partitions (dimension 0 size of a tile) mismatch in parameters (dst[2, 2, 1], data[4, 2, 8]) of "
+             "'tensor_reduce'");
+  b = ok;
+  b.red_axes = 2;  // everything: one element per partition, not two
+  refused(b, "dst[4, 2, 1] of 'tensor_reduce' has 2 elements per partition, but reducing the last 2 free axes of "
+             "data[4, 2, 8] leaves 1");
+  b = ok;
+  b.dst.offset = 32;  // on the source's second half
+  refused(b, "the destination overlaps operand src0");
+  b = ok;
+  b.src0.mem = Buffer::hbm;
+  refused(b, "operand src0 of tensor_reduce may not be in hbm");
 }

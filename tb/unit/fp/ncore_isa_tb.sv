@@ -15,7 +15,10 @@ module ncore_isa_tb
   output logic [31:0]        src0_size2_o,     // src0.size[2]
   output logic signed [63:0] src1_stride3_o,   // src1.stride[3], sign-extended
   output logic [39:0]        s1_offset_o,
-  output logic               parity_o          // XOR of all 1338 bits (every bit reaches the port)
+  output act_func_e          func_o,
+  output logic [2:0]         red_axes_o,
+  output logic [7:0]         dst2_num_part_o,
+  output logic               parity_o          // XOR of all InsnBits bits (every bit reaches the port)
 );
 
   assign opcode_o = insn_i.opcode;
@@ -27,6 +30,9 @@ module ncore_isa_tb
   assign src0_size2_o = insn_i.src0.size[2];
   assign src1_stride3_o = 64'($signed(insn_i.src1.stride[3]));
   assign s1_offset_o = insn_i.s1.offset;
+  assign func_o = insn_i.func;
+  assign red_axes_o = insn_i.red_axes;
+  assign dst2_num_part_o = insn_i.dst2.num_part;
   assign parity_o = ^insn_i;
 
 endmodule

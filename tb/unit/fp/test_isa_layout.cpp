@@ -1,6 +1,6 @@
 // The C++ instruction encoding (isa::encode, firmware/include/ncore/isa_gen.hpp) against the RTL's
 // packed struct ncore_isa_pkg::insn_t: random instructions are encoded in C++, driven as the
-// 1338-bit input of ncore_isa_tb (Verilator: a VlWide of 32-bit words, word 0 = bits 31:0), and
+// isa::kInsnBits-bit input of ncore_isa_tb (Verilator: a VlWide of 32-bit words, word 0 = bits 31:0), and
 // the fields the wrapper reads out of the struct must be the ones that were encoded.
 #include <catch2/catch.hpp>
 
@@ -57,7 +57,11 @@ isa::Insn random_insn(std::mt19937_64& rng) {
   i.s1_vec = bits(1);
   i.imm0 = uint32_t(bits(32));
   i.imm1 = uint32_t(bits(32));
+  i.acc = bits(1);
+  i.func = static_cast<isa::ActFunc>(bits(isa::kActFuncWidth));
+  i.red_axes = uint32_t(bits(3));
   i.dst = ap();
+  i.dst2 = ap();
   i.src0 = ap();
   i.src1 = ap();
   i.s0 = sref();
@@ -95,6 +99,9 @@ TEST_CASE("isa::encode matches the RTL's packed insn_t", "[isa]") {
     REQUIRE(dut->src0_size2_o == i.src0.size[2]);
     REQUIRE(static_cast<int64_t>(dut->src1_stride3_o) == int64_t{i.src1.stride[3]});
     REQUIRE(dut->s1_offset_o == i.s1.offset);
+    REQUIRE(dut->func_o == static_cast<unsigned>(i.func));
+    REQUIRE(dut->red_axes_o == i.red_axes);
+    REQUIRE(dut->dst2_num_part_o == i.dst2.num_part);
     REQUIRE(dut->parity_o == parity);
     // and the image decodes back to the same instruction
     uint8_t again[isa::kInsnBytes];

@@ -1,6 +1,7 @@
 // Test-bench wrapper of the tensor engine (rtl/ncore_te.sv) for the Catch2 bench next to it and
 // for the speed bench (tools/pe_speed): the engine on two engine read ports of an SBUF
-// (rtl/ncore_sbuf.sv; port 0 the stationary loader, port 1 the moving streamer) and on the TE
+// (rtl/ncore_sbuf.sv; port 0, which wins a bank conflict, the moving streamer, so that the array
+// keeps streaming; port 1 the stationary loader, which has slack) and on the TE
 // port of a PSUM (rtl/ncore_psum.sv), as the core will connect them. The SBUF's DMA ports and
 // the PSUM's engine ports are on the wrapper's ports, so the bench can make the engine lose SBUF
 // arbitration and put other engines' traffic on the PSUM banks the engine writes; the bench
@@ -76,8 +77,8 @@ module ncore_te_tb
 
   ncore_sbuf #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(1)) u_sbuf (
     .clk_i, .rst_ni,
-    .er_req_i({mr_req_o, sr_req_o}), .er_addr_i({mr_addr, sr_addr}), .er_mask_i({mr_mask, sr_mask}),
-    .er_gnt_o({mr_gnt_o, sr_gnt_o}), .er_rdata_o(er_rdata),
+    .er_req_i({sr_req_o, mr_req_o}), .er_addr_i({sr_addr, mr_addr}), .er_mask_i({sr_mask, mr_mask}),
+    .er_gnt_o({sr_gnt_o, mr_gnt_o}), .er_rdata_o(er_rdata),
     .ew_req_i(1'b0), .ew_addr_i('0), .ew_mask_i('0), .ew_ben_i('0), .ew_wdata_i('0), .ew_gnt_o(unused_ew_gnt),
     .dr_req_i, .dr_part_i, .dr_line_i, .dr_gnt_o, .dr_rdata_o(unused_dr_rdata),
     .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o);
@@ -94,8 +95,8 @@ module ncore_te_tb
     .clk_i, .rst_ni,
     .insn_valid_i, .insn_i, .ls_ready_o, .mm_ready_o, .accept_o, .ls_start_o, .mm_start_o,
     .ls_done_o, .mm_done_o, .busy_o,
-    .sr_req_o, .sr_addr_o(sr_addr), .sr_mask_o(sr_mask), .sr_gnt_i(sr_gnt_o), .sr_data_i(er_rdata[0]),
-    .mr_req_o, .mr_addr_o(mr_addr), .mr_mask_o(mr_mask), .mr_gnt_i(mr_gnt_o), .mr_data_i(er_rdata[1]),
+    .sr_req_o, .sr_addr_o(sr_addr), .sr_mask_o(sr_mask), .sr_gnt_i(sr_gnt_o), .sr_data_i(er_rdata[1]),
+    .mr_req_o, .mr_addr_o(mr_addr), .mr_mask_o(mr_mask), .mr_gnt_i(mr_gnt_o), .mr_data_i(er_rdata[0]),
     .pw_valid_o, .pw_addr_o(pw_addr), .pw_data_o(pw_data), .pw_acc_o(pw_acc));
 
 endmodule

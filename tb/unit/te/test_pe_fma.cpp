@@ -181,7 +181,7 @@ void run_random(uint64_t per_dtype, uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("PE multiply-add: every special-value class of w, x and acc, for every dtype", "[pe_fma]") {
+TEST_CASE("PE multiply-add: every special-value class of w and x and acc in every dtype", "[pe_fma]") {
   FmaBench bench;
   const std::vector<Special> accs = specials(Dtype::fp32);
   uint64_t combos = 0;
@@ -207,6 +207,6 @@ TEST_CASE("PE multiply-add: random triples per dtype", "[pe_fma]") {
   run_random(env_count("NCORE_PE_FMA_TRIPLES", 100000), 0x5EED0001);
 }
 
-TEST_CASE("PE multiply-add: 10 million random triples per dtype", "[.long][pe_fma]") {
+TEST_CASE("PE multiply-add: 10 million random triples per dtype", "[.long][pe_fma_long]") {
   run_random(env_count("NCORE_PE_FMA_LONG_TRIPLES", 10000000), 0x5EED0002);
 }

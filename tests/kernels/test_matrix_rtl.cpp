@@ -1,0 +1,133 @@
+// The tensor-engine kernels on the full-size RTL (trn2), in check mode (every instruction
+// compared with the golden model as it retires), with the result compared with a plain
+// reference computed here: the transpose exactly, the matmul within the error bound of fp32
+// accumulation plus one rounding to the output dtype.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "core_sim.hpp"
+#include "ncore/presets_gen.hpp"
+#include "nki/registry.hpp"
+#include "numerics.hpp"
+
+using namespace ncore;
+
+namespace {
+
+struct Run {
+  sim::RunResult run;
+  std::vector<float> out;                  // the kernel's output, widened to float
+  std::vector<std::vector<float>> inputs;  // each input, as the kernel saw it (rounded to its dtype)
+};
+
+Run run_kernel(const kernels::Args& a, uint64_t seed) {
+  const Preset& p = *find_preset("trn2");
+  const Program prog = kernels::build(a, p);
+  std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
+  Run r;
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (const auto& spec : kernels::inputs(a)) {
+    const unsigned esz = isa::dtype_bytes(spec.dtype);
+    const HbmTensor* t = prog.find_tensor(spec.name);
+    REQUIRE(t != nullptr);
+    std::vector<float> vals(spec.bytes() / esz);
+    for (uint64_t i = 0; i < vals.size(); ++i) {
+      const uint32_t bits = num::from_float(u(rng), spec.dtype);
+      std::memcpy(hbm.data() + t->offset + i * esz, &bits, esz);
+      const uint32_t f = num::to_f32_bits(bits, spec.dtype);
+      std::memcpy(&vals[i], &f, 4);
+    }
+    r.inputs.push_back(std::move(vals));
+  }
+  sim::RunOptions opt;
+  opt.check = true;
+  r.run = sim::Core::get(p).run(prog, hbm, opt);
+  const HbmTensor* ot = prog.find_tensor(kernels::output(a).name);
+  REQUIRE(ot != nullptr);
+  const unsigned esz = isa::dtype_bytes(a.dtype);
+  r.out.resize(ot->bytes / esz);
+  for (uint64_t i = 0; i < r.out.size(); ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, hbm.data() + ot->offset + i * esz, esz);
+    const uint32_t f = num::to_f32_bits(bits, a.dtype);
+    std::memcpy(&r.out[i], &f, 4);
+  }
+  return r;
+}
+
+kernels::Args args(const char* kernel, int64_t k, int64_t m, int64_t n, isa::Dtype dt) {
+  kernels::Args a;
+  a.kernel = kernel;
+  a.k = k;
+  a.m = m;
+  a.n = n;
+  a.dtype = dt;
+  return a;
+}
+
+// Relative size of one unit in the last place of the output dtype (for the final rounding).
+double out_ulp(isa::Dtype dt) { return dt == isa::Dtype::fp32 ? 0x1p-23 : dt == isa::Dtype::fp16 ? 0x1p-10 : 0x1p-7; }
+
+}  // namespace
+
+TEST_CASE("matrix_transpose on the RTL: 128x128, 256x384, 1024x1024 and the 16-bit dtypes, exact", "[kernels][te]") {
+  struct Case {
+    int64_t n, m;
+    isa::Dtype dt;
+  };
+  const Case cases[] = {{128, 128, isa::Dtype::fp32},  {256, 384, isa::Dtype::fp32}, {1024, 1024, isa::Dtype::fp32},
+                        {256, 128, isa::Dtype::bf16},  {128, 256, isa::Dtype::fp16}};
+  for (const auto& c : cases) {
+    INFO("transpose n=" << c.n << " m=" << c.m << " " << isa::to_string(c.dt));
+    const Run r = run_kernel(args("transpose", 0, c.m, c.n, c.dt), 7);
+    const std::vector<float>& x = r.inputs.at(0);  // (n, m)
+    uint64_t wrong = 0;
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        const float got = r.out[i * c.n + j], want = x[j * c.m + i];
+        wrong += std::memcmp(&got, &want, 4) != 0;
+      }
+    CHECK(wrong == 0);
+    CHECK(r.run.checked_instructions > 0);
+  }
+}
+
+TEST_CASE("matmul_tiled on the RTL: several shapes, every dtype, within the fp32 accumulation bound", "[kernels][te]") {
+  struct Case {
+    int64_t k, m, n;
+    isa::Dtype dt;
+  };
+  const Case cases[] = {{128, 128, 512, isa::Dtype::fp32}, {128, 128, 512, isa::Dtype::bf16},
+                        {128, 128, 512, isa::Dtype::fp16}, {256, 256, 1024, isa::Dtype::fp32},
+                        {384, 128, 512, isa::Dtype::bf16}, {256, 384, 512, isa::Dtype::fp16}};
+  for (const auto& c : cases) {
+    INFO("matmul k=" << c.k << " m=" << c.m << " n=" << c.n << " " << isa::to_string(c.dt));
+    const Run r = run_kernel(args("matmul", c.k, c.m, c.n, c.dt), 11);
+    const std::vector<float>&lhsT = r.inputs.at(0), &rhs = r.inputs.at(1);  // (k, m), (k, n)
+    uint64_t bad = 0;
+    double worst = 0;
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double want = 0, mag = 0;
+        for (int64_t t = 0; t < c.k; ++t) {
+          const double p = double(lhsT[t * c.m + i]) * double(rhs[t * c.n + j]);
+          want += p;
+          mag += std::fabs(p);
+        }
+        // products exact, k fp32 additions each off by at most half an ulp of the running sum,
+        // partial sums added once more per 128-row block, then one rounding to the dtype
+        const double got = r.out[i * c.n + j];
+        const double bound = double(c.k + c.k / 128) * 0x1p-24 * mag + out_ulp(c.dt) * std::fabs(want) + 1e-30;
+        const double err = std::fabs(got - want);
+        worst = std::max(worst, err / bound);
+        bad += !(err <= bound);
+      }
+    CHECK(bad == 0);
+    CHECK(worst > 0);  // the comparison saw real rounding, not an empty or zero result
+    CHECK(r.run.checked_instructions > 0);
+  }
+}
