@@ -517,6 +517,27 @@ module ncore_te
     end
   end
 
+  // ---------------------------------------------------------------------------------------
+  // Performance counters (the profile's matmul MACs and tensor-engine utilisation), 64 bits,
+  // cleared by rst_ni, read from outside only (public_flat_rd):
+  //   perf_macs_q      multiply-accumulates the array was given: each moving column presented
+  //                    counts its rows (K) times its stationary's columns (M);
+  //   perf_busy_q      cycles in which the array held a column in flight.
+  // ---------------------------------------------------------------------------------------
+  logic [63:0] perf_macs_q /*verilator public_flat_rd*/;
+  logic [63:0] perf_busy_q /*verilator public_flat_rd*/;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      perf_macs_q <= '0;
+      perf_busy_q <= '0;
+    end else begin
+      if (mvp_v_q)
+        perf_macs_q <= perf_macs_q + 64'($countones(mvp_rows_q)) * 64'(sl_m_q[mvp_tag_q[TagW-1:NW]]);
+      if (arr_busy) perf_busy_q <= perf_busy_q + 64'd1;
+    end
+  end
+
   assign busy_o = hold_v_q || ld_act_q || ldd_v_q || ldp_v_q || lsd_q != '0 || mp_v_q || ma_v_q ||
                   mvd_v_q || mvp_v_q || arr_busy || pw_valid_o != '0 || sl_alloc_q != sl_head_q ||
                   accept_o || ls_start_o || mm_start_o || ls_done_o || mm_done_o;

@@ -91,6 +91,9 @@ struct RunResult {
   // ncore_psum.sv say how each port counts: engine reads 4 bytes per lane, DMA reads whole lines).
   uint64_t sbuf_read_bytes = 0, sbuf_write_bytes = 0;
   uint64_t psum_read_bytes = 0, psum_write_bytes = 0;
+  // The tensor engine's counters (ncore_te.sv): multiply-accumulates given to the PE array (rows
+  // x stationary columns of every moving column) and cycles with a column in the array.
+  uint64_t te_macs = 0, te_array_busy_cycles = 0;
   uint64_t checked_instructions = 0;  // instructions compared with the golden model
   double wall_seconds = 0;
   std::vector<StreamStats> streams;

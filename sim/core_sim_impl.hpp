@@ -647,6 +647,8 @@ class ScCore : public sc_module, public Core {
     result_.sbuf_write_bytes = rtl_->rootp->ncore_top__DOT__u_sbuf__DOT__perf_wr_bytes_q;
     result_.psum_read_bytes = rtl_->rootp->ncore_top__DOT__u_psum__DOT__perf_rd_bytes_q;
     result_.psum_write_bytes = rtl_->rootp->ncore_top__DOT__u_psum__DOT__perf_wr_bytes_q;
+    result_.te_macs = rtl_->rootp->ncore_top__DOT__u_te__DOT__perf_macs_q;
+    result_.te_array_busy_cycles = rtl_->rootp->ncore_top__DOT__u_te__DOT__perf_busy_q;
     for (unsigned s = 0; s < seqs_.size(); ++s) result_.streams[s].instructions = prog.streams[s].insns.size();
   }
 

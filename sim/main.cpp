@@ -298,6 +298,10 @@ int run(const Cli& cli) {
   std::cout << "instructions: " << r.instructions;
   if (cli.check && rtl) std::cout << " (" << r.checked_instructions << " checked against the golden model)";
   std::cout << "\n";
+  const uint64_t pe_count = uint64_t{preset->num_partitions} * preset->num_partitions;
+  const double te_util = r.cycles ? 100.0 * static_cast<double>(r.te_macs) / static_cast<double>(pe_count * r.cycles) : 0.0;
+  if (rtl && r.te_macs > 0)
+    std::cout << fmt::format("Tensor engine: {} MACs, {:.1f}% of the array's peak over the run\n", r.te_macs, te_util);
   if (rtl)
     std::cout << fmt::format("simulated in {:.2f} s ({} cycles clocked, {} idle cycles skipped)\n", r.wall_seconds,
                              r.evaluated_cycles, r.skipped_cycles);
@@ -333,6 +337,11 @@ int run(const Cli& cli) {
     j["checked_instructions"] = r.checked_instructions;
     j["hbm_read_bytes"] = r.hbm_read_bytes;
     j["hbm_write_bytes"] = r.hbm_write_bytes;
+    if (rtl) {
+      j["te_macs"] = r.te_macs;
+      j["te_utilization_percent"] = te_util;
+      j["te_array_busy_cycles"] = r.te_array_busy_cycles;
+    }
     j["evaluated_cycles"] = r.evaluated_cycles;
     j["skipped_cycles"] = r.skipped_cycles;
     j["wall_seconds"] = r.wall_seconds;

@@ -328,12 +328,16 @@ json profile_summary(const ProfileRun& run) {
   // against the 16-bit peak (each fp32 matmul is two FP32_LO_HI instructions logging half the
   // flops each), so fp32 tops out at 25 %; counted the same way here: MACs once, 16-bit peak.
   const uint64_t P = pre.num_partitions;
+  if (r) macs = r->te_macs;  // what the PE array was given (ncore_te.sv's counter)
   m.add("mfu_estimated_percent", r ? json(cycles ? 100.0 * static_cast<double>(macs) / static_cast<double>(P * P * cycles) : 0.0) : json(nullptr),
         "%",
         fmt::format("100 x sum over completed multiply_moving of K x M x N MACs / ({} x {} x cycles): the array's peak "
                     "at the master clock, 16-bit rate (fp32 operands run at a quarter of it){}",
                     P, P, rtl_only));
-  m.add("matmul_macs", macs, "", "K x M x N summed over the completed multiply_moving instructions");
+  m.add("matmul_macs", macs, "",
+        r ? "multiply-accumulates the PE array was given, counted by the tensor engine (rows x stationary columns of "
+            "every moving column)"
+          : "K x M x N summed over the multiply_moving instructions");
 
   // DMA queues
   json queues = json::array();

@@ -93,9 +93,12 @@ bool region_covers(const Region& outer, const Region& inner) {
   return o.p_lo <= i.p_lo && i.p_hi <= o.p_hi && o.lo <= i.lo && i.hi <= o.hi;
 }
 
-Scheduler::Scheduler(std::vector<uint32_t> weights) : w_(std::move(weights)) {
+Scheduler::Scheduler(std::vector<uint32_t> weights, std::vector<bool> ordered)
+    : w_(std::move(weights)), ordered_(std::move(ordered)) {
   const size_t n = w_.size();
   if (n == 0 || n > kNumSemaphores) throw SimError("scheduler: stream count out of range");
+  if (ordered_.empty()) ordered_.assign(n, false);
+  if (ordered_.size() != n) throw SimError("scheduler: one ordered flag per stream expected");
   out_.resize(n);
   done_.assign(n, 0);
   vcs_.resize(n);
@@ -106,7 +109,9 @@ Scheduler::Scheduler(std::vector<uint32_t> weights) : w_(std::move(weights)) {
 Scheduler Scheduler::for_preset(const Preset& preset) {
   std::vector<uint32_t> w(kNumEngineStreams + preset.dma_queues, 1);
   for (size_t i = kNumEngineStreams; i < w.size(); ++i) w[i] = static_cast<uint32_t>(preset.dma_engines);
-  return Scheduler(std::move(w));
+  std::vector<bool> ordered(w.size(), false);
+  ordered[static_cast<size_t>(StreamKind::pe)] = true;
+  return Scheduler(std::move(w), std::move(ordered));
 }
 
 std::vector<std::vector<Instruction>> Scheduler::take() {
@@ -208,7 +213,7 @@ uint32_t Scheduler::add(unsigned stream, const isa::Insn& insn_in, uint32_t loc,
       }
       if (!regions_overlap(x.region, r.r)) return;
       ++stats_.conflicts;
-      cand_[r.stream] = std::max<int64_t>(cand_[r.stream], r.idx);
+      if (r.stream != stream || !ordered_[stream]) cand_[r.stream] = std::max<int64_t>(cand_[r.stream], r.idx);
       if (x.write && region_covers(x.region, r.r)) kill(id);
     });
   }

@@ -27,11 +27,30 @@
 //   the tensor engine always has a loaded group to work on. Panels rotate over 4 SBUF slots.
 //
 // matmul_tiled is the handout's nki_matmul_tiled_ as written, returning its result.
+//
+// matmul_blocked computes the same tiles in the same order of k, but moves each input element
+// from HBM once per block instead of once per output tile (matmul_tiled is bound by its DMA
+// traffic: a 128 x 128 x 512 multiply takes 512 tensor-engine cycles, its two input tiles
+// about twice that at the HBM bandwidth of one core):
+//
+//   for each column block nb of BN columns (BN: as wide as the SBUF allows, up to N)
+//     for each row block mb of BM rows
+//       rhs_blk [KT][128, BN]    (first row block only) one dma_copy per 128 rows of rhs (x2)
+//       lhs_blk [KT][128, BM]    one dma_copy per 128 rows of lhsT, interleaved   (x2)
+//       for each 128-row tile mt of the block
+//         for each 512-column tile nt:  psum = sum over k of nc_matmul(lhs_blk[k][:, mt],
+//                                       rhs_blk[k][:, nt]);  copy out into out_row[:, nt]
+//         one dma_copy of out_row [128, BN] into result
+//
+// Each block tile and the output row have two buffers, used in turn, so the loads of the next
+// block run under the multiplies of this one (the scheduler's WAR waits keep a buffer until its
+// last reader is done).
 #include "kernels/matrix.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "nki/nki.hpp"
 
@@ -48,6 +67,23 @@ int64_t largest_divisor(int64_t n, int64_t cap) {
   for (int64_t d = std::min(n, cap); d > 1; --d)
     if (n % d == 0) return d;
   return 1;
+}
+
+// K, M, N of lhsT [K, M] and rhs [K, N], after the handout's checks: matrices that multiply, K and
+// M multiples of 128, N of 512.
+std::array<int64_t, 3> matmul_dims(const Tensor& lhsT, const Tensor& rhs) {
+  nki::kernel_check(lhsT.ndim() == 2 && rhs.ndim() == 2,
+                    fmt::format("lhsT and rhs must be 2-D matrices, got {} and {}", lhsT.str(), rhs.str()));
+  nki::kernel_check(lhsT.shape()[0] == rhs.shape()[0],
+                    fmt::format("lhsT and rhs must have the same contraction dimension (lhsT {}, rhs {})",
+                                lhsT.shape().str(), rhs.shape().str()));
+  const int64_t K = lhsT.shape()[0], M = lhsT.shape()[1], N = rhs.shape()[1];
+  const int64_t TILE_M = nl::tile_size::gemm_stationary_fmax, TILE_K = nl::tile_size::pmax,
+                TILE_N = nl::tile_size::gemm_moving_fmax;
+  nki::kernel_check(K % TILE_K == 0, fmt::format("K = {} is not a multiple of TILE_K = {}", K, TILE_K));
+  nki::kernel_check(M % TILE_M == 0, fmt::format("M = {} is not a multiple of TILE_M = {}", M, TILE_M));
+  nki::kernel_check(N % TILE_N == 0, fmt::format("N = {} is not a multiple of TILE_N = {}", N, TILE_N));
+  return {K, M, N};
 }
 
 }  // namespace
@@ -113,12 +149,7 @@ Tensor matrix_transpose(const Tensor& a_tensor) {
 }
 
 Tensor matmul_tiled(const Tensor& lhsT, const Tensor& rhs) {
-  nki::kernel_check(lhsT.ndim() == 2 && rhs.ndim() == 2,
-                    fmt::format("lhsT and rhs must be 2-D matrices, got {} and {}", lhsT.str(), rhs.str()));
-  const int64_t K = lhsT.shape()[0], M = lhsT.shape()[1];
-  const int64_t K_ = rhs.shape()[0], N = rhs.shape()[1];
-  nki::kernel_check(K == K_, fmt::format("lhsT and rhs must have the same contraction dimension (lhsT {}, rhs {})",
-                                         lhsT.shape().str(), rhs.shape().str()));
+  const auto [K, M, N] = matmul_dims(lhsT, rhs);
   Tensor result = nl::ndarray({M, N}, lhsT.dtype(), nl::shared_hbm, "result");
 
   // Maximum free dimension of the stationary operand of general matrix multiplication on tensor engine
@@ -129,10 +160,6 @@ Tensor matmul_tiled(const Tensor& lhsT, const Tensor& rhs) {
 
   // Maximum free dimension of the moving operand of general matrix multiplication on tensor engine
   const int64_t TILE_N = nl::tile_size::gemm_moving_fmax;  // 512
-
-  nki::kernel_check(K % TILE_K == 0, fmt::format("K = {} is not a multiple of TILE_K = {}", K, TILE_K));
-  nki::kernel_check(M % TILE_M == 0, fmt::format("M = {} is not a multiple of TILE_M = {}", M, TILE_M));
-  nki::kernel_check(N % TILE_N == 0, fmt::format("N = {} is not a multiple of TILE_N = {}", N, TILE_N));
 
   // Use affine_range to loop over tiles
   for (int64_t m : nl::affine_range(M / TILE_M)) {
@@ -156,6 +183,64 @@ Tensor matmul_tiled(const Tensor& lhsT, const Tensor& rhs) {
       // Copy the result from PSUM back to SBUF, and cast to expected output data-type
       Tensor res_sb = nl::copy(res_psum, result.dtype());
       nisa::dma_copy(result(nl::ds(m * TILE_M, TILE_M), nl::ds(n * TILE_N, TILE_N)), res_sb);
+    }
+  }
+  return result;
+}
+
+Tensor matmul_blocked(const Tensor& lhsT, const Tensor& rhs) {
+  const auto [K, M, N] = matmul_dims(lhsT, rhs);
+  nki::kernel_check(lhsT.dtype() == rhs.dtype(),
+                    fmt::format("lhsT and rhs must have the same dtype, got {} and {}", nki::to_string(lhsT.dtype()),
+                                nki::to_string(rhs.dtype())));
+  const int64_t TILE_M = nl::tile_size::gemm_stationary_fmax;  // 128
+  const int64_t TILE_K = nl::tile_size::pmax;                  // 128
+  const int64_t TILE_N = nl::tile_size::gemm_moving_fmax;      // 512
+  Tensor result = nl::ndarray({M, N}, lhsT.dtype(), nl::shared_hbm, "result");
+
+  // Block sizes: two buffers of each block tile and of the output row within this share of a
+  // partition's SBUF bytes (the rest is left to the allocator's other tiles).
+  const int64_t esz = nki::dtype_bytes(lhsT.dtype());
+  const int64_t KT = K / TILE_K;
+  const int64_t budget = 160 * 1024;
+  auto bytes = [&](int64_t bm, int64_t bn) { return 2 * (KT * (bm + bn) * esz + bn * esz); };
+  int64_t BN = TILE_N * largest_divisor(N / TILE_N, N / TILE_N);
+  while (BN > TILE_N && bytes(TILE_M, BN) > budget) BN = TILE_N * largest_divisor(N / TILE_N, BN / TILE_N - 1);
+  int64_t BM = TILE_M * largest_divisor(M / TILE_M, M / TILE_M);
+  while (BM > TILE_M && bytes(BM, BN) > budget) BM = TILE_M * largest_divisor(M / TILE_M, BM / TILE_M - 1);
+  nki::kernel_check(bytes(BM, BN) <= budget,
+                    fmt::format("K = {} is too large for matmul_blocked: a block of lhsT and rhs needs {} bytes per "
+                                "partition of the {} it may use; use matmul_tiled",
+                                K, bytes(BM, BN), budget));
+
+  // Two buffers of each, placed here for the whole kernel: block i + 1 loads into the buffer
+  // block i does not use.
+  Tensor rhs_bufs = nl::ndarray({2, KT, nl::par_dim(TILE_K), BN}, rhs.dtype(), nl::sbuf, "rhs_blk");
+  Tensor lhs_bufs = nl::ndarray({2, KT, nl::par_dim(TILE_K), BM}, lhsT.dtype(), nl::sbuf, "lhs_blk");
+  Tensor out_bufs = nl::ndarray({2, nl::par_dim(TILE_M), BN}, result.dtype(), nl::sbuf, "out_row");
+  int64_t lhs_next = 0, out_next = 0;
+
+  for (int64_t nb : nl::affine_range(N / BN)) {
+    Tensor rhs_blk = rhs_bufs[nb % 2];
+    for (int64_t mb : nl::affine_range(M / BM)) {
+      Tensor lhs_blk = lhs_bufs[lhs_next++ % 2];
+      // The first row block loads the column block's rhs rows too, interleaved with its own, so
+      // that the multiplies over k = 0 can start after two loads rather than KT + 1.
+      for (int64_t k = 0; k < KT; ++k) {
+        if (mb == 0) nisa::dma_copy(rhs_blk[k], rhs(nl::ds(k * TILE_K, TILE_K), nl::ds(nb * BN, BN)));
+        nisa::dma_copy(lhs_blk[k], lhsT(nl::ds(k * TILE_K, TILE_K), nl::ds(mb * BM, BM)));
+      }
+      for (int64_t mt : nl::affine_range(BM / TILE_M)) {
+        Tensor out_row = out_bufs[out_next++ % 2];
+        for (int64_t nt : nl::affine_range(BN / TILE_N)) {
+          Tensor res_psum = nl::ndarray({TILE_M, TILE_N}, nl::float32, nl::psum, "res_psum");
+          for (int64_t k = 0; k < KT; ++k)
+            nisa::nc_matmul(res_psum, lhs_blk[k](nl::all, nl::ds(mt * TILE_M, TILE_M)),
+                            rhs_blk[k](nl::all, nl::ds(nt * TILE_N, TILE_N)), k > 0);
+          nisa::tensor_copy(out_row(nl::all, nl::ds(nt * TILE_N, TILE_N)), res_psum);
+        }
+        nisa::dma_copy(result(nl::ds(mb * BM + mt * TILE_M, TILE_M), nl::ds(nb * BN, BN)), out_row);
+      }
     }
   }
   return result;

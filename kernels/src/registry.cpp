@@ -70,6 +70,32 @@ KernelDef vector_add(const char* name, const char* doc, const char* function, Ve
   return d;
 }
 
+using MatmulKernel = nki::Tensor (*)(const nki::Tensor&, const nki::Tensor&);
+
+// The matmul kernels: inputs lhsT (k, m) and rhs (k, n), result (m, n).
+KernelDef matmul(const char* name, const char* doc, const char* function, MatmulKernel fn) {
+  KernelDef mm;
+  mm.info.name = name;
+  mm.info.doc = doc;
+  mm.info.sizes = {
+      {'k', "contraction dimension", "contraction dimension: rows of lhsT and rhs (a multiple of 128)", true, "", 128},
+      {'m', "row count", "columns of lhsT, rows of the result (a multiple of 128)", true, "", 128},
+      {'n', "column count", "columns of rhs and of the result (a multiple of 512)", true, "", 512}};
+  mm.info.exact = false;
+  mm.function = function;
+  mm.body = [fn](nki::Tracer& tr, const Args& a, nki::Dtype dt) {
+    nki::Tensor lhsT = tr.input("lhsT", {a.k, a.m}, dt);
+    nki::Tensor rhs = tr.input("rhs", {a.k, a.n}, dt);
+    tr.output(fn(lhsT, rhs));
+  };
+  mm.inputs = [](const Args& a) {
+    return std::vector<InputSpec>{{"lhsT", {a.k, a.m}, a.dtype}, {"rhs", {a.k, a.n}, a.dtype}};
+  };
+  mm.output = [](const Args& a) { return TensorSpec{"result", {a.m, a.n}, a.dtype}; };
+  mm.reference = matmul_reference;
+  return mm;
+}
+
 std::vector<KernelDef> make_defs() {
   std::vector<KernelDef> v;
   v.push_back(vector_add(
@@ -114,28 +140,18 @@ std::vector<KernelDef> make_defs() {
   t.reference = transpose_reference;
   v.push_back(std::move(t));
 
-  KernelDef mm;
-  mm.info.name = "matmul";
-  mm.info.doc = "matmul_tiled (nki_matmul_tiled_): result (m, n) = lhsT (k, m).T @ rhs (k, n), 128 x 512 tiles "
-                "accumulated in PSUM; k and m multiples of 128, n a multiple of 512; sums in fp32 (compare with a "
-                "tolerance)";
-  mm.info.sizes = {
-      {'k', "contraction dimension", "contraction dimension: rows of lhsT and rhs (a multiple of 128)", true, "", 128},
-      {'m', "row count", "columns of lhsT, rows of the result (a multiple of 128)", true, "", 128},
-      {'n', "column count", "columns of rhs and of the result (a multiple of 512)", true, "", 512}};
-  mm.info.exact = false;
-  mm.function = "matmul_tiled";
-  mm.body = [](nki::Tracer& tr, const Args& a, nki::Dtype dt) {
-    nki::Tensor lhsT = tr.input("lhsT", {a.k, a.m}, dt);
-    nki::Tensor rhs = tr.input("rhs", {a.k, a.n}, dt);
-    tr.output(matmul_tiled(lhsT, rhs));
-  };
-  mm.inputs = [](const Args& a) {
-    return std::vector<InputSpec>{{"lhsT", {a.k, a.m}, a.dtype}, {"rhs", {a.k, a.n}, a.dtype}};
-  };
-  mm.output = [](const Args& a) { return TensorSpec{"result", {a.m, a.n}, a.dtype}; };
-  mm.reference = matmul_reference;
-  v.push_back(std::move(mm));
+  v.push_back(matmul(
+      "matmul",
+      "matmul_tiled (nki_matmul_tiled_): result (m, n) = lhsT (k, m).T @ rhs (k, n), 128 x 512 tiles accumulated "
+      "in PSUM, both input tiles loaded for every multiply; k and m multiples of 128, n a multiple of 512; sums in "
+      "fp32 (compare with a tolerance)",
+      "matmul_tiled", matmul_tiled));
+  v.push_back(matmul(
+      "matmul_blocked",
+      "matmul_blocked: the same product with lhsT and rhs loaded once per block into the SBUF and reused by every "
+      "tile of the block, loads overlapping the multiplies (the tensor engine kept busy); same sizes and bits as "
+      "matmul",
+      "matmul_blocked", matmul_blocked));
   return v;
 }
 

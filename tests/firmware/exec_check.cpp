@@ -161,6 +161,11 @@ Execution execute(const ncore::Program& p, const ncore::Preset& preset, uint64_t
   }
 }
 
+bool ordered_pair(const Execution& e, unsigned sa, uint32_t pa, unsigned sb, uint32_t pb) {
+  if (sa == sb && sa == static_cast<unsigned>(ncore::StreamKind::pe)) return e.start[sa][pa] < e.start[sb][pb];
+  return e.finish[sa][pa] < e.start[sb][pb];
+}
+
 std::vector<std::string> check_hazards(const ncore::Program& p, const Execution& e,
                                        const std::vector<std::pair<unsigned, uint32_t>>& order) {
   std::vector<Footprint> rd(order.size()), wr(order.size());
@@ -185,7 +190,7 @@ std::vector<std::string> check_hazards(const ncore::Program& p, const Execution&
       if (!conflict) continue;
       const auto [sa, pa] = order[a];
       const auto [sb, pb] = order[b];
-      if (!(e.finish[sa][pa] < e.start[sb][pb]))
+      if (!ordered_pair(e, sa, pa, sb, pb))
         bad.push_back(fmt::format("{}[{}] (issued #{}) and {}[{}] (issued #{}) conflict but overlapped: finish {} >= "
                                   "start {}",
                                   p.streams[sa].name, pa, a, p.streams[sb].name, pb, b, e.finish[sa][pa],

@@ -6,7 +6,9 @@
 //
 // check_hazards then takes the order in which the kernel issued its instructions and demands
 // that every pair touching a common byte, one of them writing, ran in that order: the earlier
-// one completed before the later one started. Footprints are computed element by element from
+// one completed before the later one started. Two instructions of the tensor engine's stream
+// are the exception: that engine applies its own PSUM writes in program order (scheduler.hpp),
+// so they need only start in order, which its in-order stream gives (ordered_pair). Footprints are computed element by element from
 // the access patterns, so they are exact.
 #pragma once
 
@@ -28,6 +30,10 @@ struct Execution {
 };
 
 Execution execute(const ncore::Program& p, const ncore::Preset& preset, uint64_t seed);
+
+// Whether two conflicting instructions, a before b, ran in order: a completed before b started,
+// or both are on the tensor engine's stream (ordered by the engine) and a started first.
+bool ordered_pair(const Execution& e, unsigned sa, uint32_t pa, unsigned sb, uint32_t pb);
 
 // Violations (empty if none): conflicting pairs not ordered by the execution.
 std::vector<std::string> check_hazards(const ncore::Program& p, const Execution& e,

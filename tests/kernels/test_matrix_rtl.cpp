@@ -93,20 +93,25 @@ TEST_CASE("matrix_transpose on the RTL: 128x128, 256x384, 1024x1024 and the 16-b
       }
     CHECK(wrong == 0);
     CHECK(r.run.checked_instructions > 0);
+    // every 128 x 128 block is a multiply by a 128 x 128 identity
+    CHECK(r.run.te_macs == static_cast<uint64_t>(c.n * c.m * 128));
   }
 }
 
-TEST_CASE("matmul_tiled on the RTL: several shapes, every dtype, within the fp32 accumulation bound", "[kernels][te]") {
+TEST_CASE("matmul_tiled and matmul_blocked on the RTL: several shapes, every dtype, within the fp32 accumulation bound",
+          "[kernels][te]") {
   struct Case {
+    const char* kernel;
     int64_t k, m, n;
     isa::Dtype dt;
   };
-  const Case cases[] = {{128, 128, 512, isa::Dtype::fp32}, {128, 128, 512, isa::Dtype::bf16},
-                        {128, 128, 512, isa::Dtype::fp16}, {256, 256, 1024, isa::Dtype::fp32},
-                        {384, 128, 512, isa::Dtype::bf16}, {256, 384, 512, isa::Dtype::fp16}};
+  const Case cases[] = {{"matmul", 128, 128, 512, isa::Dtype::fp32},         {"matmul", 128, 128, 512, isa::Dtype::bf16},
+                        {"matmul", 128, 128, 512, isa::Dtype::fp16},         {"matmul", 256, 256, 1024, isa::Dtype::fp32},
+                        {"matmul", 384, 128, 512, isa::Dtype::bf16},         {"matmul", 256, 384, 512, isa::Dtype::fp16},
+                        {"matmul_blocked", 512, 256, 1024, isa::Dtype::bf16}, {"matmul_blocked", 256, 256, 512, isa::Dtype::fp32}};
   for (const auto& c : cases) {
-    INFO("matmul k=" << c.k << " m=" << c.m << " n=" << c.n << " " << isa::to_string(c.dt));
-    const Run r = run_kernel(args("matmul", c.k, c.m, c.n, c.dt), 11);
+    INFO(c.kernel << " k=" << c.k << " m=" << c.m << " n=" << c.n << " " << isa::to_string(c.dt));
+    const Run r = run_kernel(args(c.kernel, c.k, c.m, c.n, c.dt), 11);
     const std::vector<float>&lhsT = r.inputs.at(0), &rhs = r.inputs.at(1);  // (k, m), (k, n)
     uint64_t bad = 0;
     double worst = 0;
@@ -129,5 +134,7 @@ TEST_CASE("matmul_tiled on the RTL: several shapes, every dtype, within the fp32
     CHECK(bad == 0);
     CHECK(worst > 0);  // the comparison saw real rounding, not an empty or zero result
     CHECK(r.run.checked_instructions > 0);
+    // the tensor engine's MAC counter saw every multiply-accumulate of the product, once
+    CHECK(r.run.te_macs == static_cast<uint64_t>(c.k * c.m * c.n));
   }
 }

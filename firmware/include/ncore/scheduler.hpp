@@ -21,7 +21,11 @@
 // also reads when it accumulates (acc). The array's stationary state needs no record: the
 // tensor engine's stream is in order, and the simulator retires its instructions in program
 // order even when a load_stationary finishes before the multiply ahead of it, so the
-// S[pe] >= k+1 convention holds for both instructions.
+// S[pe] >= k+1 convention holds for both instructions. The tensor engine also applies its own
+// stream's PSUM writes in program order (every multiply's column j goes down the same pipeline,
+// and a multiply that could overtake the one before it on a PSUM lane is held back), so a
+// multiply that accumulates into, or overwrites, the PSUM region of an earlier multiply needs no
+// wait for it: the stream is "ordered", and an accumulation group streams back to back.
 //
 // Access records are pruned as they become redundant (a record covered by a later write, a
 // read covered by a later read of the same stream) and indexed by 512-byte buckets, so the
@@ -66,9 +70,12 @@ struct Access {
 
 class Scheduler {
  public:
-  // weights[i]: how much one instruction of stream i raises semaphore i.
-  explicit Scheduler(std::vector<uint32_t> weights);
-  // The stream layout of a Program for `preset` (make_streams): engines weigh 1, queues dma_engines.
+  // weights[i]: how much one instruction of stream i raises semaphore i. ordered[i] (default
+  // false): stream i's engine applies its accesses in program order, so conflicts between two of
+  // its own instructions need no wait.
+  explicit Scheduler(std::vector<uint32_t> weights, std::vector<bool> ordered = {});
+  // The stream layout of a Program for `preset` (make_streams): engines weigh 1, queues
+  // dma_engines; the tensor engine's stream is ordered.
   static Scheduler for_preset(const Preset& preset);
 
   // Appends `insn` to `stream` behind waits for every earlier conflicting access, and sets its
@@ -123,6 +130,7 @@ class Scheduler {
   const uint32_t* vc_of(unsigned stream, uint32_t idx) const { return &vcs_[stream][size_t{idx} * w_.size()]; }
 
   std::vector<uint32_t> w_;
+  std::vector<bool> ordered_;
   std::vector<std::vector<Instruction>> out_;
   std::vector<uint32_t> done_;                // semaphore-raising instructions per stream
   std::vector<std::vector<uint32_t>> vcs_;    // per stream: the vector clock at each instruction's start

@@ -16,4 +16,12 @@ nki::Tensor matrix_transpose(const nki::Tensor& a_tensor);
 // multiple of 512. The result has lhsT's dtype (cast once when copied out of PSUM).
 nki::Tensor matmul_tiled(const nki::Tensor& lhsT, const nki::Tensor& rhs);
 
+// The same product written to keep the tensor engine busy (in the spirit of NKI's
+// nki_matmul_fully_optimized_): blocks of rhs [K, BN] and lhsT [K, BM] are loaded into the SBUF
+// with one wide DMA per 128 rows and reused by every output tile of the block, the loads of the
+// next block overlapping the multiplies of this one, and each row of output tiles is stored with
+// one DMA. Same constraints and result as matmul_tiled (bit for bit: the same fp32 sums in the
+// same order); the SBUF must hold one rhs block of K x 512 elements at least.
+nki::Tensor matmul_blocked(const nki::Tensor& lhsT, const nki::Tensor& rhs);
+
 }  // namespace kernels

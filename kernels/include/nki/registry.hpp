@@ -53,7 +53,7 @@ struct TensorSpec {
 };
 using InputSpec = TensorSpec;
 
-// naive, tiled, stream, direct_alloc, direct_alloc_bad, transpose, matmul.
+// naive, tiled, stream, direct_alloc, direct_alloc_bad, transpose, matmul, matmul_blocked.
 const std::vector<KernelInfo>& list();
 // The KernelInfo of `name`; throws ncore::KernelError naming the known kernels.
 const KernelInfo& info(const std::string& name);
