@@ -5,6 +5,7 @@ ncore_clk_en.sv
 ncore_ap_iter.sv
 ncore_sbuf.sv
 ncore_dve.sv
+ncore_act.sv
 ncore_dma_engine.sv
 ncore_dma.sv
 ncore_psum.sv

@@ -1,9 +1,10 @@
-// NeuronCore top: SBUF, PSUM, tensor engine, vector engine, DMA block and the engines' clock
-// enables.
+// NeuronCore top: SBUF, PSUM, tensor engine, vector engine, scalar engine, DMA block and the
+// engines' clock enables.
 //
-// One clock at the master rate (the tensor engine's clock); the vector engine and the DMA
-// engines advance on fractional clock enables (ncore_clk_en), so every engine keeps its
-// documented rate ratio inside one clock domain and the SBUF stays single-clocked.
+// One clock at the master rate (the tensor engine's clock); the vector engine, the scalar
+// engine and the DMA engines advance on fractional clock enables (ncore_clk_en), so every
+// engine keeps its documented rate ratio inside one clock domain and the SBUF stays
+// single-clocked.
 //
 // The sequencers live outside, in the SystemC top level: each engine has an instruction
 // port (valid/ready, the decoded ncore_isa_pkg::insn_t) and reports read-start and done
@@ -13,15 +14,18 @@
 //            insn ports                              HBM ports (x DmaEngines)
 //   ----> [ te  ] ---rd x2--> [ sbuf ] <--line-- [ dma: engines ] <----->
 //   ----> [ dve ] ---rd/wr-->    ^
+//   ----> [ act ] ---rd/wr-->    |
 //   ---------------------------- | ---------------------^
 //           |  te: per-lane write/accumulate            |
-//           +-----> [ psum ] <-- dve: rd/wr (by operand) +
+//           +-----> [ psum ] <-- dve, act: rd/wr (by operand)
 //
 // SBUF engine read ports, in priority order (the lower number wins a bank conflict): the
-// tensor engine's moving operand (so the array keeps streaming), the vector engine, the
-// tensor engine's stationary operand (a load has slack: it runs in the shadow of a multiply).
-// The vector engine's accesses go to the SBUF or the PSUM as each operand says (rd_psum_o,
-// wr_psum_o); read data comes back from the memory the last granted read went to.
+// tensor engine's moving operand (so the array keeps streaming), the vector engine, the scalar
+// engine, the tensor engine's stationary operand (a load has slack: it runs in the shadow of a
+// multiply); write ports: the vector engine, then the scalar engine. The PSUM has the same two
+// engines on its engine ports, in the same order. The vector and scalar engines' accesses go to
+// the SBUF or the PSUM as each operand says (rd_psum_o, wr_psum_o); read data comes back from
+// the memory the last granted read went to.
 //
 // Every input is registered here before any logic sees it, so nothing in the core is
 // combinational from a port: the ports' protocols allow the one cycle (instruction ports
@@ -49,6 +53,12 @@ module ncore_top
   output logic                      dve_ready_o,
   output logic                      dve_rd_start_o,
   output logic                      dve_done_o,
+  // scalar engine instruction port
+  input  logic                      act_valid_i,
+  input  insn_t                     act_insn_i,
+  output logic                      act_ready_o,
+  output logic                      act_rd_start_o,
+  output logic                      act_done_o,
   // tensor engine instruction port (ncore_te: one instruction presented per accept)
   input  logic                      pe_valid_i,
   input  insn_t                     pe_insn_i,
@@ -77,7 +87,7 @@ module ncore_top
   input  logic [E-1:0]              ha_valid_i,
   // status
   output logic                      busy_o,
-  output logic [1:0]                ce_o        // {dma, dve} clock enables, for monitors
+  output logic [2:0]                ce_o        // {act, dma, dve} clock enables, for monitors
 );
   localparam int unsigned P      = Cfg.NumPartitions;
   localparam int unsigned PartW  = $clog2(P);
@@ -86,11 +96,11 @@ module ncore_top
   localparam int unsigned PAddrW = $clog2(Cfg.PsumBytes);      // PSUM engine byte address
   localparam int unsigned PwW    = $clog2(Cfg.PsumBytes / 4);  // PSUM word address
 
-  logic dve_ce, dma_ce;
+  logic dve_ce, dma_ce, act_ce;
 
   // Input registers
-  logic                    dve_valid_q, dma_valid_q, pe_valid_q;
-  insn_t                   dve_insn_q, dma_insn_q, pe_insn_q;
+  logic                    dve_valid_q, dma_valid_q, pe_valid_q, act_valid_q;
+  insn_t                   dve_insn_q, dma_insn_q, pe_insn_q, act_insn_q;
   logic [E-1:0]            hq_credit_q, hr_valid_q, ha_valid_q;
   logic [E-1:0][LineW-1:0] hr_rdata_q;
 
@@ -99,6 +109,7 @@ module ncore_top
       dve_valid_q <= 1'b0;
       dma_valid_q <= 1'b0;
       pe_valid_q  <= 1'b0;
+      act_valid_q <= 1'b0;
       hq_credit_q <= '0;
       hr_valid_q  <= '0;
       ha_valid_q  <= '0;
@@ -106,6 +117,7 @@ module ncore_top
       dve_valid_q <= dve_valid_i;
       dma_valid_q <= dma_valid_i;
       pe_valid_q  <= pe_valid_i;
+      act_valid_q <= act_valid_i;
       hq_credit_q <= hq_credit_i;
       hr_valid_q  <= hr_valid_i;
       ha_valid_q  <= ha_valid_i;
@@ -117,64 +129,75 @@ module ncore_top
     if (dve_valid_i) dve_insn_q <= dve_insn_i;
     if (dma_valid_i) dma_insn_q <= dma_insn_i;
     if (pe_valid_i)  pe_insn_q  <= pe_insn_i;
+    if (act_valid_i) act_insn_q <= act_insn_i;
     if (hr_valid_i != '0) hr_rdata_q <= hr_rdata_i;
   end
 
   ncore_clk_en #(.Num(Cfg.DveCeNum), .Den(Cfg.DveCeDen)) u_ce_dve (.clk_i, .rst_ni, .en_o(dve_ce));
   ncore_clk_en #(.Num(Cfg.DmaCeNum), .Den(Cfg.DmaCeDen)) u_ce_dma (.clk_i, .rst_ni, .en_o(dma_ce));
+  ncore_clk_en #(.Num(Cfg.ActCeNum), .Den(Cfg.ActCeDen)) u_ce_act (.clk_i, .rst_ni, .en_o(act_ce));
 
-  assign ce_o = {dma_ce, dve_ce};
+  assign ce_o = {act_ce, dma_ce, dve_ce};
 
-  // SBUF engine read ports: [0] TE moving, [1] DVE, [2] TE stationary; one write port (DVE)
-  logic [2:0]              er_req, er_gnt;
-  logic [2:0][AddrW-1:0]   er_addr;
-  logic [2:0][P-1:0]       er_mask;
-  logic [2:0][P-1:0][31:0] er_rdata;
-  logic                    ew_req, ew_gnt;
-  logic [AddrW-1:0]        ew_addr;
-  logic [P-1:0]            ew_mask;
-  logic [3:0]              ew_ben;
-  logic [P-1:0][31:0]      ew_wdata;
+  // SBUF engine read ports: [0] TE moving, [1] DVE, [2] ACT, [3] TE stationary; write ports
+  // [0] DVE, [1] ACT
+  logic [3:0]              er_req, er_gnt;
+  logic [3:0][AddrW-1:0]   er_addr;
+  logic [3:0][P-1:0]       er_mask;
+  logic [3:0][P-1:0][31:0] er_rdata;
+  logic [1:0]              ew_req, ew_gnt;
+  logic [1:0][AddrW-1:0]   ew_addr;
+  logic [1:0][P-1:0]       ew_mask;
+  logic [1:0][3:0]         ew_ben;
+  logic [1:0][P-1:0][31:0] ew_wdata;
   // DMA ports into the SBUF
   logic [E-1:0]              sr_req, sr_gnt, sw_req, sw_gnt;
   logic [E-1:0][PartW-1:0]   sr_part, sw_part;
   logic [E-1:0][SLineW-1:0]  sr_line, sw_line;
   logic [E-1:0][LineW-1:0]   sr_rdata, sw_wdata;
   logic [E-1:0][LineB-1:0]   sw_ben;
-  // PSUM: the tensor engine's write port, one engine read and one engine write port (DVE)
+  // PSUM: the tensor engine's write port, engine read and write ports [0] DVE, [1] ACT
   logic [P-1:0]              tw_valid, tw_acc;
   logic [P-1:0][PwW-1:0]     tw_addr;
   logic [P-1:0][31:0]        tw_data;
-  logic                      pr_req, pr_gnt, pw_req, pw_gnt;
-  logic [P-1:0][31:0]        pr_rdata;
+  logic [1:0]                pr_req, pr_gnt, pw_req, pw_gnt;
+  logic [1:0][PAddrW-1:0]    pr_addr, pw_addr;
+  logic [1:0][P-1:0][31:0]   pr_rdata;
 
-  logic dve_busy, dma_busy, te_busy;
-  logic dve_rd_req, dve_rd_psum, dve_wr_req, dve_wr_psum, dve_rd_gnt, dve_wr_gnt, dve_rd_sel_q;
-  logic [AddrW-1:0]   dve_rd_addr, dve_wr_addr;
-  logic [P-1:0]       dve_rd_mask;
-  logic [P-1:0][31:0] dve_rd_data;
+  // The vector engine ([0]) and the scalar engine ([1]): each has one read and one write port
+  // that go to the SBUF or the PSUM per access.
+  logic dve_busy, dma_busy, te_busy, act_busy;
+  logic [1:0]              en_rd_req, en_rd_psum, en_wr_req, en_wr_psum, en_rd_gnt, en_wr_gnt, en_rd_sel_q;
+  logic [1:0][AddrW-1:0]   en_rd_addr, en_wr_addr;
+  logic [1:0][P-1:0]       en_rd_mask;
+  logic [1:0][P-1:0][31:0] en_rd_data;
 
-  assign er_req[1]  = dve_rd_req && !dve_rd_psum;
-  assign er_addr[1] = dve_rd_addr;
-  assign er_mask[1] = dve_rd_mask;
-  assign pr_req     = dve_rd_req && dve_rd_psum;
-  assign ew_req     = dve_wr_req && !dve_wr_psum;
-  assign ew_addr    = dve_wr_addr;
-  assign pw_req     = dve_wr_req && dve_wr_psum;
-  assign dve_rd_gnt = dve_rd_psum ? pr_gnt : er_gnt[1];
-  assign dve_wr_gnt = dve_wr_psum ? pw_gnt : ew_gnt;
-  // Read data stays on a port until its next granted read: select by the last granted one.
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) dve_rd_sel_q <= 1'b0;
-    else if (dve_rd_req && dve_rd_gnt) dve_rd_sel_q <= dve_rd_psum;
+  for (genvar e = 0; e < 2; e++) begin : g_eng
+    localparam int unsigned SbRd = e + 1;   // SBUF read port: DVE 1, ACT 2
+    assign er_req[SbRd]  = en_rd_req[e] && !en_rd_psum[e];
+    assign er_addr[SbRd] = en_rd_addr[e];
+    assign er_mask[SbRd] = en_rd_mask[e];
+    assign pr_req[e]     = en_rd_req[e] && en_rd_psum[e];
+    assign pr_addr[e]    = PAddrW'(en_rd_addr[e]);
+    assign ew_req[e]     = en_wr_req[e] && !en_wr_psum[e];
+    assign ew_addr[e]    = en_wr_addr[e];
+    assign pw_req[e]     = en_wr_req[e] && en_wr_psum[e];
+    assign pw_addr[e]    = PAddrW'(en_wr_addr[e]);
+    assign en_rd_gnt[e]  = en_rd_psum[e] ? pr_gnt[e] : er_gnt[SbRd];
+    assign en_wr_gnt[e]  = en_wr_psum[e] ? pw_gnt[e] : ew_gnt[e];
+    // Read data stays on a port until its next granted read: select by the last granted one.
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) en_rd_sel_q[e] <= 1'b0;
+      else if (en_rd_req[e] && en_rd_gnt[e]) en_rd_sel_q[e] <= en_rd_psum[e];
+    end
+    assign en_rd_data[e] = en_rd_sel_q[e] ? pr_rdata[e] : er_rdata[SbRd];
   end
-  assign dve_rd_data = dve_rd_sel_q ? pr_rdata : er_rdata[1];
 
   // A registered instruction or HBM response not yet seen by its engine counts as busy too.
-  assign busy_o = dve_busy || dma_busy || te_busy || dve_valid_q || dma_valid_q || pe_valid_q ||
-                  hr_valid_q != '0 || ha_valid_q != '0;
+  assign busy_o = dve_busy || dma_busy || te_busy || act_busy || dve_valid_q || dma_valid_q ||
+                  pe_valid_q || act_valid_q || hr_valid_q != '0 || ha_valid_q != '0;
 
-  ncore_sbuf #(.Cfg(Cfg), .NumEngRd(3), .NumEngWr(1)) u_sbuf (
+  ncore_sbuf #(.Cfg(Cfg), .NumEngRd(4), .NumEngWr(2)) u_sbuf (
     .clk_i, .rst_ni,
     .er_req_i(er_req), .er_addr_i(er_addr), .er_mask_i(er_mask), .er_gnt_o(er_gnt), .er_rdata_o(er_rdata),
     .ew_req_i(ew_req), .ew_addr_i(ew_addr), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben), .ew_wdata_i(ew_wdata),
@@ -183,12 +206,12 @@ module ncore_top
     .dw_req_i(sw_req), .dw_part_i(sw_part), .dw_line_i(sw_line), .dw_ben_i(sw_ben), .dw_wdata_i(sw_wdata),
     .dw_gnt_o(sw_gnt));
 
-  ncore_psum #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_psum (
+  ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(2)) u_psum (
     .clk_i, .rst_ni,
     .te_valid_i(tw_valid), .te_addr_i(tw_addr), .te_data_i(tw_data), .te_acc_i(tw_acc),
-    .er_req_i(pr_req), .er_addr_i(PAddrW'(dve_rd_addr)), .er_mask_i(dve_rd_mask), .er_gnt_o(pr_gnt),
+    .er_req_i(pr_req), .er_addr_i(pr_addr), .er_mask_i(en_rd_mask), .er_gnt_o(pr_gnt),
     .er_rdata_o(pr_rdata),
-    .ew_req_i(pw_req), .ew_addr_i(PAddrW'(dve_wr_addr)), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben),
+    .ew_req_i(pw_req), .ew_addr_i(pw_addr), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben),
     .ew_wdata_i(ew_wdata), .ew_gnt_o(pw_gnt));
 
   ncore_te #(.Cfg(Cfg)) u_te (
@@ -196,8 +219,8 @@ module ncore_top
     .insn_valid_i(pe_valid_q), .insn_i(pe_insn_q), .ls_ready_o(pe_ls_ready_o), .mm_ready_o(pe_mm_ready_o),
     .accept_o(pe_accept_o), .ls_start_o(pe_ls_start_o), .mm_start_o(pe_mm_start_o),
     .ls_done_o(pe_ls_done_o), .mm_done_o(pe_mm_done_o), .busy_o(te_busy),
-    .sr_req_o(er_req[2]), .sr_addr_o(er_addr[2]), .sr_mask_o(er_mask[2]), .sr_gnt_i(er_gnt[2]),
-    .sr_data_i(er_rdata[2]),
+    .sr_req_o(er_req[3]), .sr_addr_o(er_addr[3]), .sr_mask_o(er_mask[3]), .sr_gnt_i(er_gnt[3]),
+    .sr_data_i(er_rdata[3]),
     .mr_req_o(er_req[0]), .mr_addr_o(er_addr[0]), .mr_mask_o(er_mask[0]), .mr_gnt_i(er_gnt[0]),
     .mr_data_i(er_rdata[0]),
     .pw_valid_o(tw_valid), .pw_addr_o(tw_addr), .pw_data_o(tw_data), .pw_acc_o(tw_acc));
@@ -206,10 +229,19 @@ module ncore_top
     .clk_i, .rst_ni, .ce_i(dve_ce),
     .insn_valid_i(dve_valid_q), .insn_i(dve_insn_q), .insn_ready_o(dve_ready_o),
     .rd_start_o(dve_rd_start_o), .done_o(dve_done_o), .busy_o(dve_busy),
-    .rd_req_o(dve_rd_req), .rd_psum_o(dve_rd_psum), .rd_addr_o(dve_rd_addr), .rd_mask_o(dve_rd_mask),
-    .rd_gnt_i(dve_rd_gnt), .rd_data_i(dve_rd_data),
-    .wr_req_o(dve_wr_req), .wr_psum_o(dve_wr_psum), .wr_addr_o(dve_wr_addr), .wr_mask_o(ew_mask),
-    .wr_ben_o(ew_ben), .wr_data_o(ew_wdata), .wr_gnt_i(dve_wr_gnt));
+    .rd_req_o(en_rd_req[0]), .rd_psum_o(en_rd_psum[0]), .rd_addr_o(en_rd_addr[0]), .rd_mask_o(en_rd_mask[0]),
+    .rd_gnt_i(en_rd_gnt[0]), .rd_data_i(en_rd_data[0]),
+    .wr_req_o(en_wr_req[0]), .wr_psum_o(en_wr_psum[0]), .wr_addr_o(en_wr_addr[0]), .wr_mask_o(ew_mask[0]),
+    .wr_ben_o(ew_ben[0]), .wr_data_o(ew_wdata[0]), .wr_gnt_i(en_wr_gnt[0]));
+
+  ncore_act #(.Cfg(Cfg)) u_act (
+    .clk_i, .rst_ni, .ce_i(act_ce),
+    .insn_valid_i(act_valid_q), .insn_i(act_insn_q), .insn_ready_o(act_ready_o),
+    .rd_start_o(act_rd_start_o), .done_o(act_done_o), .busy_o(act_busy),
+    .rd_req_o(en_rd_req[1]), .rd_psum_o(en_rd_psum[1]), .rd_addr_o(en_rd_addr[1]), .rd_mask_o(en_rd_mask[1]),
+    .rd_gnt_i(en_rd_gnt[1]), .rd_data_i(en_rd_data[1]),
+    .wr_req_o(en_wr_req[1]), .wr_psum_o(en_wr_psum[1]), .wr_addr_o(en_wr_addr[1]), .wr_mask_o(ew_mask[1]),
+    .wr_ben_o(ew_ben[1]), .wr_data_o(ew_wdata[1]), .wr_gnt_i(en_wr_gnt[1]));
 
   ncore_dma #(.Cfg(Cfg)) u_dma (
     .clk_i, .rst_ni, .ce_i(dma_ce),

@@ -67,6 +67,23 @@ inline uint64_t bv_bits(const sc_bv_base& bv, unsigned lsb, unsigned width) {
 
 inline uint64_t lcm_u64(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
 
+// The instruction port of an engine that runs one instruction at a time.
+struct SingleEngine {
+  SingleEngine(StreamKind k, const char* name, const char* w)
+      : kind(k),
+        what(w),
+        valid((std::string(name) + "_valid").c_str()),
+        ready((std::string(name) + "_ready").c_str()),
+        rd_start((std::string(name) + "_rd_start").c_str()),
+        done((std::string(name) + "_done").c_str()),
+        insn((std::string(name) + "_insn").c_str()) {}
+  StreamKind kind;
+  const char* what;
+  sc_signal<bool> valid, ready, rd_start, done;
+  sc_signal<sc_bv<isa::kInsnBits>> insn;
+  sc_bv<isa::kInsnBits> bv;
+};
+
 }  // namespace detail
 
 template <class T>
@@ -83,11 +100,16 @@ class ScCore : public sc_module, public Core {
         hbm_model_(preset, static_cast<unsigned>(preset.dma_engines)) {
     rtl_->clk_i(clk_);
     rtl_->rst_ni(rst_n_);
-    rtl_->dve_valid_i(dve_valid_);
-    rtl_->dve_insn_i(dve_insn_);
-    rtl_->dve_ready_o(dve_ready_);
-    rtl_->dve_rd_start_o(dve_rd_start_);
-    rtl_->dve_done_o(dve_done_);
+    rtl_->dve_valid_i(dve_.valid);
+    rtl_->dve_insn_i(dve_.insn);
+    rtl_->dve_ready_o(dve_.ready);
+    rtl_->dve_rd_start_o(dve_.rd_start);
+    rtl_->dve_done_o(dve_.done);
+    rtl_->act_valid_i(act_.valid);
+    rtl_->act_insn_i(act_.insn);
+    rtl_->act_ready_o(act_.ready);
+    rtl_->act_rd_start_o(act_.rd_start);
+    rtl_->act_done_o(act_.done);
     rtl_->pe_valid_i(pe_valid_);
     rtl_->pe_insn_i(pe_insn_);
     rtl_->pe_ls_ready_o(pe_ls_ready_);
@@ -139,7 +161,7 @@ class ScCore : public sc_module, public Core {
     validate_program(prog, preset_);
     for (unsigned s = 0; s < kNumEngineStreams; ++s)
       if (s != static_cast<unsigned>(StreamKind::dve) && s != static_cast<unsigned>(StreamKind::sp) &&
-          s != static_cast<unsigned>(StreamKind::pe))
+          s != static_cast<unsigned>(StreamKind::pe) && s != static_cast<unsigned>(StreamKind::act))
         for (const auto& in : prog.streams[s].insns)
           if (in.insn.opcode != isa::Opcode::sem_wait)
             throw SimError(fmt::format("stream {} holds '{}', but this model has no {} engine yet", prog.streams[s].name,
@@ -216,7 +238,13 @@ class ScCore : public sc_module, public Core {
     if (in.opcode == isa::Opcode::sem_wait || in.opcode == isa::Opcode::load_stationary) return;
     if (in.opcode == isa::Opcode::multiply_moving && pe_overwritten(i)) return;
     ++result_.checked_instructions;
-    const isa::Ap& d = in.dst;
+    check_operand(s, i, now, in.dst, "");
+    if (in.opcode == isa::Opcode::activation && in.dst2.num_part != 0) check_operand(s, i, now, in.dst2, " (reduce_res)");
+  }
+
+  // Compares one destination operand of instruction i of stream s, RTL against golden model.
+  void check_operand(unsigned s, uint32_t i, uint64_t now, const isa::Ap& d, const char* which) {
+    const isa::Insn& in = insn_of(s, i);
     auto expected = [&](uint32_t part, int64_t addr, unsigned n) { return golden_->read_bits(d.mem, part, addr, n); };
     auto actual = [&](uint32_t part, int64_t addr, unsigned n) -> uint32_t {
       uint32_t v = 0;
@@ -233,9 +261,10 @@ class ScCore : public sc_module, public Core {
       const auto& loc = prog_->locations.at(prog_->streams[s].insns[i].loc);
       throw SimError(fmt::format(
           "check: RTL and golden model differ after {}[{}] completed at cycle {}\n  {}\n  at {}:{}\n"
-          "  first difference: element {} (partition {}, byte {:#x}): golden {:#0{}x}, RTL {:#0{}x}",
-          prog_->streams[s].name, i, now, format_insn(in), loc.file, loc.line, mm->index, mm->partition, mm->byte_addr,
-          mm->expected_bits, 2 + 2 * isa::dtype_bytes(d.dtype), mm->actual_bits, 2 + 2 * isa::dtype_bytes(d.dtype)));
+          "  first difference{}: element {} (partition {}, byte {:#x}): golden {:#0{}x}, RTL {:#0{}x}",
+          prog_->streams[s].name, i, now, format_insn(in), loc.file, loc.line, which, mm->index, mm->partition,
+          mm->byte_addr, mm->expected_bits, 2 + 2 * isa::dtype_bytes(d.dtype), mm->actual_bits,
+          2 + 2 * isa::dtype_bytes(d.dtype)));
     }
   }
 
@@ -339,7 +368,8 @@ class ScCore : public sc_module, public Core {
     pe_fl_.clear();
     pe_pending_ = false;
     pe_valid_.write(false);
-    dve_valid_.write(false);
+    dve_.valid.write(false);
+    act_.valid.write(false);
     dma_valid_.write(false);
     hq_credit_.write(0);
     credits_.assign(E_, 0);
@@ -365,7 +395,7 @@ class ScCore : public sc_module, public Core {
       wave_now_ = now >= opt_->waves_start && now < opt_->waves_end;
       // ---------- 1. inputs for cycle `now` --------------------------------------------
       bool acted = false;
-      // Engine streams: vector engine (the others hold only sem_wait in this model).
+      // Engine streams: sem_waits at their heads (the pool stream holds nothing else here).
       for (unsigned s = 0; s < kNumEngineStreams; ++s) {
         Seq& q = seqs_[s];
         // sequencer-only instructions at the head retire as soon as their wait holds
@@ -384,25 +414,9 @@ class ScCore : public sc_module, public Core {
           acted = true;
         }
       }
-      {
-        Seq& q = seqs_[static_cast<unsigned>(StreamKind::dve)];
-        const unsigned s = static_cast<unsigned>(StreamKind::dve);
-        bool drive = false;
-        if (q.pc < q.stream->insns.size() && q.inflight.empty() && dve_ready_.read()) {
-          const isa::Insn& in = insn_of(s, static_cast<uint32_t>(q.pc));
-          if (in.opcode != isa::Opcode::sem_wait && wait_holds(in)) {
-            detail::to_bv(in, dve_bv_);
-            dve_insn_.write(dve_bv_);
-            drive = true;
-            const auto i = static_cast<uint32_t>(q.pc++);
-            q.head_ready_set = false;
-            q.inflight.push_back(i);
-            rec(s, i).issue = rec(s, i).start = now;
-            acted = true;
-          }
-        }
-        dve_valid_.write(drive);
-      }
+      // Vector and scalar engines: one instruction at a time.
+      acted |= single_issue(dve_, now);
+      acted |= single_issue(act_, now);
       // Tensor engine: one instruction presented at a time, when the engine's ready for its
       // kind says it takes it at once; several may be in the engine (a load in the shadow of
       // a multiply, a multiply waiting behind the streaming one).
@@ -545,20 +559,8 @@ class ScCore : public sc_module, public Core {
         if (!seqs_[s].inflight.empty()) ++result_.streams[s].active_cycles;
 
       // ---------- 3. outputs after the edge ------------------------------------------------
-      if (dve_rd_start_.read()) {
-        const unsigned s = static_cast<unsigned>(StreamKind::dve);
-        if (!seqs_[s].inflight.empty()) {
-          const isa::Insn& in = insn_of(s, seqs_[s].inflight.front());
-          if (in.upd_when == isa::SemWhen::read) fire(in);
-        }
-      }
-      if (dve_done_.read()) {
-        const unsigned s = static_cast<unsigned>(StreamKind::dve);
-        if (seqs_[s].inflight.empty()) throw SimError("vector engine reported done with no instruction in flight");
-        const uint32_t i = seqs_[s].inflight.front();
-        seqs_[s].inflight.pop_front();
-        complete(s, i, now + 1);
-      }
+      single_outputs(dve_, now);
+      single_outputs(act_, now);
       pe_outputs(now);
       const sc_bv<VTopWidths::kDoneBits> done = dma_done_.read();
       for (unsigned qi = 0; qi < Q_; ++qi) {
@@ -613,7 +615,8 @@ class ScCore : public sc_module, public Core {
             any_timer = true;
           }
         }
-        const bool inflight = !seqs_[static_cast<unsigned>(StreamKind::dve)].inflight.empty() || !pe_fl_.empty() || any_timer ||
+        const bool inflight = !seqs_[static_cast<unsigned>(StreamKind::dve)].inflight.empty() ||
+                              !seqs_[static_cast<unsigned>(StreamKind::act)].inflight.empty() || !pe_fl_.empty() || any_timer ||
                               !hbm_model_.idle() || [&] {
                                 for (unsigned qi = 0; qi < Q_; ++qi)
                                   if (seqs_[kNumEngineStreams + qi].dma_busy) return true;
@@ -650,6 +653,44 @@ class ScCore : public sc_module, public Core {
     result_.te_macs = rtl_->rootp->ncore_top__DOT__u_te__DOT__perf_macs_q;
     result_.te_array_busy_cycles = rtl_->rootp->ncore_top__DOT__u_te__DOT__perf_busy_q;
     for (unsigned s = 0; s < seqs_.size(); ++s) result_.streams[s].instructions = prog.streams[s].insns.size();
+  }
+
+  // A one-instruction-at-a-time engine (vector, scalar): its sequencer presents the stream's
+  // head when the engine is ready, nothing is in flight and the head's wait holds. Returns
+  // whether it issued.
+  bool single_issue(detail::SingleEngine& e, uint64_t now) {
+    const unsigned s = static_cast<unsigned>(e.kind);
+    Seq& q = seqs_[s];
+    bool drive = false;
+    if (q.pc < q.stream->insns.size() && q.inflight.empty() && e.ready.read()) {
+      const isa::Insn& in = insn_of(s, static_cast<uint32_t>(q.pc));
+      if (in.opcode != isa::Opcode::sem_wait && wait_holds(in)) {
+        detail::to_bv(in, e.bv);
+        e.insn.write(e.bv);
+        drive = true;
+        const auto i = static_cast<uint32_t>(q.pc++);
+        q.head_ready_set = false;
+        q.inflight.push_back(i);
+        rec(s, i).issue = rec(s, i).start = now;
+      }
+    }
+    e.valid.write(drive);
+    return drive;
+  }
+
+  // Its pulses after an edge: read start (read-time updates) and done.
+  void single_outputs(detail::SingleEngine& e, uint64_t now) {
+    const unsigned s = static_cast<unsigned>(e.kind);
+    if (e.rd_start.read() && !seqs_[s].inflight.empty()) {
+      const isa::Insn& in = insn_of(s, seqs_[s].inflight.front());
+      if (in.upd_when == isa::SemWhen::read) fire(in);
+    }
+    if (e.done.read()) {
+      if (seqs_[s].inflight.empty()) throw SimError(fmt::format("{} reported done with no instruction in flight", e.what));
+      const uint32_t i = seqs_[s].inflight.front();
+      seqs_[s].inflight.pop_front();
+      complete(s, i, now + 1);
+    }
   }
 
   // The tensor engine's pulses after an edge: accept, read starts (read-time updates) and
@@ -742,9 +783,10 @@ class ScCore : public sc_module, public Core {
   const sc_time half_{1, SC_NS};
 
   sc_signal<bool> clk_{"clk"}, rst_n_{"rst_n"};
-  sc_signal<bool> dve_valid_{"dve_valid"}, dve_ready_{"dve_ready"}, dve_rd_start_{"dve_rd_start"}, dve_done_{"dve_done"};
-  sc_signal<sc_bv<isa::kInsnBits>> dve_insn_{"dve_insn"}, dma_insn_{"dma_insn"};
-  sc_bv<isa::kInsnBits> dve_bv_, dma_bv_;
+  detail::SingleEngine dve_{StreamKind::dve, "dve", "vector engine"};
+  detail::SingleEngine act_{StreamKind::act, "act", "scalar engine"};
+  sc_signal<sc_bv<isa::kInsnBits>> dma_insn_{"dma_insn"};
+  sc_bv<isa::kInsnBits> dma_bv_;
   sc_signal<bool> dma_valid_{"dma_valid"};
   sc_signal<bool> pe_valid_{"pe_valid"}, pe_ls_ready_{"pe_ls_ready"}, pe_mm_ready_{"pe_mm_ready"}, pe_accept_{"pe_accept"},
       pe_ls_start_{"pe_ls_start"}, pe_mm_start_{"pe_mm_start"}, pe_ls_done_{"pe_ls_done"}, pe_mm_done_{"pe_mm_done"};

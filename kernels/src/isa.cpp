@@ -2,7 +2,9 @@
 #include "nki/isa.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 
@@ -110,6 +112,10 @@ Shape tile_shape(const Tensor& t) {
     if (v.kind[d] != detail::DimKind::block) s.push_back(v.size[d]);
   return s;
 }
+
+// "x[128, 512]": a tensor's name and its tile shape (partition dimension first), as NKI
+// prints an operand.
+std::string tile_str(const Tensor& t) { return t.name() + tile_shape(t).str(); }
 
 // HBM view rows and elements per row, as lower_hbm will see them.
 std::pair<int64_t, int64_t> hbm_rows(const Tensor& t) {
@@ -255,11 +261,141 @@ Tensor tensor_copy_impl(const Tensor* dst_in, const Tensor& src, Dtype dtype, co
   return dst;
 }
 
+// tensor_reduce: op over the trailing free axes of data. The lowered access pattern's innermost
+// dimensions must hold exactly the reduced elements; where lowering merged a reduced dimension
+// with an outer one (contiguous in memory), that dimension is split again.
+Tensor tensor_reduce_impl(const Tensor* dst_in, AluOp op, const Tensor& data, const nisa::Axes& axis, Dtype dtype,
+                          bool keepdims, const Loc& loc) {
+  TracerImpl& tr = detail::require("tensor_reduce", loc);
+  const Ctx c{"tensor_reduce", loc};
+  if (op != AluOp::add && op != AluOp::multiply && op != AluOp::max && op != AluOp::min)
+    tr.fail(loc, fmt::format("op '{}' of 'tensor_reduce' is not supported: use nl::add, nl::multiply, nl::maximum or "
+                             "nl::minimum",
+                             isa::is_valid(op) ? isa::to_string(op) : "?"));
+  Lowered lx = engine_operand(tr, c, "data", data);
+  const Shape s = tile_shape(data);
+  const int nd = static_cast<int>(s.size());
+  std::vector<int> ax = axis.v;
+  for (int& a : ax)
+    if (a < 0) a += nd;  // Python-style negative axes
+  std::sort(ax.begin(), ax.end());
+  bool trailing = !ax.empty() && ax.back() == nd - 1 && ax.front() >= 1;
+  for (size_t k = 1; k < ax.size(); ++k) trailing &= ax[k] == ax[k - 1] + 1;
+  if (!trailing)
+    tr.fail(loc, fmt::format("axis of 'tensor_reduce' must be the last free dimensions of data {} (dimension 0 is the "
+                             "partition dimension), e.g. {} or ({}, {}); got ({})",
+                             tile_str(data), nd - 1, nd - 2, nd - 1, fmt::join(axis.v, ", ")));
+  uint64_t r = 1;
+  for (int a : ax) r *= static_cast<uint64_t>(s[a]);
+  // Innermost k dimensions of the access pattern = the reduced elements.
+  isa::Ap& ap = lx.ap;
+  int used = 0;
+  for (int k = 0; k < 4; ++k)
+    if (ap.size[k] > 1) used = k + 1;
+  int k = 0;
+  uint64_t prod = 1;
+  while (k < used && prod * ap.size[k] <= r && prod < r) prod *= ap.size[k++];
+  if (prod != r) {
+    const uint64_t x = r / prod;
+    if (r % prod != 0 || ap.size[k] % x != 0 || used >= 4)
+      tr.fail(loc, fmt::format("data {} of 'tensor_reduce' has a layout whose access pattern cannot separate the "
+                               "reduced axes from the others",
+                               tile_str(data)));
+    for (int d = 3; d > k; --d) {
+      ap.size[d] = ap.size[d - 1];
+      ap.stride[d] = ap.stride[d - 1];
+    }
+    ap.size[k + 1] = static_cast<uint32_t>(ap.size[k] / x);
+    ap.stride[k + 1] = static_cast<int32_t>(ap.stride[k] * static_cast<int64_t>(x));
+    ap.size[k] = static_cast<uint32_t>(x);
+    ++k;
+  }
+  if (k == 0) k = 1;  // every reduced axis has size 1: reduce the (size-1) innermost dimension
+  Shape out;
+  out.push_back(s[0]);
+  for (int d = 1; d < nd; ++d) {
+    const bool reduced = d >= ax.front();
+    if (!reduced) out.push_back(s[d]);
+    else if (keepdims) out.push_back(1);
+  }
+  if (out.size() == 1) out.push_back(1);
+  const Tensor dst = dst_in ? *dst_in : tr.new_tile(out, dtype, BufferKind::sbuf, "tensor_reduce_result", loc, ap.start_part);
+  const Lowered ld = engine_operand(tr, c, "dst", dst);
+  if (ld.ap.num_part != ap.num_part || ld.ap.start_part != ap.start_part)
+    tr.fail(loc, fmt::format("dst {} of 'tensor_reduce' must be on the partitions of data {} ({} from partition {})",
+                             tile_str(dst), tile_str(data), ap.num_part, ap.start_part));
+  if (ncore::ap_free_elems(ld.ap) * r != ncore::ap_free_elems(ap))
+    tr.fail(loc, fmt::format("dst {} of 'tensor_reduce' has {} elements per partition, but reducing axis ({}) of data "
+                             "{} leaves {}",
+                             tile_str(dst), ncore::ap_free_elems(ld.ap), fmt::join(axis.v, ", "), tile_str(data),
+                             ncore::ap_free_elems(ap) / r));
+  isa::Insn i = engine_insn(isa::Opcode::tensor_reduce);
+  i.op0 = op;
+  i.red_axes = static_cast<uint32_t>(k);
+  i.src0 = ap;
+  i.dst = ld.ap;
+  const ncore::Access acc[2] = {{lx.region, false}, {ld.region, true}};
+  tr.emit(kDveStream, i, loc, acc, 2);
+  return dst;
+}
+
+const unsigned kActStream = ncore::Program::stream_index(isa::Engine::act, 0);
+
+// activation / activation_reduce on the scalar engine.
+Tensor activation_impl(const Tensor* dst_in, ActFunc op, const Tensor& data, const Operand& bias, const Operand& scale,
+                       Dtype dtype, const Tensor* reduce_res, AluOp reduce_op, const Loc& loc) {
+  const char* name = reduce_res ? "activation_reduce" : "activation";
+  TracerImpl& tr = detail::require(name, loc);
+  const Ctx c{name, loc};
+  if (!isa::is_valid(op)) tr.fail(loc, fmt::format("invalid activation function for '{}'", name));
+  const Lowered lx = engine_operand(tr, c, "data", data);
+  isa::Insn i{};
+  i.opcode = isa::Opcode::activation;
+  i.engine = isa::Engine::act;
+  i.func = op;
+  ncore::Access acc[5];
+  size_t n = 0;
+  acc[n++] = ncore::Access{lx.region, false};
+  bool has = false;
+  if (scale.none()) {
+    i.imm0 = float_bits(1.0f);
+  } else {
+    scalar_operand(tr, c, "scale", scale, data, lx, i.s0_vec, i.s0, i.imm0, acc[n], has);
+    if (has && i.s0.dtype != isa::Dtype::fp32)
+      tr.fail(loc, fmt::format("scale of '{}' must be a float32 scalar or a float32 tile of shape (P, 1), but got {} "
+                               "of {}",
+                               name, scale.tensor().str(), to_string(scale.tensor().dtype())));
+    n += has;
+  }
+  if (bias.none()) {
+    i.imm1 = 0x80000000u;  // -0.0: x + (-0) = x for every x, the ISA's "no bias"
+  } else {
+    scalar_operand(tr, c, "bias", bias, data, lx, i.s1_vec, i.s1, i.imm1, acc[n], has);
+    n += has;
+  }
+  const Tensor dst = dst_in ? *dst_in : tr.new_result(data, dtype, name, loc);
+  const Lowered ld = engine_operand(tr, c, "dst", dst);
+  same_tile_shape(tr, c, "dst", dst, ld, "data", data, lx);
+  i.dst = ld.ap;
+  i.src0 = lx.ap;
+  acc[n++] = ncore::Access{ld.region, true};
+  if (reduce_res) {
+    if (reduce_op != AluOp::add)
+      tr.fail(loc, fmt::format("reduce_op of '{}' must be nl::add, the scalar engine's accumulators only add", name));
+    const Lowered lr = engine_operand(tr, c, "reduce_res", *reduce_res);
+    if (lr.ap.num_part != lx.ap.num_part || lr.ap.start_part != lx.ap.start_part ||
+        ncore::ap_free_elems(lr.ap) != 1)
+      tr.fail(loc, fmt::format("reduce_res {} of '{}' must be a tile of shape (P, 1) on the partitions of data {}",
+                               tile_str(*reduce_res), name, tile_str(data)));
+    i.dst2 = lr.ap;
+    acc[n++] = ncore::Access{lr.region, true};
+  }
+  tr.emit(kActStream, i, loc, acc, n);
+  return dst;
+}
+
 const unsigned kPeStream = ncore::Program::stream_index(isa::Engine::pe, 0);
 
-// "x[128, 512]": a tensor's name and its tile shape (partition dimension first), as NKI
-// prints an operand.
-std::string tile_str(const Tensor& t) { return t.name() + tile_shape(t).str(); }
 
 // An operand of the tensor engine: on chip in the one buffer the instruction takes (SBUF for
 // stationary and moving, PSUM for the result), on an allowed start partition.
@@ -524,6 +660,36 @@ void MatmulResult::add_to(const Tensor& dst) const {
 Tensor nc_transpose(const Tensor& data, Loc loc) { return transpose_impl(nullptr, data, loc); }
 
 void nc_transpose(const Tensor& dst, const Tensor& data, Loc loc) { transpose_impl(&dst, data, loc); }
+
+Tensor tensor_reduce(AluOp op, const Tensor& data, const Axes& axis, Loc loc) {
+  return tensor_reduce_impl(nullptr, op, data, axis, data.dtype(), false, loc);
+}
+
+Tensor tensor_reduce(AluOp op, const Tensor& data, const Axes& axis, Dtype dtype, bool keepdims, Loc loc) {
+  return tensor_reduce_impl(nullptr, op, data, axis, dtype, keepdims, loc);
+}
+
+void tensor_reduce(const Tensor& dst, AluOp op, const Tensor& data, const Axes& axis, Loc loc) {
+  tensor_reduce_impl(&dst, op, data, axis, dst.dtype(), false, loc);
+}
+
+Tensor activation(ActFunc op, const Tensor& data, const Operand& bias, const Operand& scale, Loc loc) {
+  return activation_impl(nullptr, op, data, bias, scale, data.dtype(), nullptr, AluOp::add, loc);
+}
+
+Tensor activation(ActFunc op, const Tensor& data, const Operand& bias, const Operand& scale, Dtype dtype, Loc loc) {
+  return activation_impl(nullptr, op, data, bias, scale, dtype, nullptr, AluOp::add, loc);
+}
+
+void activation(const Tensor& dst, ActFunc op, const Tensor& data, const Operand& bias, const Operand& scale,
+                Loc loc) {
+  activation_impl(&dst, op, data, bias, scale, dst.dtype(), nullptr, AluOp::add, loc);
+}
+
+void activation_reduce(const Tensor& dst, ActFunc op, const Tensor& data, AluOp reduce_op, const Tensor& reduce_res,
+                       const Operand& bias, const Operand& scale, Loc loc) {
+  activation_impl(&dst, op, data, bias, scale, dst.dtype(), &reduce_res, reduce_op, loc);
+}
 
 void memset(const Tensor& dst, float value, Loc loc) {
   TracerImpl& tr = detail::require("memset", loc);

@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <thread>
 
+#include "kernels/conv.hpp"
 #include "kernels/matrix.hpp"
 #include "kernels/vector_add.hpp"
 #include "ncore/error.hpp"
@@ -40,6 +42,7 @@ struct KernelDef {
 std::vector<uint8_t> vector_add_reference(const Args& args, const Inputs& in);
 std::vector<uint8_t> transpose_reference(const Args& args, const Inputs& in);
 std::vector<uint8_t> matmul_reference(const Args& args, const Inputs& in);
+std::vector<uint8_t> conv_reference(const Args& args, const Inputs& in);
 
 int64_t transpose_cols(const Args& a) { return a.m == 0 ? a.n : a.m; }
 
@@ -146,12 +149,41 @@ std::vector<KernelDef> make_defs() {
       "in PSUM, both input tiles loaded for every multiply; k and m multiples of 128, n a multiple of 512; sums in "
       "fp32 (compare with a tolerance)",
       "matmul_tiled", matmul_tiled));
+  KernelDef cv;
+  cv.info.name = "conv";
+  cv.info.doc = "fused_conv2d_maxpool (handout part 2): out = maxpool(conv2d(X, W) + bias, --pool-size) for X "
+                "[--batch, --in-channels, --height, --width] and W [--out-channels, --in-channels, --filter, --filter], "
+                "stride 1, no padding; channels multiples of 128; inputs from --x/--w/--bias .npy files or random "
+                "(--no-bias: zeros); sums in fp32 (compare with a tolerance)";
+  cv.info.conv = true;
+  cv.info.exact = false;
+  cv.function = "fused_conv2d_maxpool";
+  cv.body = [](nki::Tracer& tr, const Args& a, nki::Dtype dt) {
+    nki::Tensor x = tr.input("X", {a.batch, a.in_channels, a.height, a.width}, dt);
+    nki::Tensor w = tr.input("W", {a.out_channels, a.in_channels, a.filter, a.filter}, dt);
+    nki::Tensor b = tr.input("bias", {a.out_channels}, dt);
+    tr.output(fused_conv2d_maxpool(x, w, b, a.pool_size));
+  };
+  cv.inputs = [](const Args& a) {
+    std::vector<InputSpec> v{{"X", {a.batch, a.in_channels, a.height, a.width}, a.dtype},
+                             {"W", {a.out_channels, a.in_channels, a.filter, a.filter}, a.dtype},
+                             {"bias", {a.out_channels}, a.dtype}};
+    v[2].zeros = !a.bias;
+    return v;
+  };
+  cv.output = [](const Args& a) {
+    const int64_t p = a.pool_size > 0 ? a.pool_size : 1;
+    return TensorSpec{"out", {a.batch, a.out_channels, (a.height - a.filter + 1) / p, (a.width - a.filter + 1) / p},
+                      a.dtype};
+  };
+  cv.reference = conv_reference;
   v.push_back(matmul(
       "matmul_blocked",
       "matmul_blocked: the same product with lhsT and rhs loaded once per block into the SBUF and reused by every "
       "tile of the block, loads overlapping the multiplies (the tensor engine kept busy); same sizes and bits as "
       "matmul",
       "matmul_blocked", matmul_blocked));
+  v.push_back(std::move(cv));
   return v;
 }
 
@@ -284,6 +316,54 @@ std::vector<uint8_t> transpose_reference(const Args& args, const Inputs& in) {
   return out;
 }
 
+// o[c] += w * x[c] (a multiply and an add, no fused rounding: -ffp-contract=off), compiled for
+// AVX2 too and chosen at run time.
+__attribute__((target_clones("avx2", "default"))) void axpy(double* o, const double* x, double w, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) o[c] += w * x[c];
+}
+
+// Conv: per output channel, the sums over (ci, i, j) in double, plus the bias, max-pooled, then
+// one rounding to the dtype. The output channels are split over the machine's cores.
+std::vector<uint8_t> conv_reference(const Args& a, const Inputs& in) {
+  const isa::Dtype dt = a.dtype;
+  const size_t esz = isa::dtype_bytes(dt);
+  const int64_t B = a.batch, Ci = a.in_channels, Co = a.out_channels, H = a.height, Wd = a.width, K = a.filter;
+  const int64_t p = a.pool_size, Hout = H - K + 1, Wout = Wd - K + 1, Ho = Hout / p, Wo = Wout / p;
+  auto floats = [&](const std::vector<uint8_t>& b) {
+    std::vector<double> v(b.size() / esz);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = load(&b[i * esz], dt);
+    return v;
+  };
+  const std::vector<double> x = floats(in.at("X")), w = floats(in.at("W")), bias = floats(in.at("bias"));
+  std::vector<uint8_t> out(static_cast<size_t>(B * Co * Ho * Wo) * esz);
+  auto work = [&](int64_t co_begin, int64_t co_end) {
+    std::vector<double> acc(static_cast<size_t>(Hout * Wout));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t co = co_begin; co < co_end; ++co) {
+        std::fill(acc.begin(), acc.end(), bias[co]);
+        for (int64_t ci = 0; ci < Ci; ++ci)
+          for (int64_t i = 0; i < K; ++i)
+            for (int64_t j = 0; j < K; ++j) {
+              const double wv = w[((co * Ci + ci) * K + i) * K + j];
+              for (int64_t y = 0; y < Hout; ++y) axpy(&acc[y * Wout], &x[((b * Ci + ci) * H + y + i) * Wd + j], wv, Wout);
+            }
+        for (int64_t y = 0; y < Ho; ++y)
+          for (int64_t c = 0; c < Wo; ++c) {
+            double m = acc[(y * p) * Wout + c * p];
+            for (int64_t dy = 0; dy < p; ++dy)
+              for (int64_t dx = 0; dx < p; ++dx) m = std::max(m, acc[(y * p + dy) * Wout + c * p + dx]);
+            store_double(&out[static_cast<size_t>(((b * Co + co) * Ho + y) * Wo + c) * esz], dt, m);
+          }
+      }
+  };
+  const int64_t nt = std::max<int64_t>(1, std::min<int64_t>(Co, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (int64_t t = 1; t < nt; ++t) threads.emplace_back(work, Co * t / nt, Co * (t + 1) / nt);
+  work(0, Co / nt);
+  for (auto& t : threads) t.join();
+  return out;
+}
+
 std::vector<uint8_t> matmul_reference(const Args& args, const Inputs& in) {
   const std::vector<uint8_t>& l = in.at("lhsT");
   const std::vector<uint8_t>& r = in.at("rhs");
@@ -335,6 +415,14 @@ void check_args(const Args& a) {
       throw ncore::KernelError(fmt::format("the {} {} must be positive (or 0 for the default, {}), got {}", s.what,
                                            s.flag, s.default_doc, v));
   }
+  if (k.info.conv) {
+    const std::pair<const char*, int64_t> sizes[] = {{"--batch", a.batch},           {"--in-channels", a.in_channels},
+                                                     {"--out-channels", a.out_channels}, {"--height", a.height},
+                                                     {"--width", a.width},           {"--filter", a.filter},
+                                                     {"--pool-size", a.pool_size}};
+    for (const auto& [flag, v] : sizes)
+      if (v <= 0) throw ncore::KernelError(fmt::format("{} must be positive, got {}", flag, v));
+  }
   if (!isa::is_valid(a.dtype))
     throw ncore::KernelError(fmt::format("invalid dtype {}", static_cast<unsigned>(a.dtype)));
 }
@@ -349,6 +437,16 @@ std::vector<std::pair<std::string, int64_t>> arg_values(const Args& a) {
   }
   if (k.info.row_chunk) out.emplace_back("row_chunk", a.row_chunk);
   if (k.info.free_dim) out.emplace_back("free_dim", a.free_dim);
+  if (k.info.conv) {
+    out.emplace_back("batch", a.batch);
+    out.emplace_back("in_channels", a.in_channels);
+    out.emplace_back("out_channels", a.out_channels);
+    out.emplace_back("height", a.height);
+    out.emplace_back("width", a.width);
+    out.emplace_back("filter", a.filter);
+    out.emplace_back("pool_size", a.pool_size);
+    out.emplace_back("bias", a.bias ? 1 : 0);
+  }
   return out;
 }
 

@@ -3,10 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <string>
 
 #include "ncore/error.hpp"
 #include "ncore/validate.hpp"
+#include "pe_matmul.hpp"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "gather/scatter copy fp32 rows as little-endian words");
 
 namespace ncore {
 
@@ -75,18 +79,90 @@ void GoldenModel::write_bits(isa::Buffer mem, uint32_t partition, int64_t byte_a
                   bits);
 }
 
+// The first byte of `mem` as seen by partition `p` (HBM: one space for all), and its size, when
+// the whole of `ap` lies inside it; null otherwise (then each element is checked on its own, and
+// the first one outside gives the error).
+uint8_t* GoldenModel::span_base(const isa::Ap& ap, uint32_t p) const {
+  const Box b = ap_box(ap);
+  if (b.empty() || b.lo < 0) return nullptr;
+  uint8_t* base = nullptr;
+  uint64_t size = 0;
+  switch (ap.mem) {
+    case isa::Buffer::hbm:
+      base = const_cast<uint8_t*>(hbm_.data());
+      size = hbm_.size();
+      break;
+    case isa::Buffer::sbuf:
+      if (ap.start_part + ap.num_part > preset_.num_partitions) return nullptr;
+      base = const_cast<uint8_t*>(sbuf_.data()) + uint64_t{ap.start_part + p} * preset_.sbuf_bytes;
+      size = preset_.sbuf_bytes;
+      break;
+    case isa::Buffer::psum:
+      if (ap.start_part + ap.num_part > preset_.num_partitions) return nullptr;
+      base = const_cast<uint8_t*>(psum_.data()) + uint64_t{ap.start_part + p} * preset_.psum_bytes;
+      size = preset_.psum_bytes;
+      break;
+    default: return nullptr;
+  }
+  return static_cast<uint64_t>(b.hi) <= size ? base : nullptr;
+}
+
+// Calls f(base, first, n) for each innermost row of `ap` that lies wholly in memory: base points
+// at the row's first element, `first` is that element's index in ap_for_each order and n the
+// row's length (elements stride[0] apart). Returns false, calling nothing, when some element is
+// outside its memory.
+template <class F>
+bool GoldenModel::for_rows(const isa::Ap& ap, F&& f) const {
+  if (!span_base(ap, 0)) return false;
+  const int64_t esz = isa::dtype_bytes(ap.dtype);
+  const bool hbm = ap.mem == isa::Buffer::hbm;
+  uint64_t first = 0;
+  for (uint32_t p = 0; p < ap.num_part; ++p) {
+    uint8_t* part = span_base(ap, p);
+    const int64_t base = static_cast<int64_t>(ap.offset) + (hbm ? esz * int64_t{ap.part_stride} * p : 0);
+    for (uint32_t i3 = 0; i3 < ap.size[3]; ++i3)
+      for (uint32_t i2 = 0; i2 < ap.size[2]; ++i2)
+        for (uint32_t i1 = 0; i1 < ap.size[1]; ++i1, first += ap.size[0]) {
+          const int64_t e = int64_t{i3} * ap.stride[3] + int64_t{i2} * ap.stride[2] + int64_t{i1} * ap.stride[1];
+          f(part + base + e * esz, first, ap.size[0]);
+        }
+  }
+  return true;
+}
+
 std::vector<uint32_t> GoldenModel::gather(const isa::Ap& ap) const {
-  std::vector<uint32_t> out;
-  out.reserve(ap_elems(ap));
+  std::vector<uint32_t> out(ap_elems(ap));
   const unsigned nb = isa::dtype_bytes(ap.dtype);
+  const int64_t step = int64_t{ap.stride[0]} * nb;
+  if (for_rows(ap, [&](const uint8_t* row, uint64_t first, uint32_t n) {
+        uint32_t* o = out.data() + first;
+        if (nb == 4 && step == 4) {
+          std::memcpy(o, row, 4 * uint64_t{n});  // little-endian host, as load_elem
+        } else {
+          for (uint32_t i = 0; i < n; ++i) o[i] = num::load_elem(row + i * step, ap.dtype);
+        }
+      }))
+    return out;
+  size_t k = 0;
   ap_for_each(ap, [&](uint32_t p, uint64_t, int64_t addr) {
-    out.push_back(num::load_elem(elem_ptr(ap.mem, ap.start_part + p, addr, nb), ap.dtype));
+    out[k++] = num::load_elem(elem_ptr(ap.mem, ap.start_part + p, addr, nb), ap.dtype);
   });
   return out;
 }
 
 void GoldenModel::scatter(const isa::Ap& ap, const std::vector<uint32_t>& bits) {
   const unsigned nb = isa::dtype_bytes(ap.dtype);
+  const int64_t step = int64_t{ap.stride[0]} * nb;
+  if (for_rows(ap, [&](const uint8_t* crow, uint64_t first, uint32_t n) {
+        uint8_t* row = const_cast<uint8_t*>(crow);
+        const uint32_t* v = bits.data() + first;
+        if (nb == 4 && step == 4) {
+          std::memcpy(row, v, 4 * uint64_t{n});
+        } else {
+          for (uint32_t i = 0; i < n; ++i) num::store_elem(row + i * step, ap.dtype, v[i]);
+        }
+      }))
+    return;
   size_t k = 0;
   ap_for_each(ap, [&](uint32_t p, uint64_t, int64_t addr) {
     num::store_elem(elem_ptr(ap.mem, ap.start_part + p, addr, nb), ap.dtype, bits[k++]);
@@ -183,7 +259,7 @@ void GoldenModel::load_stationary(const isa::Insn& insn) {
 }
 
 // dst[j, n] = ((0 + w[0][j] x[0][n]) + w[1][j] x[1][n]) + ... , each step fused and rounded once,
-// then written to PSUM or added to it (fp32, one rounding).
+// then written to PSUM or added to it (fp32, one rounding). The column sums run in pe_matmul.
 void GoldenModel::multiply_moving(const isa::Insn& insn) {
   const Stationary& st = stationary_;
   const isa::Ap& mv = insn.src0;
@@ -192,16 +268,17 @@ void GoldenModel::multiply_moving(const isa::Insn& insn) {
   const uint64_t n = ap_free_elems(mv);
   std::vector<uint32_t> x = gather(mv);  // [k][n]
   for (auto& v : x) v = num::to_f32_bits(v, mv.dtype);
-  std::vector<uint32_t> acc = insn.acc ? gather(insn.dst) : std::vector<uint32_t>(uint64_t{st.m} * n, 0);
-  for (uint32_t j = 0; j < st.m; ++j) {
-    for (uint64_t c = 0; c < n; ++c) {
-      uint32_t sum = 0;  // +0
-      for (uint32_t k = 0; k < st.k; ++k) sum = num::pe_fma(st.w[uint64_t{k} * st.m + j], x[k * n + c], sum);
-      uint32_t& out = acc[j * n + c];
-      out = insn.acc ? num::alu(isa::AluOp::add, out, sum) : sum;
-    }
+  std::vector<uint32_t> sums(uint64_t{st.m} * n);
+  static_assert(sizeof(float) == sizeof(uint32_t), "fp32 bits");
+  golden::pe_matmul(reinterpret_cast<const float*>(st.w.data()), reinterpret_cast<const float*>(x.data()),
+                    reinterpret_cast<float*>(sums.data()), st.k, st.m, n);
+  if (insn.acc) {
+    std::vector<uint32_t> acc = gather(insn.dst);
+    for (uint64_t i = 0; i < acc.size(); ++i) acc[i] = num::alu(isa::AluOp::add, acc[i], sums[i]);
+    scatter(insn.dst, acc);
+  } else {
+    scatter(insn.dst, sums);
   }
-  scatter(insn.dst, acc);
 }
 
 // dst[p, o] = fold of the o-th group of R = size[0] * ... * size[red_axes - 1] consecutive

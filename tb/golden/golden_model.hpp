@@ -64,6 +64,9 @@ class GoldenModel {
  private:
   uint8_t* elem_ptr(isa::Buffer mem, uint32_t partition, int64_t byte_addr, unsigned nbytes);
   const uint8_t* elem_ptr(isa::Buffer mem, uint32_t partition, int64_t byte_addr, unsigned nbytes) const;
+  uint8_t* span_base(const isa::Ap& ap, uint32_t p) const;
+  template <class F>
+  bool for_rows(const isa::Ap& ap, F&& f) const;
   std::vector<uint32_t> gather(const isa::Ap& ap) const;        // element bits in ap_for_each order
   void scatter(const isa::Ap& ap, const std::vector<uint32_t>& bits);
   uint32_t sref_f32(const isa::Sref& s, uint32_t lane) const;   // per-partition operand as fp32

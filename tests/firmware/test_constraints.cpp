@@ -285,7 +285,7 @@ TEST_CASE("kernel preconditions and registry arguments", "[firmware][constraints
   CHECK_THAT(build_error(a), Catch::Contains("vector length 25600 is not a multiple of PARTITION_DIM * FREE_DIM"));
   a.kernel = "nope";
   CHECK_THAT(build_error(a), Catch::Contains("unknown kernel 'nope' (known: naive, tiled, stream, direct_alloc, "
-                                             "direct_alloc_bad, transpose, matmul, matmul_blocked)"));
+                                             "direct_alloc_bad, transpose, matmul, matmul_blocked, conv)"));
   a.kernel = "naive";
   a.n = 0;
   CHECK_THAT(build_error(a), Catch::Contains("-n: kernel naive needs its vector length"));

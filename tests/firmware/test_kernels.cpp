@@ -255,7 +255,7 @@ TEST_CASE("registry: list, inputs, output", "[firmware][kernels][registry]") {
     CHECK_FALSE(k.doc.empty());
   }
   CHECK(names == std::vector<std::string>{"naive", "tiled", "stream", "direct_alloc", "direct_alloc_bad", "transpose",
-                                          "matmul", "matmul_blocked"});
+                                          "matmul", "matmul_blocked", "conv"});
   kernels::Args a = args("stream", 25600);
   a.dtype = isa::Dtype::bf16;
   const auto in = kernels::inputs(a);

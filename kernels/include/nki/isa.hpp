@@ -34,8 +34,10 @@
 // with tensor_copy (or nl::copy), casting to the dtype wanted.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <type_traits>
+#include <vector>
 
 #include "nki/loc.hpp"
 #include "nki/tensor.hpp"
@@ -87,6 +89,39 @@ void tensor_copy(const Tensor& dst, const Tensor& src, Loc loc = Loc::here());
 
 // Fill with a constant.
 void memset(const Tensor& dst, float value, Loc loc = Loc::here());
+
+// The free axes a reduction runs over, as NKI's `axis` (an int or a tuple of ints): indices into
+// the tile's shape with 0 the partition dimension, and, as NKI requires, the last ones (for a
+// [P, a, b, c] tile: {3}, {2, 3} or {1, 2, 3}).
+struct Axes {
+  Axes(int a) : v{a} {}
+  Axes(std::initializer_list<int> l) : v(l) {}
+  std::vector<int> v;
+};
+
+// nisa.tensor_reduce (vector engine): op (add, multiply, max, min) over the axes of data, in
+// fp32, rounded once to dtype; the result has data's partitions and its other free dimensions
+// (keepdims: the reduced ones kept with size 1). The elements of each group are folded in order
+// from the first. The destination form takes the result tile as the first argument.
+Tensor tensor_reduce(AluOp op, const Tensor& data, const Axes& axis, Loc loc = Loc::here());
+Tensor tensor_reduce(AluOp op, const Tensor& data, const Axes& axis, Dtype dtype, bool keepdims = false,
+                     Loc loc = Loc::here());
+void tensor_reduce(const Tensor& dst, AluOp op, const Tensor& data, const Axes& axis, Loc loc = Loc::here());
+
+// nisa.activation (scalar engine): op(data * scale + bias), in fp32 (the product and the sum each
+// rounded to fp32), rounded once to the destination's dtype. scale: an immediate (default 1.0)
+// or an fp32 (P, 1) tile; bias: none (default), an immediate, or a (P, 1) tile, any dtype. data
+// and the destination may be in the SBUF or the PSUM (the usual way out of PSUM with a bias).
+Tensor activation(ActFunc op, const Tensor& data, const Operand& bias = {}, const Operand& scale = 1.0f,
+                  Loc loc = Loc::here());
+Tensor activation(ActFunc op, const Tensor& data, const Operand& bias, const Operand& scale, Dtype dtype,
+                  Loc loc = Loc::here());
+void activation(const Tensor& dst, ActFunc op, const Tensor& data, const Operand& bias = {},
+                const Operand& scale = 1.0f, Loc loc = Loc::here());
+// nisa.activation_reduce: the same, and also the sum of op's fp32 outputs along the free axis of
+// each partition (reduce_op add only), rounded once into reduce_res, a (P, 1) tile.
+void activation_reduce(const Tensor& dst, ActFunc op, const Tensor& data, AluOp reduce_op, const Tensor& reduce_res,
+                       const Operand& bias = {}, const Operand& scale = 1.0f, Loc loc = Loc::here());
 
 // nc_matmul's accumulate flag: false, true, or std::nullopt (NKI's None: inferred).
 using Accumulate = std::optional<bool>;

@@ -84,6 +84,11 @@ inline constexpr AluOp maximum = AluOp::max;
 inline constexpr AluOp minimum = AluOp::min;
 inline constexpr AluOp bypass = AluOp::bypass;
 
+// Activation functions of nisa::activation. NKI's nl.copy as a function argument is nl::identity
+// here (nl::copy is the tensor copy below).
+inline constexpr ActFunc identity = ActFunc::copy;
+inline constexpr ActFunc relu = ActFunc::relu;
+
 struct tile_size {
   static constexpr int64_t pmax = 128;
   static constexpr int64_t gemm_stationary_fmax = 128;

@@ -22,6 +22,10 @@ struct Args {
   int64_t free_dim = 200;   // stream
   ncore::isa::Dtype dtype = ncore::isa::Dtype::fp32;
   unsigned dma_queues = 4;  // DMA queues the trace spreads dma_copy over
+  // conv (fused_conv2d_maxpool): X [batch, in_channels, height, width], W [out_channels,
+  // in_channels, filter, filter], bias [out_channels]; the defaults are the harness's small case.
+  int64_t batch = 4, in_channels = 128, out_channels = 128, height = 32, width = 16, filter = 3, pool_size = 1;
+  bool bias = true;  // random bias; false: all zeros (the harness's cases without bias)
 };
 
 // One size argument of a kernel: the Args field and command-line option -n, -m or -k.
@@ -40,6 +44,7 @@ struct KernelInfo {
   std::vector<SizeArg> sizes;  // the size arguments it uses, in the order to print them
   bool row_chunk = false;      // uses Args::row_chunk (--row-chunk)
   bool free_dim = false;       // uses Args::free_dim (--free-dim)
+  bool conv = false;           // uses the conv fields of Args (--batch, --in-channels, ...)
   // Whether the Program's output equals reference() bit for bit on finite inputs (false for
   // matmul: the tensor engine sums in fp32 in its own order, the reference in double).
   bool exact = true;
@@ -49,11 +54,12 @@ struct TensorSpec {
   std::string name;
   std::vector<int64_t> shape;
   ncore::isa::Dtype dtype = ncore::isa::Dtype::fp32;
+  bool zeros = false;  // an input whose random value is all zeros (conv's bias when Args::bias is false)
   uint64_t bytes() const;
 };
 using InputSpec = TensorSpec;
 
-// naive, tiled, stream, direct_alloc, direct_alloc_bad, transpose, matmul, matmul_blocked.
+// naive, tiled, stream, direct_alloc, direct_alloc_bad, transpose, matmul, matmul_blocked, conv.
 const std::vector<KernelInfo>& list();
 // The KernelInfo of `name`; throws ncore::KernelError naming the known kernels.
 const KernelInfo& info(const std::string& name);
@@ -75,7 +81,8 @@ TensorSpec output(const Args& args);
 // The expected output bytes (little-endian) for the given input bytes by name, computed in
 // plain C++: vector adds a + b in fp32, rounded once to the dtype (for direct_alloc_bad this
 // is the right answer, which that kernel does not produce); transpose the exact transpose;
-// matmul the products summed in double, rounded once to the dtype. Throws ncore::InputError on
+// matmul the products summed in double, rounded once to the dtype; conv the sums (and bias) in
+// double, max-pooled, rounded once to the dtype. Throws ncore::InputError on
 // missing or mis-sized inputs.
 std::vector<uint8_t> reference(const Args& args, const std::map<std::string, std::vector<uint8_t>>& inputs);
 

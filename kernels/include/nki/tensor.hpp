@@ -29,6 +29,7 @@ namespace nki {
 inline constexpr int kMaxDims = 5;
 
 using AluOp = ncore::isa::AluOp;
+using ActFunc = ncore::isa::ActFunc;
 
 // Element types by their NKI names. Only float32, bfloat16 and float16 are modelled; the
 // others exist so that a kernel using them gets a clear error rather than a compile error.
