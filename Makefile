@@ -3,6 +3,7 @@
 #   make sim [KERNEL=stream] [ARGS="-n 25600 --free-dim 200"]   run a kernel on the RTL
 #   make test                                                   build and run the test suite
 #   make bench                                                  speed figures (long; not a test)
+#   make conv-harness [ARGS="--test-maxpool --backend golden"]  the assignment's conv test harness
 #   make lint                                                   verilator --lint-only -Wall
 #   make isa                                                    regenerate the ISA/preset outputs
 #   make clean
@@ -12,10 +13,16 @@
 BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 KERNEL  ?= stream
-ARGS    ?= $(if $(filter stream,$(KERNEL)),-n 25600 --free-dim 200 --check,-n 25600 --check)
+# Default arguments per kernel (ARGS= on the command line replaces them).
+ARGS_stream         = -n 25600 --free-dim 200 --check
+ARGS_transpose      = -n 256 -m 384 --check
+ARGS_matmul         = -k 256 -m 256 -n 1024 --check
+ARGS_matmul_blocked = -k 256 -m 256 -n 1024 --check
+ARGS_conv           = --check
+ARGS    ?= $(if $(ARGS_$(KERNEL)),$(ARGS_$(KERNEL)),-n 25600 --check)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build sim test bench lint isa clean
+.PHONY: all deps configure build sim test bench conv-harness lint isa clean
 
 all: build
 
@@ -39,6 +46,10 @@ test: build
 
 bench: build
 	tools/bench --build $(BUILD) --json $(BUILD)/bench.json
+
+conv-harness: configure
+	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
+	tools/conv-harness --sim $(BUILD)/sim/ncore-sim $(if $(filter command line,$(origin ARGS)),$(ARGS),--test-maxpool)
 
 lint: deps
 	tools/lint
