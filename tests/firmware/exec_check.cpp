@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ncore/ap.hpp"
+#include "ncore/error.hpp"
 
 namespace fwtest {
 namespace isa = ncore::isa;
@@ -197,6 +198,15 @@ std::vector<std::string> check_hazards(const ncore::Program& p, const Execution&
                                   e.start[sb][pb]));
     }
   return bad;
+}
+
+std::string trace_error(const std::function<void(nki::Tracer&)>& body) {
+  try {
+    nki::trace("test", *ncore::find_preset("trn2"), body);
+  } catch (const ncore::KernelError& e) {
+    return e.what();
+  }
+  return "<no error>";
 }
 
 uint64_t count_opcode(const ncore::Program& p, isa::Opcode op) {

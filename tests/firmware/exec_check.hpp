@@ -13,12 +13,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
+#include "nki/tracer.hpp"
 
 namespace fwtest {
 
@@ -38,6 +40,9 @@ bool ordered_pair(const Execution& e, unsigned sa, uint32_t pa, unsigned sb, uin
 // Violations (empty if none): conflicting pairs not ordered by the execution.
 std::vector<std::string> check_hazards(const ncore::Program& p, const Execution& e,
                                        const std::vector<std::pair<unsigned, uint32_t>>& order);
+
+// The message of the KernelError that tracing `body` for trn2 throws, or "<no error>".
+std::string trace_error(const std::function<void(nki::Tracer&)>& body);
 
 // Counts of instructions by opcode over all streams.
 uint64_t count_opcode(const ncore::Program& p, ncore::isa::Opcode op);

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "exec_check.hpp"
 #include "ncore/error.hpp"
 #include "nki/nki.hpp"
 #include "nki/registry.hpp"
@@ -15,14 +16,7 @@ using nki::Tensor;
 
 const ncore::Preset& trn2() { return *ncore::find_preset("trn2"); }
 
-std::string error_of(const std::function<void(nki::Tracer&)>& body) {
-  try {
-    nki::trace("test", trn2(), body);
-  } catch (const ncore::KernelError& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+std::string error_of(const std::function<void(nki::Tracer&)>& body) { return fwtest::trace_error(body); }
 
 std::string at(int line) { return fmt::format("tests/firmware/test_constraints.cpp:{}: ", line); }
 

@@ -1,0 +1,128 @@
+// The scalar engine and the vector engine's reductions inside the full-size core (trn2): a traced
+// kernel using activation_reduce (relu, a per-partition scale and bias), activation into PSUM,
+// and tensor_reduce over one and two trailing axes, run on the RTL in check mode and compared
+// with the same arithmetic written out here in plain C++ floats.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "core_sim.hpp"
+#include "ncore/presets_gen.hpp"
+#include "nki/nki.hpp"
+#include "numerics.hpp"
+
+using namespace ncore;
+namespace nl = nki::nl;
+namespace nisa = nki::nisa;
+using nki::Tensor;
+
+namespace {
+
+float f32(uint32_t b) {
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+
+// fp32 arithmetic as the engines do it: one rounding per operation (no contraction).
+float mul(float a, float b) {
+  volatile float r = a * b;
+  return r;
+}
+float add(float a, float b) {
+  volatile float r = a + b;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("scalar engine and tensor_reduce in the core: activation_reduce, PSUM, trailing axes", "[kernels][act]") {
+  constexpr int64_t P = 128, F = 300;
+  const Preset& p = *find_preset("trn2");
+  // out columns: [0, F) relu(x * s + b) in bf16 widened, F the add-reduce, F+1..F+3 the max of
+  // each 100 of x, F+4 the min over all of x, F+5..: x * 0.5 through PSUM
+  const int64_t OUT = F + 5 + F;
+  const Program prog = nki::trace("engines", p, [&](nki::Tracer& t) {
+    Tensor x = t.input("x", {P, F}, nl::float32);
+    Tensor s = t.input("s", {P, 1}, nl::float32);
+    Tensor b = t.input("b", {P, 1}, nl::bfloat16);
+    Tensor out = nl::ndarray({P, OUT}, nl::float32, nl::shared_hbm, "out");
+    Tensor xs = nl::ndarray({P, F}, nl::float32, nl::sbuf, "xs");
+    Tensor ss = nl::ndarray({P, 1}, nl::float32, nl::sbuf, "ss");
+    Tensor bs = nl::ndarray({P, 1}, nl::bfloat16, nl::sbuf, "bs");
+    nisa::dma_copy(xs, x);
+    nisa::dma_copy(ss, s);
+    nisa::dma_copy(bs, b);
+    Tensor y = nl::ndarray({P, F}, nl::bfloat16, nl::sbuf, "y");
+    Tensor r = nl::ndarray({P, 1}, nl::float32, nl::sbuf, "r");
+    nisa::activation_reduce(y, nl::relu, xs, nl::add, r, bs, ss);
+    Tensor m = nisa::tensor_reduce(nl::maximum, xs.reshape({P, 3, 100}), 2);
+    Tensor mn = nisa::tensor_reduce(nl::minimum, xs.reshape({P, 3, 100}), {1, 2});
+    Tensor h = nl::ndarray({P, F}, nl::float32, nl::psum, "h");
+    nisa::activation(h, nl::identity, xs, {}, 0.5f);
+    Tensor hs = nl::copy(h, nl::float32);
+    nisa::dma_copy(out(nl::all, nl::ds(0, F)), y);
+    nisa::dma_copy(out(nl::all, nl::ds(F, 1)), r);
+    nisa::dma_copy(out(nl::all, nl::ds(F + 1, 3)), m);
+    nisa::dma_copy(out(nl::all, nl::ds(F + 4, 1)), mn);
+    nisa::dma_copy(out(nl::all, nl::ds(F + 5, F)), hs);
+    t.output(out);
+  });
+
+  std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  std::vector<float> x(P * F), s(P), b(P);
+  for (const char* name : {"x", "s", "b", "out"}) REQUIRE(prog.find_tensor(name));
+  auto put = [&](const char* name, uint64_t i, uint32_t bits, unsigned esz) {
+    std::memcpy(hbm.data() + prog.find_tensor(name)->offset + i * esz, &bits, esz);
+  };
+  for (int64_t i = 0; i < P * F; ++i) {
+    x[i] = u(rng);
+    put("x", i, num::float_to_bits(x[i]), 4);
+  }
+  for (int64_t i = 0; i < P; ++i) {
+    s[i] = u(rng);
+    put("s", i, num::float_to_bits(s[i]), 4);
+    const uint32_t bb = num::from_float(u(rng), isa::Dtype::bf16);
+    b[i] = f32(num::to_f32_bits(bb, isa::Dtype::bf16));
+    put("b", i, bb, 2);
+  }
+  sim::RunOptions opt;
+  opt.check = true;
+  const sim::RunResult r = sim::Core::get(p).run(prog, hbm, opt);
+  CHECK(r.checked_instructions >= 6);
+
+  const HbmTensor* ot = prog.find_tensor("out");
+  REQUIRE(ot);
+  auto got = [&](int64_t row, int64_t col) {
+    uint32_t v;
+    std::memcpy(&v, hbm.data() + ot->offset + (row * OUT + col) * 4, 4);
+    return v;
+  };
+  uint64_t bad = 0;
+  for (int64_t q = 0; q < P; ++q) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < F; ++i) {
+      const float z = std::max(add(mul(x[q * F + i], s[q]), b[q]), 0.0f);
+      acc = add(acc, z);
+      const uint32_t want = num::to_f32_bits(num::from_float(z, isa::Dtype::bf16), isa::Dtype::bf16);
+      bad += got(q, i) != want;
+      bad += got(q, F + 5 + i) != num::float_to_bits(mul(x[q * F + i], 0.5f));
+    }
+    bad += got(q, F) != num::float_to_bits(acc);
+    float mn = x[q * F];
+    for (int64_t g = 0; g < 3; ++g) {
+      float mx = x[q * F + g * 100];
+      for (int64_t i = 0; i < 100; ++i) {
+        mx = std::max(mx, x[q * F + g * 100 + i]);
+        mn = std::min(mn, x[q * F + g * 100 + i]);
+      }
+      bad += got(q, F + 1 + g) != num::float_to_bits(mx);
+    }
+    bad += got(q, F + 4) != num::float_to_bits(mn);
+  }
+  CHECK(bad == 0);
+}
