@@ -3,6 +3,7 @@
 #   make sim [KERNEL=stream] [ARGS="-n 25600 --free-dim 200"]   run a kernel on the RTL
 #   make test                                                   build and run the test suite
 #   make bench                                                  speed figures (long; not a test)
+#   make waves [KERNEL=conv] [ARGS="..."]                       run with an FST dump, open it in GTKWave
 #   make conv-harness [ARGS="--test-maxpool --backend golden"]  the assignment's conv test harness
 #   make lint                                                   verilator --lint-only -Wall
 #   make isa                                                    regenerate the ISA/preset outputs
@@ -22,7 +23,7 @@ ARGS_conv           = --check
 ARGS    ?= $(if $(ARGS_$(KERNEL)),$(ARGS_$(KERNEL)),-n 25600 --check)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build sim test bench conv-harness lint isa clean
+.PHONY: all deps configure build sim waves test bench conv-harness lint isa clean
 
 all: build
 
@@ -40,6 +41,15 @@ build: configure
 sim: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
 	$(BUILD)/sim/ncore-sim --kernel $(KERNEL) $(ARGS)
+
+# GTKWave save files by kernel (waves/): the vector-add kernels share one.
+WAVES_SAVE = waves/$(if $(filter naive tiled stream direct_alloc direct_alloc_bad,$(KERNEL)),vector_add,$(if $(filter matmul_blocked,$(KERNEL)),matmul,$(KERNEL))).gtkw
+
+waves: configure
+	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
+	@mkdir -p $(BUILD)/waves
+	$(BUILD)/sim/ncore-sim --kernel $(KERNEL) $(ARGS) --waves $(BUILD)/waves/$(KERNEL).fst
+	@tools/open-waves $(BUILD)/waves/$(KERNEL).fst $(WAVES_SAVE)
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

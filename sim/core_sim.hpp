@@ -33,6 +33,7 @@ struct WaveScope {
 inline constexpr WaveScope kWaveScopes[] = {
     {"seq", "", "the core's ports: instruction interfaces from the sequencers, HBM ports, busy"},
     {"ve", "u_dve", "vector engine"},
+    {"act", "u_act", "scalar (activation) engine"},
     {"dma", "u_dma", "DMA queues and engines"},
     {"sbuf", "u_sbuf", "state buffer ports and arbitration"},
     {"te", "u_te", "tensor engine: loader, streamer, PE array, PSUM writer"},

@@ -279,6 +279,15 @@ int run(const Cli& cli) {
     }
     if (opt.waves.empty() && (!cli.waves_scopes.empty() || !cli.waves_window.empty()))
       throw InputError("--waves-scope and --waves-window need --waves FILE.fst");
+    for (const auto& name : cli.waves_scopes) {
+      std::string known;
+      bool found = false;
+      for (const auto& w : sim::kWaveScopes) {
+        known += std::string(known.empty() ? "" : ", ") + w.name;
+        found |= name == w.name;
+      }
+      if (!found) throw InputError(fmt::format("--waves-scope {}: unknown scope (known: {})", name, known));
+    }
     if (!cli.quiet && isatty(STDERR_FILENO)) {
       opt.progress_seconds = 2.0;
       opt.progress = [&](uint64_t cyc, uint64_t done, uint64_t total) {

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """ncore-sim --waves: a full dump, a dump limited to scopes, and one limited to a cycle window,
-read back with GTKWave's fst2vcd.
+read back with GTKWave's fst2vcd; and the GTKWave save files of waves/: path-free, and every
+signal they name present in a dump of their kernel.
 
-usage: check_waves.py <ncore-sim> <fst2vcd> <scratch dir>
+usage: check_waves.py <ncore-sim> <fst2vcd> <scratch dir> <waves dir>
 """
 import os
 import re
 import subprocess
 import sys
 
-SIM, FST2VCD, DIR = sys.argv[1:4]
+SIM, FST2VCD, DIR, WAVES = sys.argv[1:5]
 os.makedirs(DIR, exist_ok=True)
 failures = []
 
@@ -20,10 +21,9 @@ def check(cond, what):
         failures.append(what)
 
 
-def dump(name, *extra):
+def dump(name, *extra, kernel=("--kernel", "stream", "-n", "25600", "--free-dim", "200"), names=None):
     path = os.path.join(DIR, name)
-    p = subprocess.run([SIM, "--kernel", "stream", "-n", "25600", "--free-dim", "200", "--waves", path, *extra],
-                       capture_output=True, text=True)
+    p = subprocess.run([SIM, *kernel, "--waves", path, *extra], capture_output=True, text=True)
     check(p.returncode == 0, f"run with {' '.join(extra) or 'a full dump'} exits 0 ({p.returncode}) {p.stderr.strip()}")
     vcd = subprocess.run([FST2VCD, path], capture_output=True, text=True).stdout
     scopes, stack, times = set(), [], []
@@ -34,6 +34,9 @@ def dump(name, *extra):
             stack.pop()
         elif line.startswith("$var"):
             scopes.add(".".join(stack))
+            if names is not None:  # GTKWave's name: the path, and the range of a vector
+                t = line.split()
+                names.add(".".join(stack + [t[4]]) + (t[5] if t[5].startswith("[") else ""))
         elif line.startswith("#"):
             times.append(int(line[1:]))
     return os.path.getsize(path), scopes, times
@@ -51,6 +54,12 @@ seq_size, seq, _ = dump("seq.fst", "--waves-scope", "seq,dma")
 check(all(s.endswith("ncore_top") or ".ncore_top.u_dma" in s for s in seq) and any(s.endswith("ncore_top") for s in seq),
       "a 'seq,dma' dump holds the core's ports and the DMA block only")
 
+conv = ("--kernel", "conv", "--batch", "1", "--height", "6", "--width", "6")
+_, te_act, _ = dump("te_act.fst", "--waves-scope", "te,act", kernel=conv)
+check(bool(te_act) and all(".ncore_top.u_te" in s or ".ncore_top.u_act" in s for s in te_act)
+      and any(".ncore_top.u_act" in s for s in te_act) and any(".ncore_top.u_te" in s for s in te_act),
+      "a 'te,act' dump of the conv kernel holds the tensor and scalar engines only")
+
 # A window of cycles 3200 to 4000 (the loads move data once their 1300 ns fixed cost is paid):
 # at 2.4 GHz, 416.7 ps per cycle. The dump's header time 0 aside, every time lies in the window.
 win_size, _, times = dump("win.fst", "--waves-window", "3200:4000")
@@ -63,9 +72,30 @@ check(win_size < full_size, f"the windowed dump is smaller ({win_size} < {full_s
 
 p = subprocess.run([SIM, "--kernel", "stream", "-n", "25600", "--waves", os.path.join(DIR, "x.fst"), "--waves-scope",
                     "nope"], capture_output=True, text=True)
-check(p.returncode == 3 and "unknown" in p.stderr, f"an unknown scope is refused ({p.returncode}: {p.stderr.strip()})")
+check(p.returncode == 2 and "unknown scope" in p.stderr, f"an unknown scope is refused ({p.returncode}: {p.stderr.strip()})")
 p = subprocess.run([SIM, "--kernel", "stream", "-n", "25600", "--waves-window", "5:1"], capture_output=True, text=True)
 check(p.returncode == 2, f"a window without --waves is refused ({p.returncode})")
 
 print(f"dump sizes: full {full_size} B, ve {ve_size} B, seq+dma {seq_size} B, window {win_size} B")
+
+# The save files: one per kernel family, each checked against a short run of one of its kernels.
+SAVE_KERNELS = {
+    "vector_add": ("--kernel", "stream", "-n", "25600"),
+    "transpose": ("--kernel", "transpose", "-n", "128"),
+    "matmul": ("--kernel", "matmul_blocked", "-k", "128", "-m", "128", "-n", "512"),
+    "conv": ("--kernel", "conv", "--batch", "1", "--height", "6", "--width", "6", "--pool-size", "2"),
+}
+saves = sorted(f[:-5] for f in os.listdir(WAVES) if f.endswith(".gtkw"))
+check(saves == sorted(SAVE_KERNELS), f"waves/ holds a save file per kernel family ({saves})")
+for save in saves:
+    text = open(os.path.join(WAVES, save + ".gtkw")).read()
+    check(not any(l.startswith(("[dumpfile]", "[savefile]")) or "/home/" in l or "/root/" in l
+                  for l in text.splitlines()), f"waves/{save}.gtkw names no file path")
+    signals = [l for l in text.splitlines() if l and l[0] not in "[*@-"]
+    names = set()
+    dump(f"save_{save}.fst", kernel=SAVE_KERNELS.get(save, ()), names=names)
+    missing = [sig for sig in signals if sig not in names]
+    check(len(signals) > 10 and not missing,
+          f"waves/{save}.gtkw: its {len(signals)} signals are in a dump of {' '.join(SAVE_KERNELS.get(save, ()))}"
+          f"{' (missing: ' + ', '.join(missing[:3]) + ')' if missing else ''}")
 sys.exit(1 if failures else 0)
