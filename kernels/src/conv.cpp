@@ -80,7 +80,8 @@ Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias
   const int64_t esz = nki::dtype_bytes(dtype);
 
   // SBUF budget per partition, the same on every preset (of 192 KiB on trn1, 224 KiB on trn2): the
-  // transposed weights for the whole kernel, and two buffers of an input band and of an output band.
+  // transposed weights for the whole kernel, their staging tiles while they are transposed, and two
+  // buffers of an input band and of an output band.
   const int64_t sbuf_bytes = 160 * 1024;
   const int64_t w_bytes = CT * CO_T * KK * P * esz;
   const int64_t w_stage_bytes = 2 * Cin * KK * esz;  // w_nat, two buffers, during the transposes
@@ -95,17 +96,21 @@ Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias
                                                 pool_size, Wout));
   auto band_bytes = [&](int64_t br) { return 2 * (CT * (br + K - 1) * Wd * esz + br / pool_size * Wo * esz); };
   int64_t BR = std::min(R * std::max<int64_t>(1, 16 / R), (Hout + R - 1) / R * R);
-  while (BR > R && w_bytes + band_bytes(BR) > sbuf_bytes) BR -= R;
-  nki::kernel_check(w_bytes + band_bytes(BR) <= sbuf_bytes,
+  while (BR > R && w_bytes + w_stage_bytes + band_bytes(BR) > sbuf_bytes) BR -= R;
+  nki::kernel_check(w_bytes + w_stage_bytes + band_bytes(BR) <= sbuf_bytes,
                     fmt::format("a band of {} rows of the {}-wide image and the weights need {} bytes per partition, "
                                 "more than the SBUF's {}",
-                                BR + K - 1, Wd, w_bytes + band_bytes(BR), sbuf_bytes));
+                                BR + K - 1, Wd, w_bytes + w_stage_bytes + band_bytes(BR), sbuf_bytes));
   const int64_t NBANDS = (Hout + BR - 1) / BR;
 
   Tensor out = nl::ndarray({B, Cout, Ho, Wo}, dtype, nl::shared_hbm, "out");
 
   // --- weights: W[co, ci, i, j] -> w_T[ct][ci, ((cot * K + i) * K + j) * 128 + co] --------------
   Tensor w_T = nl::ndarray({CT, nl::par_dim(P), CO_T * KK * P}, dtype, nl::sbuf, "w_T");
+  // The bands' buffers are placed now, beside the weights' staging tiles rather than over them,
+  // so that the first band loads while the weights are transposed.
+  Tensor x_bufs = nl::ndarray({2, CT, nl::par_dim(P), (BR + K - 1) * Wd}, dtype, nl::sbuf, "x_band");
+  Tensor o_bufs = nl::ndarray({2, nl::par_dim(P), BR / pool_size * Wo}, dtype, nl::sbuf, "out_band");
   Tensor bias_sb = nl::ndarray({CO_T, nl::par_dim(P), 1}, dtype, nl::sbuf, "bias_sb");
   const Tensor bias_v = bias.reshape({CO_T, P, 1});
   const int64_t PER_BANK = BANK / P;                     // transposed blocks per PSUM bank
@@ -128,8 +133,6 @@ Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias
   }
 
   // --- the layer ------------------------------------------------------------------------------
-  Tensor x_bufs = nl::ndarray({2, CT, nl::par_dim(P), (BR + K - 1) * Wd}, dtype, nl::sbuf, "x_band");
-  Tensor o_bufs = nl::ndarray({2, nl::par_dim(P), BR / pool_size * Wo}, dtype, nl::sbuf, "out_band");
   int64_t x_next = 0, o_next = 0;
   for (int64_t b : nl::affine_range(B)) {
     for (int64_t band : nl::affine_range(NBANDS)) {
