@@ -1,9 +1,10 @@
-// Constructors of the per-preset SystemC top levels built into this binary.
+// Constructors of the SystemC top levels built into this binary, one per Verilated model.
 #pragma once
 
 #include "core_sim.hpp"
 
 namespace ncore::sim {
 Core* make_core_trn2(const Preset& p);
+Core* make_core_trn2_mt(const Preset& p);  // two threads
 Core* make_core_trn1(const Preset& p);
 }  // namespace ncore::sim

@@ -104,11 +104,22 @@ struct RunResult {
 class Core {
  public:
   virtual ~Core() = default;
-  // The Core of a preset (throws SimError if the preset's RTL is not built into the binary).
-  static Core& get(const Preset& preset);
+  // The Core of a preset whose Verilated model runs on `threads` threads (throws SimError if
+  // the preset has no such model in the binary). SystemC elaborates once per process: the first
+  // call builds every preset's core, with the `threads` model where the preset has one and the
+  // single-thread model otherwise, and a later call for another thread count of a preset so
+  // built throws SimError.
+  static Core& get(const Preset& preset, unsigned threads = 1);
   static std::vector<std::string> available_presets();
+  // Thread counts the preset's models run on (1, and 2 for trn2).
+  static std::vector<unsigned> thread_counts(const std::string& preset);
+  // The thread count a run of `prog` is fastest on here: 2 when the Program uses the tensor
+  // engine (its PE array is what the second thread evaluates), the preset has a two-thread
+  // model and the machine has two cores or more; 1 otherwise.
+  static unsigned auto_threads(const Preset& preset, const Program& prog);
 
   virtual const Preset& preset() const = 0;
+  virtual unsigned threads() const = 0;  // threads the Verilated model runs on
   // Runs `prog` from reset. `hbm` holds the HBM contents (prog.hbm_bytes bytes, inputs
   // loaded); the run writes the Program's constants into it and leaves the results there. Throws SimError on invalid programs, deadlocks,
   // stalls and, in check mode, the first RTL/golden difference.

@@ -1,6 +1,6 @@
 // SystemC top level of one preset: the Verilated ncore_top, its clock, the sequencers and
-// the HBM model. Included by one .cpp per preset, with T a traits struct naming that
-// preset's Verilated class (T::Model) and its DMA engine and queue counts.
+// the HBM model. Included by one .cpp per Verilated model, with T a traits struct naming that
+// model's class (T::Model), its DMA engine and queue counts and its thread count.
 //
 // One SC_THREAD runs the clock. Every cycle it
 //   1. drives the inputs for the cycle from what the RTL showed after the last edge: the
@@ -141,6 +141,7 @@ class ScCore : public sc_module, public Core {
   SC_HAS_PROCESS(ScCore);
 
   const Preset& preset() const override { return preset_; }
+  unsigned threads() const override { return T::kThreads; }
 
   uint32_t sbuf_word(unsigned p, uint64_t word) const override {
     return rtl_->rootp->ncore_top__DOT__u_sbuf__DOT__mem_q[p][word];
@@ -833,5 +834,17 @@ class ScCore : public sc_module, public Core {
   RunResult result_;
   std::string error_;
 };
+
+// A preset's SystemC top level around a new Verilated core. The Verilated module is a top-level
+// SystemC module named `rtl_name` (its trace scopes and the waves/ save files start there), the
+// same for every thread count of a preset.
+template <class T>
+Core* make_sc_core(const Preset& p, const char* rtl_name, const char* top_name) {
+  if (p.dma_engines != T::kEngines || p.dma_queues != T::kQueues)
+    throw SimError(fmt::format("preset {} does not match the ports of its Verilated model", p.name));
+  Verilated::traceEverOn(true);  // waveforms can be opened for any run
+  auto* rtl = new typename T::Model(rtl_name);
+  return new ScCore<T>(top_name, p, rtl);
+}
 
 }  // namespace ncore::sim

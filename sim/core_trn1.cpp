@@ -10,14 +10,9 @@ struct Trn1 {
   using Model = Vncore_top_trn1;
   static constexpr int kEngines = 16;
   static constexpr int kQueues = 16;
+  static constexpr unsigned kThreads = 1;
 };
 }  // namespace
 
-Core* make_core_trn1(const Preset& p) {
-  if (p.dma_engines != Trn1::kEngines || p.dma_queues != Trn1::kQueues)
-    throw SimError("preset trn1 does not match the ports of its Verilated model");
-  Verilated::traceEverOn(true);  // waveforms can be opened for any run
-  auto* rtl = new Vncore_top_trn1("ncore_trn1");
-  return new ScCore<Trn1>("ncore_trn1_top", p, rtl);
-}
+Core* make_core_trn1(const Preset& p) { return make_sc_core<Trn1>(p, "ncore_trn1", "ncore_trn1_top"); }
 }  // namespace ncore::sim

@@ -43,6 +43,7 @@ struct Cli {
   std::string dtype = "fp32";
   std::string config = "trn2";
   std::string backend = "rtl";
+  std::string threads = "auto";  // RTL model threads: auto, 1 or 2
   uint64_t seed = 0;
   bool check = false;
   bool no_skip = false;
@@ -251,6 +252,7 @@ int run(const Cli& cli) {
 
   // Run.
   sim::RunResult r;
+  unsigned rtl_threads = 0;
   if (cli.backend == "rtl") {
     sim::RunOptions opt;
     opt.check = cli.check;
@@ -297,7 +299,19 @@ int run(const Cli& cli) {
         std::fflush(stderr);
       };
     }
-    r = sim::Core::get(*preset).run(prog, hbm, opt);
+    unsigned threads = 0;
+    if (cli.threads == "auto") {
+      threads = sim::Core::auto_threads(*preset, prog);
+    } else {
+      const auto counts = sim::Core::thread_counts(preset->name);
+      for (unsigned t : counts)
+        if (cli.threads == std::to_string(t)) threads = t;
+      if (threads == 0)
+        throw InputError(fmt::format("--threads {}: the {} model runs on {} thread{} (or auto)", cli.threads,
+                                     preset->name, fmt::join(counts, " or "), counts.size() == 1 ? "" : "s"));
+    }
+    r = sim::Core::get(*preset, threads).run(prog, hbm, opt);
+    rtl_threads = threads;
     if (opt.progress_seconds > 0 && r.wall_seconds >= opt.progress_seconds) std::fprintf(stderr, "\n");
   } else if (cli.backend == "golden") {
     GoldenModel g(*preset, prog.hbm_bytes);
@@ -354,8 +368,9 @@ int run(const Cli& cli) {
   if (rtl && r.te_macs > 0)
     std::cout << fmt::format("Tensor engine: {} MACs, {:.1f}% of the array's peak over the run\n", r.te_macs, te_util);
   if (rtl)
-    std::cout << fmt::format("simulated in {:.2f} s ({} cycles clocked, {} idle cycles skipped)\n", r.wall_seconds,
-                             r.evaluated_cycles, r.skipped_cycles);
+    std::cout << fmt::format("simulated in {:.2f} s ({} cycles clocked, {} idle cycles skipped, {} thread{})\n",
+                             r.wall_seconds, r.evaluated_cycles, r.skipped_cycles, rtl_threads,
+                             rtl_threads == 1 ? "" : "s");
 
   if (!cli.profile_name.empty()) {
     sim::ProfileRun pr;
@@ -401,6 +416,7 @@ int run(const Cli& cli) {
     j["evaluated_cycles"] = r.evaluated_cycles;
     j["skipped_cycles"] = r.skipped_cycles;
     j["wall_seconds"] = r.wall_seconds;
+    if (rtl) j["rtl_threads"] = rtl_threads;
     std::ofstream out(cli.json_path);
     if (!out) throw InputError(fmt::format("--json {}: cannot open for writing", cli.json_path));
     out << j.dump(2) << "\n";
@@ -452,6 +468,9 @@ int sc_main(int argc, char* argv[]) {
   app.add_option("--seed", cli.seed, "seed of the random inputs (default 0)");
   app.add_option("--dma-queues", cli.args.dma_queues, "DMA queues the kernel's transfers are spread over (default 4)")
       ->check(CLI::Range(1, 16));
+  app.add_option("--threads", cli.threads,
+                 "threads the RTL model runs on: 1, 2 (trn2) or auto (default: 2 when the kernel uses the tensor "
+                 "engine and the machine has two cores, else 1)");
   app.add_flag("--check", cli.check, "compare every instruction's result with the golden model as it completes");
   app.add_option("--backend", cli.backend, "rtl (default): cycle-level RTL; golden: functional model only, no timing")
       ->check(CLI::IsMember({"rtl", "golden"}));

@@ -6,29 +6,15 @@ usage: check_files.py <ncore-sim> <scratch dir>
 """
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 
-SIM, DIR = sys.argv[1], sys.argv[2]
-os.makedirs(DIR, exist_ok=True)
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
 
-
-def path(name):
-    return os.path.join(DIR, name)
-
-
-def run(*args):
-    p = subprocess.run([SIM, *map(str, args)], capture_output=True, text=True)
-    return p.returncode, p.stdout + p.stderr
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+C = Checks(sys.argv[1], sys.argv[2])
+path, run, check = C.path, C.run, C.check
 
 
 def bf16_round(x):
@@ -106,7 +92,4 @@ np.save(path("f64.npy"), a.astype(np.float64))
 rc, out = run("--kernel", "stream", "--a", path("f64.npy"))
 check(rc == 2 and "'<f8'" in out, f"float64 is refused with its type named ({rc}: {out.strip()})")
 
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
-print("all file checks passed")
+C.finish("file checks")

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <thread>
+#include <vector>
 
 #include "core_sim.hpp"
 #include "ncore/error.hpp"
@@ -162,4 +164,23 @@ TEST_CASE("a program that waits on a semaphore nobody raises is reported as a de
   prog.streams[3].insns.push_back({m, 0});
   std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
   REQUIRE_THROWS_WITH(sim::Core::get(p).run(prog, hbm, {}), Catch::Contains("deadlock"));
+}
+
+TEST_CASE("a process builds each preset's core with one thread count", "[sim]") {
+  const Preset& trn2 = *find_preset("trn2");
+  const Preset& trn1 = *find_preset("trn1");
+  CHECK(sim::Core::thread_counts("trn2") == std::vector<unsigned>{1, 2});
+  CHECK(sim::Core::thread_counts("trn1") == std::vector<unsigned>{1});
+  // The first call elaborates every preset's core (here on one thread); SystemC elaborates once.
+  CHECK(sim::Core::get(trn2, 1).threads() == 1);
+  CHECK(sim::Core::get(trn1).threads() == 1);
+  REQUIRE_THROWS_WITH(sim::Core::get(trn2, 2), Catch::Contains("needs a new process"));
+  REQUIRE_THROWS_WITH(sim::Core::get(trn1, 2), Catch::Contains("no 2-thread RTL model"));
+  // auto: the tensor engine's Programs only.
+  Program prog = empty_program(trn2);
+  CHECK(sim::Core::auto_threads(trn2, prog) == 1);
+  isa::Insn mm = op(isa::Opcode::multiply_moving, isa::Engine::pe, 0);
+  prog.streams[static_cast<unsigned>(StreamKind::pe)].insns.push_back({mm, 0});
+  CHECK(sim::Core::auto_threads(trn2, prog) == (std::thread::hardware_concurrency() >= 2 ? 2u : 1u));
+  CHECK(sim::Core::auto_threads(trn1, empty_program(trn1)) == 1);
 }
