@@ -1,3 +1,0 @@
-// Catch2 main of the DMA unit bench.
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
