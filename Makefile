@@ -14,13 +14,10 @@
 BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 KERNEL  ?= stream
-# Default arguments per kernel (ARGS= on the command line replaces them).
-ARGS_stream         = -n 25600 --free-dim 200 --check
-ARGS_transpose      = -n 256 -m 384 --check
-ARGS_matmul         = -k 256 -m 256 -n 1024 --check
-ARGS_matmul_blocked = -k 256 -m 256 -n 1024 --check
-ARGS_conv           = --check
-ARGS    ?= $(if $(ARGS_$(KERNEL)),$(ARGS_$(KERNEL)),-n 25600 --check)
+# Without ARGS a kernel runs with the example arguments its declaration gives
+# (`ncore-sim --kernel K --print example`); ARGS= on the command line replaces them.
+ARGS    ?=
+RUN_ARGS = --kernel $(KERNEL) $(if $(ARGS),$(ARGS),--example)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
 .PHONY: all deps configure build sim waves test bench conv-harness lint isa clean
@@ -40,16 +37,13 @@ build: configure
 
 sim: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
-	$(BUILD)/sim/ncore-sim --kernel $(KERNEL) $(ARGS)
-
-# GTKWave save files by kernel (waves/): the vector-add kernels share one.
-WAVES_SAVE = waves/$(if $(filter naive tiled stream direct_alloc direct_alloc_bad,$(KERNEL)),vector_add,$(if $(filter matmul_blocked,$(KERNEL)),matmul,$(KERNEL))).gtkw
+	$(BUILD)/sim/ncore-sim $(RUN_ARGS)
 
 waves: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
 	@mkdir -p $(BUILD)/waves
-	$(BUILD)/sim/ncore-sim --kernel $(KERNEL) $(ARGS) --waves $(BUILD)/waves/$(KERNEL).fst
-	@tools/open-waves $(BUILD)/waves/$(KERNEL).fst $(WAVES_SAVE)
+	$(BUILD)/sim/ncore-sim $(RUN_ARGS) --waves $(BUILD)/waves/$(KERNEL).fst
+	@tools/open-waves $(BUILD)/waves/$(KERNEL).fst waves/$$($(BUILD)/sim/ncore-sim --kernel $(KERNEL) --print waves).gtkw
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -29,6 +29,8 @@
 // one row group accumulate into one bank back to back (the tensor engine orders its own PSUM
 // writes), each with its own stationary loaded in the shadow of the multiply before it.
 #include "kernels/conv.hpp"
+#include "kernels/kernel.hpp"
+#include "reference/reference.hpp"
 
 #include <fmt/format.h>
 
@@ -179,5 +181,68 @@ Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias
   }
   return out;
 }
+
+// --- declaration ----------------------------------------------------------------------------
+
+namespace {
+
+Param size(std::string name, std::string flag, std::string help, int64_t def, std::string what,
+           std::vector<std::pair<std::string, int>> from) {
+  return Param{.name = std::move(name),
+               .flag = std::move(flag),
+               .help = std::move(help),
+               .def = def,
+               .what = std::move(what),
+               .from_inputs = std::move(from)};
+}
+
+const Register conv{Kernel{
+    .name = "conv",
+    .function = "fused_conv2d_maxpool",
+    .doc = "fused_conv2d_maxpool (handout part 2): out = maxpool(conv2d(X, W) + bias, --pool-size) for X [--batch, "
+           "--in-channels, --height, --width] and W [--out-channels, --in-channels, --filter, --filter], stride 1, no "
+           "padding; channels multiples of 128; inputs from --x/--w/--bias .npy files or random (--no-bias: zeros); "
+           "sums in fp32 (compare with a tolerance)",
+    .params = {size("batch", "--batch", "images in X", 4, "batch size", {{"X", 0}}),
+               size("in_channels", "--in-channels", "input channels, a multiple of 128", 128, "input channel count",
+                    {{"X", 1}, {"W", 1}}),
+               size("out_channels", "--out-channels", "output channels, a multiple of 128", 128,
+                    "output channel count", {{"W", 0}, {"bias", 0}}),
+               size("height", "--height", "image height", 32, "image height", {{"X", 2}}),
+               size("width", "--width", "image width", 16, "image width", {{"X", 3}}),
+               size("filter", "--filter", "filter height and width", 3, "filter size", {{"W", 2}, {"W", 3}}),
+               size("pool_size", "--pool-size", "max-pool window and stride; 1 is no pooling", 1, "pool size", {}),
+               {.name = "bias", .flag = "--no-bias", .help = "a bias of zeros instead of random", .def = 1, .is_switch = true}},
+    .inputs = {{.name = "X",
+                .shape = [](const Values& v) { return Dims{v["batch"], v["in_channels"], v["height"], v["width"]}; },
+                .help = "input images [batch, in channels, height, width]",
+                .dims = {"batch", "in channels", "height", "width"},
+                .file_flag = "--x"},
+               {.name = "W",
+                .shape = [](const Values& v) { return Dims{v["out_channels"], v["in_channels"], v["filter"], v["filter"]}; },
+                .help = "weights [out channels, in channels, filter height, filter width]",
+                .dims = {"out channels", "in channels", "filter height", "filter width"},
+                .file_flag = "--w"},
+               {.name = "bias",
+                .shape = [](const Values& v) { return Dims{v["out_channels"]}; },
+                .help = "bias [out channels]",
+                .dims = {"out channels"},
+                .file_flag = "--bias",
+                .zeros = [](const Values& v) { return v["bias"] == 0; }}},
+    .outputs = {{.name = "out",
+                 .shape =
+                     [](const Values& v) {
+                       const int64_t p = v["pool_size"];
+                       return Dims{v["batch"], v["out_channels"], (v["height"] - v["filter"] + 1) / p,
+                                   (v["width"] - v["filter"] + 1) / p};
+                     },
+                 .help = "maxpool(conv2d(X, W) + bias) [batch, out channels, height', width']"}},
+    .body = [](const Inputs& in, const Values& v) { return Outputs{fused_conv2d_maxpool(in[0], in[1], in[2], v["pool_size"])}; },
+    .reference = ref::conv,
+    .exact = false,
+    .example = "--check",
+    .waves = "conv"}};
+
+}  // namespace
 
 }  // namespace kernels

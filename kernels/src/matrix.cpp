@@ -46,6 +46,8 @@
 // block run under the multiplies of this one (the scheduler's WAR waits keep a buffer until its
 // last reader is done).
 #include "kernels/matrix.hpp"
+#include "kernels/kernel.hpp"
+#include "reference/reference.hpp"
 
 #include <fmt/format.h>
 
@@ -245,5 +247,93 @@ Tensor matmul_blocked(const Tensor& lhsT, const Tensor& rhs) {
   }
   return result;
 }
+
+// --- declarations ---------------------------------------------------------------------------
+
+namespace {
+
+const Register transpose{Kernel{
+    .name = "transpose",
+    .function = "matrix_transpose",
+    .doc = "matrix_transpose: a_tensor (n, m) to out (m, n) with nc_transpose on the tensor engine; n and m "
+           "multiples of 128 (m = n when not given); exact for finite inputs (-0 becomes +0)",
+    .params = {{.name = "n",
+                .flag = "-n",
+                .help = "rows of the input a_tensor (a multiple of 128)",
+                .required = true,
+                .what = "row count",
+                .from_inputs = {{"a_tensor", 0}}},
+               {.name = "m",
+                .flag = "-m",
+                .help = "columns of a_tensor (a multiple of 128; default: n)",
+                .what = "column count",
+                .default_from = "n",
+                .from_inputs = {{"a_tensor", 1}}}},
+    .inputs = {{.name = "a_tensor",
+                .shape = [](const Values& v) { return Dims{v["n"], v["m"]}; },
+                .help = "the matrix (n, m)",
+                .dims = {"rows", "columns"}}},
+    .outputs = {{.name = "out", .shape = [](const Values& v) { return Dims{v["m"], v["n"]}; }, .help = "a_tensor.T (m, n)"}},
+    .body = [](const Inputs& in, const Values&) { return Outputs{matrix_transpose(in[0])}; },
+    .reference = ref::transpose,
+    .example = "-n 256 -m 384 --check",
+    .waves = "transpose"}};
+
+// The matmul kernels: inputs lhsT (k, m) and rhs (k, n), result (m, n).
+Kernel matmul(std::string name, std::string function, std::string doc, Tensor (*fn)(const Tensor&, const Tensor&)) {
+  return Kernel{
+      .name = std::move(name),
+      .function = std::move(function),
+      .doc = std::move(doc),
+      .params = {{.name = "k",
+                  .flag = "-k",
+                  .help = "contraction dimension: rows of lhsT and rhs (a multiple of 128)",
+                  .required = true,
+                  .what = "contraction dimension",
+                  .from_inputs = {{"lhsT", 0}, {"rhs", 0}}},
+                 {.name = "m",
+                  .flag = "-m",
+                  .help = "columns of lhsT, rows of the result (a multiple of 128)",
+                  .required = true,
+                  .what = "row count",
+                  .from_inputs = {{"lhsT", 1}}},
+                 {.name = "n",
+                  .flag = "-n",
+                  .help = "columns of rhs and of the result (a multiple of 512)",
+                  .required = true,
+                  .what = "column count",
+                  .from_inputs = {{"rhs", 1}}}},
+      .inputs = {{.name = "lhsT",
+                  .shape = [](const Values& v) { return Dims{v["k"], v["m"]}; },
+                  .help = "the left operand, transposed (k, m)",
+                  .dims = {"k", "m"}},
+                 {.name = "rhs",
+                  .shape = [](const Values& v) { return Dims{v["k"], v["n"]}; },
+                  .help = "the right operand (k, n)",
+                  .dims = {"k", "n"}}},
+      .outputs = {{.name = "result",
+                   .shape = [](const Values& v) { return Dims{v["m"], v["n"]}; },
+                   .help = "lhsT.T @ rhs (m, n)"}},
+      .body = [fn](const Inputs& in, const Values&) { return Outputs{fn(in[0], in[1])}; },
+      .reference = ref::matmul,
+      .exact = false,
+      .example = "-k 256 -m 256 -n 1024 --check",
+      .waves = "matmul"};
+}
+
+const Register tiled{matmul(
+    "matmul", "matmul_tiled",
+    "matmul_tiled (nki_matmul_tiled_): result (m, n) = lhsT (k, m).T @ rhs (k, n), 128 x 512 tiles accumulated in "
+    "PSUM, both input tiles loaded for every multiply; k and m multiples of 128, n a multiple of 512; sums in fp32 "
+    "(compare with a tolerance)",
+    matmul_tiled)};
+
+const Register blocked{matmul(
+    "matmul_blocked", "matmul_blocked",
+    "matmul_blocked: the same product with lhsT and rhs loaded once per block into the SBUF and reused by every tile "
+    "of the block, loads overlapping the multiplies (the tensor engine kept busy); same sizes and bits as matmul",
+    matmul_blocked)};
+
+}  // namespace
 
 }  // namespace kernels

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "kernels/kernel.hpp"
 #include "nki/nki.hpp"
+#include "reference/reference.hpp"
 
 namespace kernels {
 
@@ -180,5 +182,75 @@ Tensor vector_add_direct_allocation(const Tensor& a_vec, const Tensor& b_vec) {
 Tensor vector_add_direct_allocation_bad(const Tensor& a_vec, const Tensor& b_vec) {
   return direct_allocation(a_vec, b_vec, false);
 }
+
+// --- declarations ---------------------------------------------------------------------------
+
+namespace {
+
+// The vector adds' inputs a_vec and b_vec of shape (n,), from --a/--b files or random.
+std::vector<TensorDecl> vector_inputs() {
+  auto n = [](const Values& v) { return Dims{v["n"]}; };
+  return {{.name = "a_vec", .shape = n, .help = "the first vector (n,)", .file_flag = "--a"},
+          {.name = "b_vec", .shape = n, .help = "the second vector (n,)", .file_flag = "--b"}};
+}
+
+// The result `out`: (n,), or (n, 1) for the direct-allocation kernels.
+std::vector<TensorDecl> vector_output(bool column) {
+  if (column) return {{.name = "out", .shape = [](const Values& v) { return Dims{v["n"], 1}; }, .help = "a_vec + b_vec (n, 1)"}};
+  return {{.name = "out", .shape = [](const Values& v) { return Dims{v["n"]}; }, .help = "a_vec + b_vec (n,)"}};
+}
+
+Kernel vector_add(std::string name, std::string function, std::string doc, std::vector<Param> extra,
+                  std::function<Tensor(const Tensor&, const Tensor&, const Values&)> fn, std::string example,
+                  bool column = false) {
+  std::vector<Param> params{vector_length()};
+  for (auto& p : extra) params.push_back(std::move(p));
+  return Kernel{.name = std::move(name),
+                .function = std::move(function),
+                .doc = std::move(doc),
+                .params = std::move(params),
+                .inputs = vector_inputs(),
+                .outputs = vector_output(column),
+                .body = [fn](const Inputs& in, const Values& v) { return Outputs{fn(in[0], in[1], v)}; },
+                .reference = ref::vector_add,
+                .example = std::move(example),
+                .waves = "vector_add"};
+}
+
+const Register naive{vector_add(
+    "naive", "vector_add_naive", "vector_add_naive: n <= 128, one (n, 1) tile per input, tensor_scalar add", {},
+    [](const Tensor& a, const Tensor& b, const Values&) { return vector_add_naive(a, b); }, "-n 128 --check")};
+
+const Register tiled{vector_add(
+    "tiled", "vector_add_tiled", "vector_add_tiled: --row-chunk rows per iteration (<= 128), tensor_scalar add",
+    {{.name = "row_chunk", .flag = "--row-chunk", .help = "ROW_CHUNK, rows per tile", .def = 128, .what = "ROW_CHUNK"}},
+    [](const Tensor& a, const Tensor& b, const Values& v) { return vector_add_tiled(a, b, v["row_chunk"]); },
+    "-n 25600 --check")};
+
+const Register stream{vector_add(
+    "stream", "vector_add_stream",
+    "vector_add_stream: (128, n/128) view, --free-dim columns per tile, tensor_tensor add",
+    {{.name = "free_dim",
+      .flag = "--free-dim",
+      .help = "FREE_DIM, elements per partition per tile",
+      .def = 200,
+      .what = "FREE_DIM"}},
+    [](const Tensor& a, const Tensor& b, const Values& v) { return vector_add_stream(a, b, v["free_dim"]); },
+    "-n 25600 --free-dim 200 --check")};
+
+const Register direct_alloc{vector_add(
+    "direct_alloc", "vector_add_direct_allocation",
+    "vector_add_direct_allocation: (128, 1000) tiles placed by mod_alloc, 4 per tensor; n a multiple of 128000", {},
+    [](const Tensor& a, const Tensor& b, const Values&) { return vector_add_direct_allocation(a, b); },
+    "-n 256000 --check", true)};
+
+const Register direct_alloc_bad{vector_add(
+    "direct_alloc_bad", "vector_add_direct_allocation_bad",
+    "vector_add_direct_allocation_bad: as direct_alloc with a, b and the result all at SBUF offset 0; its output is "
+    "wrong on purpose",
+    {}, [](const Tensor& a, const Tensor& b, const Values&) { return vector_add_direct_allocation_bad(a, b); },
+    "-n 256000", true)};
+
+}  // namespace
 
 }  // namespace kernels

@@ -7,7 +7,7 @@
 #include "ncore/allocator.hpp"
 #include "ncore/error.hpp"
 #include "nki/nki.hpp"
-#include "nki/registry.hpp"
+#include "kernels/kernel.hpp"
 
 namespace {
 
@@ -207,7 +207,7 @@ TEST_CASE("a tile whose buffer was reused is dead", "[firmware][allocator]") {
 TEST_CASE("mod_alloc places logical tile m in physical tile m mod k", "[firmware][allocator]") {
   kernels::Args a;
   a.kernel = "direct_alloc";
-  a.n = 6 * 128000;  // 6 logical tiles over 4 physical ones
+  a.set("n", 6 * 128000);  // 6 logical tiles over 4 physical ones
   const ncore::Program p = kernels::build(a, trn2());
   std::vector<std::array<uint64_t, 3>> got;
   for (const auto& i : p.streams[ncore::Program::stream_index(isa::Engine::dve, 0)].insns)
@@ -251,7 +251,7 @@ TEST_CASE("automatic tiles avoid mod_alloc regions", "[firmware][allocator]") {
   // Overlapping explicit regions are allowed (the _bad kernel relies on it).
   kernels::Args a;
   a.kernel = "direct_alloc_bad";
-  a.n = 256000;
+  a.set("n", 256000);
   CHECK_NOTHROW(kernels::build(a, trn2()));
 
   const std::string big = kernel_error([&](nki::Tracer&) {

@@ -6,7 +6,7 @@
 #include "exec_check.hpp"
 #include "ncore/error.hpp"
 #include "nki/nki.hpp"
-#include "nki/registry.hpp"
+#include "kernels/kernel.hpp"
 
 namespace {
 
@@ -42,12 +42,13 @@ TEST_CASE("partition dimension above 128", "[firmware][constraints]") {
 
   kernels::Args a;
   a.kernel = "tiled";
-  a.n = 25600;
-  a.row_chunk = 256;
+  a.set("n", 25600);
+  a.set("row_chunk", 256);
   CHECK_THAT(build_error(a), Catch::StartsWith("kernels/src/vector_add.cpp:") &&
                                  Catch::Contains("number of partitions 256 exceed architecture limitation of 128."));
   a.kernel = "naive";
-  a.n = 200;
+  a.given.erase("row_chunk");
+  a.set("n", 200);
   CHECK_THAT(build_error(a), Catch::Contains("number of partitions 200 exceed architecture limitation of 128."));
 }
 
@@ -268,22 +269,23 @@ TEST_CASE("reshape rules", "[firmware][constraints]") {
 TEST_CASE("kernel preconditions and registry arguments", "[firmware][constraints]") {
   kernels::Args a;
   a.kernel = "tiled";
-  a.n = 25601;
+  a.set("n", 25601);
   CHECK_THAT(build_error(a), Catch::Contains("vector length 25601 is not a multiple of ROW_CHUNK * 1 = 128"));
   a.kernel = "stream";
-  a.free_dim = 200;
+  a.set("free_dim", 200);
   CHECK_THAT(build_error(a),
              Catch::Contains("vector length 25601 is not a multiple of PARTITION_DIM * FREE_DIM = 128 * 200 = 25600"));
   a.kernel = "direct_alloc";
-  a.n = 25600;
+  a.given.erase("free_dim");
+  a.set("n", 25600);
   CHECK_THAT(build_error(a), Catch::Contains("vector length 25600 is not a multiple of PARTITION_DIM * FREE_DIM"));
   a.kernel = "nope";
   CHECK_THAT(build_error(a), Catch::Contains("unknown kernel 'nope' (known: naive, tiled, stream, direct_alloc, "
-                                             "direct_alloc_bad, transpose, matmul, matmul_blocked, conv)"));
+                                             "direct_alloc_bad, transpose, matmul, matmul_blocked, conv"));
   a.kernel = "naive";
-  a.n = 0;
+  a.set("n", 0);
   CHECK_THAT(build_error(a), Catch::Contains("-n: kernel naive needs its vector length"));
-  a.n = 128;
+  a.set("n", 128);
   a.dma_queues = 17;
   CHECK_THAT(build_error(a), Catch::Contains("dma_queues_used 17 is outside 1..16"));
 }

@@ -11,12 +11,13 @@
 #include <random>
 
 #include "exec_check.hpp"
-#include "golden_model.hpp"
+#include "kernel_run.hpp"
+#include "ncore/ap.hpp"
 #include "kernels/conv.hpp"
 #include "ncore/error.hpp"
 #include "ncore/validate.hpp"
 #include "nki/nki.hpp"
-#include "nki/registry.hpp"
+#include "kernels/kernel.hpp"
 #include "numerics.hpp"
 
 namespace {
@@ -43,12 +44,12 @@ std::vector<isa::Insn> insns(const std::function<void(nki::Tracer&)>& body, ncor
 kernels::Args conv_args(int64_t b, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t pool, isa::Dtype dt) {
   kernels::Args a;
   a.kernel = "conv";
-  a.batch = b;
-  a.in_channels = ci;
-  a.out_channels = co;
-  a.height = h;
-  a.width = w;
-  a.pool_size = pool;
+  a.set("batch", b);
+  a.set("in_channels", ci);
+  a.set("out_channels", co);
+  a.set("height", h);
+  a.set("width", w);
+  a.set("pool_size", pool);
   a.dtype = dt;
   return a;
 }
@@ -259,29 +260,16 @@ TEST_CASE("fused_conv2d_maxpool on the golden model against the C++ reference, e
     INFO(c.b << " " << c.ci << " " << c.co << " " << c.h << "x" << c.w << " pool " << c.pool << " "
               << isa::to_string(c.dt));
     kernels::Args a = conv_args(c.b, c.ci, c.co, c.h, c.w, c.pool, c.dt);
-    a.bias = c.bias;
-    const ncore::Program p = kernels::build(a, trn2());
-    ncore::GoldenModel g(trn2(), p.hbm_bytes);
-    std::map<std::string, std::vector<uint8_t>> in;
-    std::mt19937_64 rng(5);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (const auto& spec : kernels::inputs(a)) {
-      const unsigned esz = isa::dtype_bytes(spec.dtype);
-      std::vector<uint8_t> bytes(spec.bytes(), 0);
-      for (uint64_t i = 0; i < bytes.size() / esz && !spec.zeros; ++i) {
-        const uint32_t v = ncore::num::from_float(u(rng), spec.dtype);
-        std::memcpy(&bytes[i * esz], &v, esz);
-      }
-      const ncore::HbmTensor* t = p.find_tensor(spec.name);
-      REQUIRE(t);
-      std::memcpy(g.hbm() + t->offset, bytes.data(), bytes.size());
-      in[spec.name] = bytes;
-    }
-    g.run(p);
-    const ncore::HbmTensor* o = p.find_tensor("out");
-    REQUIRE(o);
-    const std::vector<uint8_t> want = kernels::reference(a, in);
-    REQUIRE(want.size() == o->bytes);
+    a.set("bias", c.bias);
+    testing::RunSettings st;
+    st.backend = ncore::run::Backend::golden;
+    st.seed = 5;
+    st.lo = -1.0f;
+    st.hi = 1.0f;
+    const ncore::run::KernelRun r = testing::run_kernel(a, st);
+    const std::vector<uint8_t>& want = testing::expected(r);
+    const std::vector<uint8_t>& got = testing::output(r);
+    REQUIRE(want.size() == got.size());
     // fp32 sums of Cin * 9 products of magnitude < 1: an absolute bound from the accumulation, plus
     // one rounding to the dtype
     const unsigned esz = isa::dtype_bytes(c.dt);
@@ -290,7 +278,7 @@ TEST_CASE("fused_conv2d_maxpool on the golden model against the C++ reference, e
     uint64_t bad = 0, nonzero = 0;
     for (uint64_t i = 0; i < want.size() / esz; ++i) {
       uint32_t gb = 0, wb = 0;
-      std::memcpy(&gb, g.hbm() + o->offset + i * esz, esz);
+      std::memcpy(&gb, &got[i * esz], esz);
       std::memcpy(&wb, &want[i * esz], esz);
       const double gv = ncore::num::to_float(gb, c.dt), wv = ncore::num::to_float(wb, c.dt);
       const double err = std::fabs(gv - wv), bound = acc_bound + 2 * ulp * std::fabs(wv) + 1e-30;

@@ -10,7 +10,7 @@
 
 #include "ncore/error.hpp"
 #include "ncore/program.hpp"
-#include "nki/registry.hpp"
+#include "kernels/kernel.hpp"
 
 namespace {
 
@@ -73,9 +73,9 @@ ncore::Program tiny_program() {
 ncore::Program traced_matmul() {
   kernels::Args a;
   a.kernel = "matmul";
-  a.k = 256;
-  a.m = 128;
-  a.n = 512;
+  a.set("k", 256);
+  a.set("m", 128);
+  a.set("n", 512);
   a.dtype = isa::Dtype::bf16;
   return kernels::build(a, trn2());
 }
@@ -86,9 +86,9 @@ constexpr size_t kTinyInitAt = 8 + 4 + 4 + (4 + 1) + (4 + 4) + 8 + 4 + (4 + 1) +
 ncore::Program traced(const std::string& kernel, int64_t n) {
   kernels::Args a;
   a.kernel = kernel;
-  a.n = n;
-  a.row_chunk = 128;
-  a.free_dim = 2;
+  a.set("n", n);
+  if (kernel == "tiled") a.set("row_chunk", 128);
+  if (kernel == "stream") a.set("free_dim", 2);
   return kernels::build(a, trn2());
 }
 

@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "ncore/program.hpp"
-#include "nki/registry.hpp"
+#include "kernels/kernel.hpp"
 
 namespace {
 
@@ -157,7 +157,7 @@ TEST_CASE("format_insn shows operands, wait and update", "[firmware][listing]") 
 TEST_CASE("listing of the naive kernel", "[firmware][listing]") {
   kernels::Args a;
   a.kernel = "naive";
-  a.n = 128;
+  a.set("n", 128);
   const ncore::Program p = kernels::build(a, *ncore::find_preset("trn2"));
   const std::string text = p.listing();
   const auto lines = lines_of(text);
@@ -183,8 +183,8 @@ TEST_CASE("listing of the naive kernel", "[firmware][listing]") {
 TEST_CASE("listing is stable through an image", "[firmware][listing]") {
   kernels::Args a;
   a.kernel = "stream";
-  a.n = 25600;
-  a.free_dim = 20;
+  a.set("n", 25600);
+  a.set("free_dim", 20);
   const ncore::Program p = kernels::build(a, *ncore::find_preset("trn2"));
   std::stringstream s;
   p.write_image(s);

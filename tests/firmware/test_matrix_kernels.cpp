@@ -14,12 +14,13 @@
 
 #include "exec_check.hpp"
 #include "golden_model.hpp"
+#include "kernel_run.hpp"
 #include "kernels/matrix.hpp"
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
 #include "ncore/validate.hpp"
 #include "nki/nki.hpp"
-#include "nki/registry.hpp"
+#include "kernels/kernel.hpp"
 #include "numerics.hpp"
 
 namespace {
@@ -35,8 +36,8 @@ const ncore::Preset& trn2() { return *ncore::find_preset("trn2"); }
 kernels::Args transpose_args(int64_t n, int64_t m, isa::Dtype dt) {
   kernels::Args a;
   a.kernel = "transpose";
-  a.n = n;
-  a.m = m;
+  a.set("n", n);
+  a.set("m", m);
   a.dtype = dt;
   return a;
 }
@@ -44,26 +45,11 @@ kernels::Args transpose_args(int64_t n, int64_t m, isa::Dtype dt) {
 kernels::Args matmul_args(int64_t k, int64_t m, int64_t n, isa::Dtype dt) {
   kernels::Args a;
   a.kernel = "matmul";
-  a.k = k;
-  a.m = m;
-  a.n = n;
+  a.set("k", k);
+  a.set("m", m);
+  a.set("n", n);
   a.dtype = dt;
   return a;
-}
-
-// Random elements of `dt`: uniform in [lo, hi), rounded to the dtype; never -0.
-Bytes random_bytes(const kernels::TensorSpec& s, uint64_t seed, float lo, float hi) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  const unsigned esz = isa::dtype_bytes(s.dtype);
-  const uint64_t n = s.bytes() / esz;
-  Bytes b(s.bytes());
-  for (uint64_t i = 0; i < n; ++i) {
-    uint32_t v = ncore::num::from_float(u(rng), s.dtype);
-    if (v == (esz == 2 ? 0x8000u : 0x80000000u)) v = 0;
-    std::memcpy(&b[i * esz], &v, esz);
-  }
-  return b;
 }
 
 struct Run {
@@ -72,27 +58,23 @@ struct Run {
   Bytes got, want;
 };
 
-// Traces a registry kernel, runs it on the golden model with random inputs and returns the
+// A declared kernel on the golden model with random inputs uniform in [lo, hi) (never -0), its
 // output next to the reference.
 Run run_golden(const kernels::Args& a, uint64_t seed, float lo, float hi) {
+  testing::RunSettings st;
+  st.backend = ncore::run::Backend::golden;
+  st.seed = seed;
+  st.lo = lo;
+  st.hi = hi;
+  st.no_negative_zero = true;
+  const ncore::run::KernelRun k = testing::run_kernel(a, st);
+  const ncore::run::Array& out = k.result.outputs.at(k.kernel->outputs.at(0).name);
+  REQUIRE(out.shape == kernels::output_specs(a).at(0).shape);
   Run r;
-  r.prog = kernels::build(a, trn2());
-  ncore::GoldenModel g(trn2(), r.prog.hbm_bytes);
-  for (const auto& spec : kernels::inputs(a)) {
-    r.inputs[spec.name] = random_bytes(spec, seed++, lo, hi);
-    const ncore::HbmTensor* t = r.prog.find_tensor(spec.name);
-    REQUIRE(t);
-    REQUIRE(t->bytes == spec.bytes());
-    std::memcpy(g.hbm() + t->offset, r.inputs[spec.name].data(), spec.bytes());
-  }
-  g.run(r.prog);
-  const kernels::TensorSpec os = kernels::output(a);
-  const ncore::HbmTensor* o = r.prog.find_tensor(os.name);
-  REQUIRE(o);
-  REQUIRE(o->role == ncore::TensorRole::output);
-  REQUIRE(o->shape == os.shape);
-  r.got.assign(g.hbm() + o->offset, g.hbm() + o->offset + o->bytes);
-  r.want = kernels::reference(a, r.inputs);
+  r.prog = k.program;
+  for (const auto& [name, arr] : k.inputs) r.inputs[name] = arr.bytes;
+  r.got = out.bytes;
+  r.want = testing::expected(k);
   return r;
 }
 
@@ -139,10 +121,12 @@ void check_close(const Run& r, const kernels::Args& a) {
   const double rtol = dt == isa::Dtype::fp32 ? 1e-5 : dt == isa::Dtype::fp16 ? 1e-3 : 1e-2;
   const std::vector<float> l = floats(r.inputs.at("lhsT"), dt), x = floats(r.inputs.at("rhs"), dt);
   const std::vector<float> got = floats(r.got, dt), want = floats(r.want, dt);
-  std::vector<double> scale(static_cast<size_t>(a.m * a.n), 0.0);
-  for (int64_t k = 0; k < a.k; ++k)
-    for (int64_t i = 0; i < a.m; ++i)
-      for (int64_t j = 0; j < a.n; ++j) scale[i * a.n + j] += std::fabs(double{l[k * a.m + i]} * x[k * a.n + j]);
+  const kernels::Values v = kernels::resolve(a);
+  const int64_t K = v["k"], M = v["m"], N = v["n"];
+  std::vector<double> scale(static_cast<size_t>(M * N), 0.0);
+  for (int64_t k = 0; k < K; ++k)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) scale[i * N + j] += std::fabs(double{l[k * M + i]} * x[k * N + j]);
   uint64_t bad = 0;
   for (size_t e = 0; e < got.size(); ++e)
     if (!(std::fabs(double{got[e]} - want[e]) <= rtol * (scale[e] + std::fabs(want[e])))) ++bad;
@@ -253,7 +237,7 @@ TEST_CASE("kernel size checks, as the handout's asserts", "[firmware][kernels][m
   CHECK_THAT(err(matmul_args(128, 64, 512, isa::Dtype::fp32)), Catch::Contains("M = 64 is not a multiple of TILE_M = 128"));
   CHECK_THAT(err(matmul_args(0, 128, 512, isa::Dtype::fp32)), Catch::Contains("-k: kernel matmul needs its contraction dimension"));
   CHECK_THAT(err(transpose_args(128, -1, isa::Dtype::fp32)),
-             Catch::Contains("the column count m must be positive (or 0 for the default, n), got -1"));
+             Catch::Contains("-m must be positive (or 0 for the default, n), got -1 (the column count)"));
   // Contraction dimensions that differ, traced directly.
   try {
     nki::trace("mm", trn2(), [](nki::Tracer& t) {
@@ -348,7 +332,7 @@ TEST_CASE("matmul_tiled on the golden model: the fma chain exactly, the referenc
     bad += !(std::fabs(g - w) <= 1e-8 + 1e-5 * std::fabs(w));
   }
   CHECK(bad == 0);
-  CHECK_FALSE(kernels::info("matmul").exact);
+  CHECK_FALSE(kernels::find("matmul").exact);
 }
 
 TEST_CASE("matmul_blocked: each input element loaded once per block, the same bits as matmul_tiled",
@@ -416,20 +400,9 @@ TEST_CASE("the tensor-engine kernels run to completion with every conflict order
     nki::TraceOptions o;
     o.record_order = true;
     o.stats = &st;
-    const kernels::Args& a = c.second;
-    const ncore::Program p = nki::trace(
-        "k", trn2(),
-        [&](nki::Tracer& t) {
-          const nki::Dtype dt = nki::from_isa(a.dtype);
-          if (c.first == "transpose") {
-            t.output(kernels::matrix_transpose(t.input("a_tensor", {a.n, a.m}, dt)));
-          } else {
-            Tensor l = t.input("lhsT", {a.k, a.m}, dt);
-            Tensor r = t.input("rhs", {a.k, a.n}, dt);
-            t.output(c.first == "matmul" ? kernels::matmul_tiled(l, r) : kernels::matmul_blocked(l, r));
-          }
-        },
-        o);
+    kernels::Args a = c.second;
+    a.kernel = c.first;
+    const ncore::Program p = kernels::build(kernels::find(a.kernel), kernels::resolve(a), trn2(), o);
     REQUIRE(st.order.size() == p.instruction_count() - count(p, Op::sem_wait));
     for (uint64_t seed = 1; seed <= 3; ++seed) {
       const fwtest::Execution e = fwtest::execute(p, trn2(), seed);
@@ -443,55 +416,52 @@ TEST_CASE("the tensor-engine kernels run to completion with every conflict order
 }
 
 TEST_CASE("registry: transpose and matmul", "[firmware][kernels][registry][matrix]") {
-  const kernels::KernelInfo& t = kernels::info("transpose");
-  REQUIRE(t.sizes.size() == 2);
-  CHECK(t.sizes[0].flag == 'n');
-  CHECK(t.sizes[0].required);
-  CHECK(t.sizes[0].multiple_of == 128);
-  CHECK(t.sizes[1].flag == 'm');
-  CHECK_FALSE(t.sizes[1].required);
-  CHECK(t.sizes[1].default_doc == "n");
+  const kernels::Kernel& t = kernels::find("transpose");
+  REQUIRE(t.params.size() == 2);
+  CHECK(t.params[0].flag == "-n");
+  CHECK(t.params[0].required);
+  CHECK(t.params[1].flag == "-m");
+  CHECK_FALSE(t.params[1].required);
+  CHECK(t.params[1].default_from == "n");
   CHECK(t.exact);
-  const kernels::KernelInfo& m = kernels::info("matmul");
-  REQUIRE(m.sizes.size() == 3);
-  CHECK(m.sizes[0].flag == 'k');
-  CHECK(m.sizes[2].multiple_of == 512);
-  CHECK(kernels::info("tiled").row_chunk);
-  CHECK_FALSE(kernels::info("tiled").free_dim);
-  CHECK(kernels::info("stream").free_dim);
-  CHECK_THROWS_WITH(kernels::info("nope"), Catch::Contains("unknown kernel 'nope'"));
+  const kernels::Kernel& m = kernels::find("matmul");
+  REQUIRE(m.params.size() == 3);
+  CHECK(m.params[0].flag == "-k");
+  CHECK_FALSE(m.exact);
+  CHECK(kernels::find("tiled").params.at(1).name == "row_chunk");
+  CHECK(kernels::find("stream").params.at(1).name == "free_dim");
+  CHECK_THROWS_WITH(kernels::find("nope"), Catch::Contains("unknown kernel 'nope'"));
 
   kernels::Args a = transpose_args(256, 0, isa::Dtype::bf16);
-  CHECK(kernels::args_text(a) == "n=256 m=256");
-  a.m = 384;
-  CHECK(kernels::args_text(a) == "n=256 m=384");
-  const auto in = kernels::inputs(a);
+  CHECK(kernels::resolve(a).text() == "n=256 m=256");
+  a.set("m", 384);
+  CHECK(kernels::resolve(a).text() == "n=256 m=384");
+  const auto in = kernels::input_specs(a);
   REQUIRE(in.size() == 1);
   CHECK(in[0].name == "a_tensor");
   CHECK(in[0].shape == std::vector<int64_t>{256, 384});
-  CHECK(kernels::output(a).name == "out");
-  CHECK(kernels::output(a).shape == std::vector<int64_t>{384, 256});
+  CHECK(kernels::output_specs(a).at(0).name == "out");
+  CHECK(kernels::output_specs(a).at(0).shape == std::vector<int64_t>{384, 256});
   const ncore::Program p = kernels::build(a, trn2());
   CHECK(p.kernel == "matrix_transpose");
   CHECK(p.find_tensor("a_tensor")->role == ncore::TensorRole::input);
 
   kernels::Args b = matmul_args(256, 128, 1024, isa::Dtype::fp16);
-  CHECK(kernels::args_text(b) == "k=256 m=128 n=1024");
-  CHECK(kernels::arg_values(b) == std::vector<std::pair<std::string, int64_t>>{{"k", 256}, {"m", 128}, {"n", 1024}});
-  const auto bin = kernels::inputs(b);
+  CHECK(kernels::resolve(b).text() == "k=256 m=128 n=1024");
+  CHECK(kernels::resolve(b).items() == std::vector<std::pair<std::string, int64_t>>{{"k", 256}, {"m", 128}, {"n", 1024}});
+  const auto bin = kernels::input_specs(b);
   REQUIRE(bin.size() == 2);
   CHECK(bin[0].name == "lhsT");
   CHECK(bin[0].shape == std::vector<int64_t>{256, 128});
   CHECK(bin[1].name == "rhs");
   CHECK(bin[1].shape == std::vector<int64_t>{256, 1024});
-  CHECK(kernels::output(b).name == "result");
-  CHECK(kernels::output(b).shape == std::vector<int64_t>{128, 1024});
+  CHECK(kernels::output_specs(b).at(0).name == "result");
+  CHECK(kernels::output_specs(b).at(0).shape == std::vector<int64_t>{128, 1024});
   CHECK(kernels::build(b, trn2()).kernel == "matmul_tiled");
 
-  kernels::Args v;
-  v.kernel = "tiled";
-  v.n = 256;
-  CHECK(kernels::args_text(v) == "n=256 row_chunk=128");
+  CHECK(kernels::resolve(kernels::Args("tiled", {{"n", 256}})).text() == "n=256 row_chunk=128");
+  CHECK_THROWS_WITH(kernels::resolve(kernels::Args("tiled", {{"n", 256}, {"free_dim", 2}})),
+                    Catch::Contains("kernel tiled has no parameter 'free_dim'"));
 }
 
 TEST_CASE("registry references: transpose exactly, matmul rounded once from double", "[firmware][kernels][registry]") {
@@ -500,7 +470,7 @@ TEST_CASE("registry references: transpose exactly, matmul rounded once from doub
   const float x[6] = {1, 2, 3, 4, 5, 6};
   Bytes in(sizeof x);
   std::memcpy(in.data(), x, sizeof x);
-  const Bytes out = kernels::reference(a, {{"a_tensor", in}});
+  const Bytes out = kernels::reference(a, {{"a_tensor", in}}).at("out");
   float y[6];
   std::memcpy(y, out.data(), sizeof y);
   CHECK(std::vector<float>(y, y + 6) == std::vector<float>{1, 4, 2, 5, 3, 6});
@@ -518,7 +488,7 @@ TEST_CASE("registry references: transpose exactly, matmul rounded once from doub
     return r;
   };
   // lhsT = [1, 2^-8, 2^-30], rhs = [1, 1, 1]
-  CHECK(kernels::reference(b, {{"lhsT", bf({0x3F80, 0x3B80, 0x3080})}, {"rhs", bf({0x3F80, 0x3F80, 0x3F80})}}) ==
+  CHECK(kernels::reference(b, {{"lhsT", bf({0x3F80, 0x3B80, 0x3080})}, {"rhs", bf({0x3F80, 0x3F80, 0x3F80})}}).at("result") ==
         bf({0x3F81}));
   // fp32: 1 + 2^-24 + 2^-40 (exact in double) rounds up; fp16: 1 + 2^-11 + 2^-24 too (through
   // fp32, where 2^-24 is half an ulp of 1, it would tie to even and round down).
@@ -529,10 +499,10 @@ TEST_CASE("registry references: transpose exactly, matmul rounded once from doub
     for (float q : v) std::memcpy(&r[4 * k++], &q, 4);
     return r;
   };
-  CHECK(kernels::reference(f, {{"lhsT", f32({1.0f, 0x1p-24f, 0x1p-40f})}, {"rhs", f32({1.0f, 1.0f, 1.0f})}}) ==
+  CHECK(kernels::reference(f, {{"lhsT", f32({1.0f, 0x1p-24f, 0x1p-40f})}, {"rhs", f32({1.0f, 1.0f, 1.0f})}}).at("result") ==
         f32({1.0f + 0x1p-23f}));
   kernels::Args h = matmul_args(3, 1, 1, isa::Dtype::fp16);
-  CHECK(kernels::reference(h, {{"lhsT", bf({0x3C00, 0x1000, 0x0001})}, {"rhs", bf({0x3C00, 0x3C00, 0x3C00})}}) ==
+  CHECK(kernels::reference(h, {{"lhsT", bf({0x3C00, 0x1000, 0x0001})}, {"rhs", bf({0x3C00, 0x3C00, 0x3C00})}}).at("result") ==
         bf({0x3C01}));
 }
 
@@ -543,7 +513,7 @@ TEST_CASE("trace times of transpose 4096x4096 and matmul K=M=1024 N=2048", "[fir
     const auto t0 = std::chrono::steady_clock::now();
     const ncore::Program p = kernels::build(a, trn2());
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::cout << "[firmware] trace of " << p.kernel << " " << kernels::args_text(a) << " " << isa::to_string(a.dtype)
+    std::cout << "[firmware] trace of " << p.kernel << " " << kernels::resolve(a).text() << " " << isa::to_string(a.dtype)
               << ": " << p.instruction_count() << " instructions in " << sec << " s\n";
     CHECK(sec < 10.0);
   }

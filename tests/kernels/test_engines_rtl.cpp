@@ -8,7 +8,7 @@
 #include <cstring>
 #include <random>
 
-#include "core_sim.hpp"
+#include "run/pipeline.hpp"
 #include "ncore/presets_gen.hpp"
 #include "nki/nki.hpp"
 #include "numerics.hpp"
@@ -71,13 +71,14 @@ TEST_CASE("scalar engine and tensor_reduce in the core: activation_reduce, PSUM,
     t.output(out);
   });
 
-  std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<float> u(-2.0f, 2.0f);
   std::vector<float> x(P * F), s(P), b(P);
-  for (const char* name : {"x", "s", "b", "out"}) REQUIRE(prog.find_tensor(name));
+  run::Arrays in{{"x", {{P, F}, isa::Dtype::fp32, std::vector<uint8_t>(P * F * 4), ""}},
+                 {"s", {{P, 1}, isa::Dtype::fp32, std::vector<uint8_t>(P * 4), ""}},
+                 {"b", {{P, 1}, isa::Dtype::bf16, std::vector<uint8_t>(P * 2), ""}}};
   auto put = [&](const char* name, uint64_t i, uint32_t bits, unsigned esz) {
-    std::memcpy(hbm.data() + prog.find_tensor(name)->offset + i * esz, &bits, esz);
+    std::memcpy(in.at(name).bytes.data() + i * esz, &bits, esz);
   };
   for (int64_t i = 0; i < P * F; ++i) {
     x[i] = u(rng);
@@ -90,16 +91,16 @@ TEST_CASE("scalar engine and tensor_reduce in the core: activation_reduce, PSUM,
     b[i] = f32(num::to_f32_bits(bb, isa::Dtype::bf16));
     put("b", i, bb, 2);
   }
-  sim::RunOptions opt;
-  opt.check = true;
-  const sim::RunResult r = sim::Core::get(p).run(prog, hbm, opt);
-  CHECK(r.checked_instructions >= 6);
+  run::Options opt;
+  opt.threads = 1;
+  opt.sim.check = true;
+  const run::Result r = run::run_program(prog, p, in, opt);
+  CHECK(r.stats.checked_instructions >= 6);
 
-  const HbmTensor* ot = prog.find_tensor("out");
-  REQUIRE(ot);
+  const std::vector<uint8_t>& out = r.outputs.at("out").bytes;
   auto got = [&](int64_t row, int64_t col) {
     uint32_t v;
-    std::memcpy(&v, hbm.data() + ot->offset + (row * OUT + col) * 4, 4);
+    std::memcpy(&v, out.data() + (row * OUT + col) * 4, 4);
     return v;
   };
   uint64_t bad = 0;

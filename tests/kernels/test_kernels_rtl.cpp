@@ -4,65 +4,29 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
-#include <functional>
-#include <random>
 
-#include "core_sim.hpp"
 #include "golden_model.hpp"
+#include "kernel_run.hpp"
 #include "ncore/error.hpp"
 #include "ncore/presets_gen.hpp"
-#include "nki/registry.hpp"
-#include "numerics.hpp"
 
 using namespace ncore;
+using testing::expected;
+using testing::output;
+using testing::run_kernel;
 
 namespace {
 
-struct Outcome {
-  sim::RunResult run;
-  std::vector<uint8_t> out, want;
-  std::map<std::string, std::vector<uint8_t>> inputs;
-};
-
-// Random inputs in [-4, 4) in the kernel's dtype, the run, the output and the reference.
-Outcome run_kernel(const kernels::Args& a, const char* preset = "trn2", bool check = true, bool skip = true,
-                   uint64_t seed = 1, std::function<void(GoldenModel&)> golden_setup = {}) {
-  const Preset& p = *find_preset(preset);
-  Program prog = kernels::build(a, p);
-  std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
-  Outcome o;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
-  for (const auto& spec : kernels::inputs(a)) {
-    const unsigned esz = isa::dtype_bytes(spec.dtype);
-    std::vector<uint8_t> bytes(spec.bytes());
-    for (uint64_t i = 0; i < bytes.size() / esz; ++i) {
-      const uint32_t v = num::from_float(u(rng), spec.dtype);
-      std::memcpy(bytes.data() + i * esz, &v, esz);
-    }
-    const HbmTensor* t = prog.find_tensor(spec.name);
-    REQUIRE(t != nullptr);
-    std::memcpy(hbm.data() + t->offset, bytes.data(), bytes.size());
-    o.inputs[spec.name] = bytes;
-  }
-  sim::RunOptions opt;
-  opt.check = check;
-  opt.skip_idle = skip;
-  opt.golden_setup = std::move(golden_setup);
-  o.run = sim::Core::get(p).run(prog, hbm, opt);
-  const HbmTensor* ot = prog.find_tensor("out");
-  REQUIRE(ot != nullptr);
-  o.out.assign(hbm.begin() + static_cast<long>(ot->offset), hbm.begin() + static_cast<long>(ot->offset + ot->bytes));
-  o.want = kernels::reference(a, o.inputs);
-  return o;
+kernels::Args args(const std::string& k, int64_t n, isa::Dtype dt = isa::Dtype::fp32) {
+  return kernels::Args(k, {{"n", n}}, dt);
 }
 
-kernels::Args args(const std::string& k, int64_t n, isa::Dtype dt = isa::Dtype::fp32) {
-  kernels::Args a;
-  a.kernel = k;
-  a.n = n;
-  a.dtype = dt;
-  return a;
+testing::RunSettings on(const char* preset, bool check = true, bool skip = true) {
+  testing::RunSettings s;
+  s.preset = preset;
+  s.check = check;
+  s.skip = skip;
+  return s;
 }
 
 }  // namespace
@@ -81,15 +45,16 @@ TEST_CASE("every vector-add kernel is right on the RTL, all dtypes, in check mod
   };
   for (const auto& c : cases) {
     kernels::Args a = args(c.kernel, c.n, dt);
-    if (c.row_chunk) a.row_chunk = c.row_chunk;
-    if (c.free_dim) a.free_dim = c.free_dim;
+    if (c.row_chunk) a.set("row_chunk", c.row_chunk);
+    if (c.free_dim) a.set("free_dim", c.free_dim);
     INFO(c.kernel << " n=" << c.n << " dtype=" << isa::to_string(dt));
-    const Outcome o = run_kernel(a);
-    CHECK(o.out == o.want);
-    CHECK(o.run.checked_instructions == o.run.instructions - [&] {
+    const run::KernelRun o = run_kernel(a);
+    CHECK(output(o) == expected(o));
+    CHECK(o.exact);
+    CHECK(o.result.stats.checked_instructions == o.result.stats.instructions - [&] {
       // sem_wait instructions are not compared (they have no destination)
       uint64_t w = 0;
-      for (const auto& s : kernels::build(a, *find_preset("trn2")).streams)
+      for (const auto& s : o.program.streams)
         for (const auto& in : s.insns) w += in.insn.opcode == isa::Opcode::sem_wait;
       return w;
     }());
@@ -100,70 +65,64 @@ TEST_CASE("direct_alloc_bad: the overlapping tiles give a wrong answer, the same
   // a, b and the result share one SBUF buffer: b's load overwrites a, and the add computes
   // b + b. Check mode passes (the RTL does what the program says); the answer is wrong.
   kernels::Args a = args("direct_alloc_bad", 256000);
-  const Outcome o = run_kernel(a);
-  CHECK(o.out != o.want);
-  const auto& b = o.inputs.at("b_vec");
+  const run::KernelRun o = run_kernel(a);
+  CHECK(output(o) != expected(o));
+  CHECK_FALSE(o.correct);
+  const auto& b = o.inputs.at("b_vec").bytes;
   size_t doubled = 0;
   for (size_t i = 0; i < b.size(); i += 4) {
     float bv, ov;
     std::memcpy(&bv, b.data() + i, 4);
-    std::memcpy(&ov, o.out.data() + i, 4);
+    std::memcpy(&ov, output(o).data() + i, 4);
     doubled += (ov == bv + bv);
   }
   CHECK(doubled == b.size() / 4);
   // The good kernel with the same inputs is right.
-  const Outcome good = run_kernel(args("direct_alloc", 256000));
-  CHECK(good.out == good.want);
+  const run::KernelRun good = run_kernel(args("direct_alloc", 256000));
+  CHECK(output(good) == expected(good));
 }
 
 TEST_CASE("skipping idle cycles leaves the cycle count exact", "[kernels]") {
-  kernels::Args t = args("tiled", 64);
-  t.row_chunk = 1;
-  kernels::Args s = args("stream", 256000);
-  s.free_dim = 1000;
-  kernels::Args d = args("tiled", 1280);
+  const kernels::Args t = args("tiled", 64).set("row_chunk", 1);
+  const kernels::Args s = args("stream", 256000).set("free_dim", 1000);
+  const kernels::Args d = args("tiled", 1280);
   for (const auto& a : {t, s, d}) {
     INFO(a.kernel);
-    const Outcome fast = run_kernel(a, "trn2", false, true);
-    const Outcome slow = run_kernel(a, "trn2", false, false);
-    CHECK(fast.run.cycles == slow.run.cycles);
-    CHECK(fast.run.skipped_cycles > 0);
-    CHECK(slow.run.skipped_cycles == 0);
-    CHECK(fast.out == slow.out);
+    const run::KernelRun fast = run_kernel(a, on("trn2", false, true));
+    const run::KernelRun slow = run_kernel(a, on("trn2", false, false));
+    CHECK(fast.result.stats.cycles == slow.result.stats.cycles);
+    CHECK(fast.result.stats.skipped_cycles > 0);
+    CHECK(slow.result.stats.skipped_cycles == 0);
+    CHECK(output(fast) == output(slow));
   }
 }
 
 TEST_CASE("the trn1 configuration runs the kernels at its own clock", "[kernels]") {
-  kernels::Args a = args("stream", 25600);
-  const Outcome o = run_kernel(a, "trn1");
-  CHECK(o.out == o.want);
-  CHECK(o.run.time_us == Approx(static_cast<double>(o.run.cycles) / 2800.0));
+  const run::KernelRun o = run_kernel(args("stream", 25600), on("trn1"));
+  CHECK(output(o) == expected(o));
+  CHECK(o.result.stats.time_us == Approx(static_cast<double>(o.result.stats.cycles) / 2800.0));
 }
 
 TEST_CASE("at n=256000, FREE_DIM=1000 beats FREE_DIM=2000: loads overlap the adds", "[kernels][timing]") {
-  kernels::Args a1 = args("stream", 256000), a2 = args("stream", 256000);
-  a1.free_dim = 1000;
-  a2.free_dim = 2000;
-  const Outcome o1 = run_kernel(a1, "trn2", false), o2 = run_kernel(a2, "trn2", false);
-  CHECK(o1.out == o1.want);
-  CHECK(o2.out == o2.want);
-  CHECK(o1.run.dma_transfers == 6);
-  CHECK(o2.run.dma_transfers == 3);
-  CHECK(o1.run.cycles < o2.run.cycles);
+  const run::KernelRun o1 = run_kernel(args("stream", 256000).set("free_dim", 1000), on("trn2", false));
+  const run::KernelRun o2 = run_kernel(args("stream", 256000).set("free_dim", 2000), on("trn2", false));
+  CHECK(output(o1) == expected(o1));
+  CHECK(output(o2) == expected(o2));
+  CHECK(o1.result.stats.dma_transfers == 6);
+  CHECK(o2.result.stats.dma_transfers == 3);
+  CHECK(o1.result.stats.cycles < o2.result.stats.cycles);
 }
 
 TEST_CASE("at n=25600, ROW_CHUNK=128 is at least 50x faster than ROW_CHUNK=1", "[kernels][timing][slow]") {
-  kernels::Args a1 = args("tiled", 25600), a128 = args("tiled", 25600);
-  a1.row_chunk = 1;
-  a128.row_chunk = 128;
-  const Outcome o1 = run_kernel(a1, "trn2", false), o128 = run_kernel(a128, "trn2", false);
-  CHECK(o1.out == o1.want);
-  CHECK(o128.out == o128.want);
-  CHECK(o1.run.dma_transfers == 76800);
-  CHECK(o128.run.dma_transfers == 600);
+  const run::KernelRun o1 = run_kernel(args("tiled", 25600).set("row_chunk", 1), on("trn2", false));
+  const run::KernelRun o128 = run_kernel(args("tiled", 25600).set("row_chunk", 128), on("trn2", false));
+  CHECK(output(o1) == expected(o1));
+  CHECK(output(o128) == expected(o128));
+  CHECK(o1.result.stats.dma_transfers == 76800);
+  CHECK(o128.result.stats.dma_transfers == 600);
   // Tens of milliseconds of device time, as on the chip: every transfer pays the fixed cost.
-  CHECK(o1.run.time_us > 10000.0);
-  CHECK(o1.run.cycles >= 50 * o128.run.cycles);
+  CHECK(o1.result.stats.time_us > 10000.0);
+  CHECK(o1.result.stats.cycles >= 50 * o128.result.stats.cycles);
 }
 
 TEST_CASE("check mode stops at the first instruction whose result differs from the golden model", "[kernels]") {
@@ -175,7 +134,9 @@ TEST_CASE("check mode stops at the first instruction whose result differs from t
   REQUIRE(b != nullptr);
   const uint64_t flip = b->offset + 4 * 201;  // element 201 = partition 1, column 1 of the (128, 200) view
   try {
-    run_kernel(a, "trn2", true, true, 1, [&](GoldenModel& g) { g.hbm()[flip] ^= 0x01; });
+    testing::RunSettings st;
+    st.golden_setup = [&](GoldenModel& g) { g.hbm()[flip] ^= 0x01; };
+    run_kernel(a, st);
     FAIL("check mode did not report the difference");
   } catch (const SimError& e) {
     const std::string m = e.what();

@@ -6,12 +6,9 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
-#include "core_sim.hpp"
+#include "kernel_run.hpp"
 #include "ncore/presets_gen.hpp"
-#include "nki/registry.hpp"
-#include "numerics.hpp"
 
 using namespace ncore;
 
@@ -23,49 +20,23 @@ struct Run {
   std::vector<std::vector<float>> inputs;  // each input, as the kernel saw it (rounded to its dtype)
 };
 
+// The kernel on the RTL in check mode, inputs uniform in [-2, 2).
 Run run_kernel(const kernels::Args& a, uint64_t seed) {
-  const Preset& p = *find_preset("trn2");
-  const Program prog = kernels::build(a, p);
-  std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
+  testing::RunSettings s;
+  s.seed = seed;
+  s.lo = -2.0f;
+  s.hi = 2.0f;
+  const run::KernelRun k = testing::run_kernel(a, s);
   Run r;
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
-  for (const auto& spec : kernels::inputs(a)) {
-    const unsigned esz = isa::dtype_bytes(spec.dtype);
-    const HbmTensor* t = prog.find_tensor(spec.name);
-    REQUIRE(t != nullptr);
-    std::vector<float> vals(spec.bytes() / esz);
-    for (uint64_t i = 0; i < vals.size(); ++i) {
-      const uint32_t bits = num::from_float(u(rng), spec.dtype);
-      std::memcpy(hbm.data() + t->offset + i * esz, &bits, esz);
-      const uint32_t f = num::to_f32_bits(bits, spec.dtype);
-      std::memcpy(&vals[i], &f, 4);
-    }
-    r.inputs.push_back(std::move(vals));
-  }
-  sim::RunOptions opt;
-  opt.check = true;
-  r.run = sim::Core::get(p).run(prog, hbm, opt);
-  const HbmTensor* ot = prog.find_tensor(kernels::output(a).name);
-  REQUIRE(ot != nullptr);
-  const unsigned esz = isa::dtype_bytes(a.dtype);
-  r.out.resize(ot->bytes / esz);
-  for (uint64_t i = 0; i < r.out.size(); ++i) {
-    uint32_t bits = 0;
-    std::memcpy(&bits, hbm.data() + ot->offset + i * esz, esz);
-    const uint32_t f = num::to_f32_bits(bits, a.dtype);
-    std::memcpy(&r.out[i], &f, 4);
-  }
+  r.run = k.result.stats;
+  r.out = testing::floats(k.result.outputs.at(k.kernel->outputs.at(0).name));
+  for (const auto& in : k.kernel->inputs) r.inputs.push_back(testing::floats(k.inputs.at(in.name)));
   return r;
 }
 
 kernels::Args args(const char* kernel, int64_t k, int64_t m, int64_t n, isa::Dtype dt) {
-  kernels::Args a;
-  a.kernel = kernel;
-  a.k = k;
-  a.m = m;
-  a.n = n;
-  a.dtype = dt;
+  kernels::Args a(kernel, {{"m", m}, {"n", n}}, dt);
+  if (k) a.set("k", k);
   return a;
 }
 

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "core_sim.hpp"
+#include "core/core_sim.hpp"
 #include "ncore/error.hpp"
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"

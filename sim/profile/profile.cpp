@@ -1,5 +1,5 @@
 // The profile of a run: summary, trace-event timeline and timeline page (profile.hpp).
-#include "profile.hpp"
+#include "profile/profile.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core_sim.hpp"
+#include "core/core_sim.hpp"
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
 

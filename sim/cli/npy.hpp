@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "run/pipeline.hpp"
+
 namespace ncore::sim {
 
 struct NpyArray {
@@ -23,5 +25,12 @@ void npy_save(const std::string& path, const NpyArray& a);
 // Header+data of a .npy file in memory (for tests).
 NpyArray npy_parse(const std::vector<uint8_t>& bytes, const std::string& what);
 std::vector<uint8_t> npy_serialize(const NpyArray& a);
+
+// A .npy array as an input of dtype `dt`: float32 rounded to the dtype, float16 for fp16 kernels
+// (widened exactly for fp32), '<u2' bit patterns for bf16 kernels. `what` names it in messages.
+run::Array npy_to_array(const NpyArray& a, isa::Dtype dt, const std::string& what);
+// An output as a .npy array: fp32 and fp16 as they are, bf16 widened exactly to float32 (NumPy
+// has no bfloat16).
+NpyArray array_to_npy(const run::Array& a);
 
 }  // namespace ncore::sim

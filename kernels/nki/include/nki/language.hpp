@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include <optional>
+
+#include "nki/isa.hpp"
 #include "nki/loc.hpp"
 #include "nki/tensor.hpp"
 
@@ -77,11 +80,19 @@ inline constexpr Buffer shared_hbm{BufferKind::shared_hbm};
 inline constexpr Buffer sbuf{BufferKind::sbuf};
 inline constexpr Buffer psum{BufferKind::psum};
 
-inline constexpr AluOp add = AluOp::add;
-inline constexpr AluOp subtract = AluOp::subtract;
-inline constexpr AluOp multiply = AluOp::multiply;
-inline constexpr AluOp maximum = AluOp::max;
-inline constexpr AluOp minimum = AluOp::min;
+// An ALU op by its NKI name. It is an op argument (nisa::tensor_tensor(a, b, nl::add)) and the
+// element-wise call of NKI's language, nl::add(x, y) (see elementwise below).
+struct AluFn {
+  AluOp op;
+  constexpr operator AluOp() const { return op; }
+  Tensor operator()(const Operand& x, const Operand& y, Loc loc = Loc::here()) const;
+  Tensor operator()(const Operand& x, const Operand& y, Dtype dtype, Loc loc = Loc::here()) const;
+};
+inline constexpr AluFn add{AluOp::add};
+inline constexpr AluFn subtract{AluOp::subtract};
+inline constexpr AluFn multiply{AluOp::multiply};
+inline constexpr AluFn maximum{AluOp::max};
+inline constexpr AluFn minimum{AluOp::min};
 inline constexpr AluOp bypass = AluOp::bypass;
 
 // Activation functions of nisa::activation. NKI's nl.copy as a function argument is nl::identity
@@ -113,6 +124,20 @@ Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, const std::string& 
 // nisa::tensor_copy on the vector engine). res_sb = nl::copy(res_psum, result.dtype()).
 Tensor copy(const Tensor& x, Dtype dtype, Loc loc = Loc::here());
 Tensor copy(const Tensor& x, Loc loc = Loc::here());
+
+// nl.load: a new SBUF tile holding the HBM view `src` (dimension 0 the partitions), read by
+// one dma_copy, cast to `dtype` when given. nl.store: `value` (an SBUF tile) written to the HBM
+// view `dst` by one dma_copy.
+Tensor load(const Tensor& src, Loc loc = Loc::here());
+Tensor load(const Tensor& src, Dtype dtype, Loc loc = Loc::here());
+void store(const Tensor& dst, const Tensor& value, Loc loc = Loc::here());
+
+// The element-wise operations of NKI's language (nl.add(x, y), ...) on the vector engine, into a
+// new SBUF tile of `dtype` (default: the tile operand's dtype). Two tiles of one shape:
+// tensor_tensor. A tile and a scalar, or a tile and a (P, 1) tile (broadcast along the free
+// dimensions), either way round: tensor_scalar, its operands reversed when the scalar comes
+// first. Two scalars are an error (the kernel can compute them itself).
+Tensor elementwise(AluOp op, const Operand& x, const Operand& y, std::optional<Dtype> dtype, Loc loc = Loc::here());
 
 inline constexpr ParDim par_dim(int64_t n) { return ParDim{n}; }
 inline constexpr Slice ds(int64_t start, int64_t size) { return Slice{start, size}; }

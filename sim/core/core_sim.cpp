@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "core_presets.hpp"
-#include "core_sim.hpp"
+#include "core/core_presets.hpp"
+#include "core/core_sim.hpp"
 #include "ncore/error.hpp"
 #include "ncore/isa_gen.hpp"
 

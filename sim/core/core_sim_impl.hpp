@@ -29,9 +29,9 @@
 
 #include <fmt/format.h>
 
-#include "core_sim.hpp"
+#include "core/core_sim.hpp"
 #include "golden_model.hpp"
-#include "hbm_model.hpp"
+#include "core/hbm_model.hpp"
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
 #include "ncore/isa_gen.hpp"

@@ -1,5 +1,5 @@
 // HBM model; see hbm_model.hpp.
-#include "hbm_model.hpp"
+#include "core/hbm_model.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -2,8 +2,8 @@
 // sim/CMakeLists.txt).
 #include "Vncore_top_trn2_mt.h"
 #include "Vncore_top_trn2_mt___024root.h"
-#include "core_sim_impl.hpp"
-#include "core_presets.hpp"
+#include "core/core_sim_impl.hpp"
+#include "core/core_presets.hpp"
 
 namespace ncore::sim {
 namespace {

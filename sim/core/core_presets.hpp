@@ -1,7 +1,7 @@
 // Constructors of the SystemC top levels built into this binary, one per Verilated model.
 #pragma once
 
-#include "core_sim.hpp"
+#include "core/core_sim.hpp"
 
 namespace ncore::sim {
 Core* make_core_trn2(const Preset& p);

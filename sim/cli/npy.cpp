@@ -1,5 +1,5 @@
 // .npy reading and writing; see npy.hpp.
-#include "npy.hpp"
+#include "cli/npy.hpp"
 
 #include <cctype>
 #include <cstring>
@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "ncore/error.hpp"
+#include "numerics.hpp"
 
 namespace ncore::sim {
 namespace {
@@ -141,6 +142,58 @@ void npy_save(const std::string& path, const NpyArray& a) {
   if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
   out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   if (!out) throw InputError(fmt::format("{}: write failed", path));
+}
+
+run::Array npy_to_array(const NpyArray& a, isa::Dtype dt, const std::string& what) {
+  run::Array out;
+  out.shape = a.shape;
+  out.dtype = dt;
+  out.origin = what;
+  const uint64_t n = a.elements();
+  const unsigned esz = isa::dtype_bytes(dt);
+  out.bytes.resize(n * esz);
+  auto put = [&](uint64_t i, uint32_t bits) { std::memcpy(out.bytes.data() + i * esz, &bits, esz); };
+  if (a.descr == "<f4") {
+    for (uint64_t i = 0; i < n; ++i) {
+      float f;
+      std::memcpy(&f, a.data.data() + 4 * i, 4);
+      put(i, num::from_float(f, dt));
+    }
+  } else if (a.descr == "<f2") {
+    if (dt == isa::Dtype::bf16)
+      throw InputError(what + ": float16 data given for a bfloat16 kernel (use float32 or '<u2' bfloat16 bits)");
+    for (uint64_t i = 0; i < n; ++i) {
+      uint16_t h;
+      std::memcpy(&h, a.data.data() + 2 * i, 2);
+      put(i, dt == isa::Dtype::fp16 ? h : num::from_f32_bits(num::to_f32_bits(h, isa::Dtype::fp16), dt));
+    }
+  } else {  // <u2: bfloat16 bit patterns
+    if (dt != isa::Dtype::bf16)
+      throw InputError(what + ": '<u2' data (bfloat16 bits) given for a " + std::string(isa::to_string(dt)) + " kernel");
+    out.bytes = a.data;
+  }
+  return out;
+}
+
+NpyArray array_to_npy(const run::Array& a) {
+  NpyArray n;
+  n.shape = a.shape;
+  if (a.dtype == isa::Dtype::fp16) {
+    n.descr = "<f2";
+    n.data = a.bytes;
+    return n;
+  }
+  n.descr = "<f4";
+  const unsigned esz = isa::dtype_bytes(a.dtype);
+  const uint64_t count = a.bytes.size() / esz;
+  n.data.resize(4 * count);
+  for (uint64_t i = 0; i < count; ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, a.bytes.data() + i * esz, esz);
+    const uint32_t f = num::to_f32_bits(bits, a.dtype);
+    std::memcpy(n.data.data() + 4 * i, &f, 4);
+  }
+  return n;
 }
 
 }  // namespace ncore::sim

@@ -1,8 +1,8 @@
 // The trn2 preset's SystemC top level, single-thread model (see core_sim_impl.hpp).
 #include "Vncore_top_trn2.h"
 #include "Vncore_top_trn2___024root.h"
-#include "core_sim_impl.hpp"
-#include "core_presets.hpp"
+#include "core/core_sim_impl.hpp"
+#include "core/core_presets.hpp"
 
 namespace ncore::sim {
 namespace {

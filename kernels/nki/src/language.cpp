@@ -40,6 +40,18 @@ void kernel_check(bool cond, const std::string& message, Loc loc) {
 }
 
 namespace nl {
+namespace {
+
+// NKI's name of an element-wise op: "add", "subtract", "multiply", "maximum", "minimum".
+const char* isa_name(AluOp op) {
+  switch (op) {
+    case AluOp::max: return "maximum";
+    case AluOp::min: return "minimum";
+    default: return ncore::isa::to_string(op);
+  }
+}
+
+}  // namespace
 
 Tensor ndarray(const Shape& shape, Dtype dtype, Buffer buffer, Loc loc) { return ndarray(shape, dtype, buffer, "", loc); }
 
@@ -79,6 +91,76 @@ Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, const std::string& 
 Tensor copy(const Tensor& x, Dtype dtype, Loc loc) { return nisa::tensor_copy(x, dtype, loc); }
 
 Tensor copy(const Tensor& x, Loc loc) { return nisa::tensor_copy(x, x.dtype(), loc); }
+
+Tensor load(const Tensor& src, Loc loc) { return load(src, src.dtype(), loc); }
+
+Tensor load(const Tensor& src, Dtype dtype, Loc loc) {
+  detail::TracerImpl& tr = detail::require("load", loc);
+  if (!src.valid()) tr.fail(loc, "nl.load of an empty tensor");
+  if (src.on_chip())
+    tr.fail(loc, fmt::format("Expected operand 'src' of 'load' to be in address space 'hbm', but got a tile in '{}' "
+                             "instead.",
+                             to_string(src.buffer())));
+  Shape s = src.shape();
+  if (s.empty()) s.push_back(1);
+  Tensor t = tr.new_tile(s, dtype, BufferKind::sbuf, src.name() + "_tile", loc);
+  nisa::dma_copy(t, src, loc);
+  return t;
+}
+
+void store(const Tensor& dst, const Tensor& value, Loc loc) {
+  detail::TracerImpl& tr = detail::require("store", loc);
+  if (!dst.valid() || !value.valid()) tr.fail(loc, "nl.store of an empty tensor");
+  if (dst.on_chip())
+    tr.fail(loc, fmt::format("Expected operand 'dst' of 'store' to be in address space 'hbm', but got a tile in '{}' "
+                             "instead.",
+                             to_string(dst.buffer())));
+  nisa::dma_copy(dst, value, loc);
+}
+
+namespace {
+
+// Whether a tile holds one element per partition (its shape (P, 1, ...)).
+bool per_partition(const Tensor& t) {
+  const Shape s = t.shape();
+  int64_t free = 1;
+  for (size_t d = 1; d < s.size(); ++d) free *= s[d];
+  return free == 1;
+}
+
+}  // namespace
+
+Tensor elementwise(AluOp op, const Operand& x, const Operand& y, std::optional<Dtype> dtype, Loc loc) {
+  detail::TracerImpl& tr = detail::require(isa_name(op), loc);
+  if (x.none() || y.none()) tr.fail(loc, fmt::format("nl.{} needs two operands", isa_name(op)));
+  if (!x.is_tile() && !y.is_tile())
+    tr.fail(loc, fmt::format("nl.{} of two scalars: compute it in the kernel, or give a tile", isa_name(op)));
+  // A scalar or a (P, 1) tile against a bigger tile: tensor_scalar, reversed when it comes first.
+  const bool x_small = !x.is_tile() || (y.is_tile() && per_partition(x.tensor()) && !per_partition(y.tensor()));
+  const bool y_small = !y.is_tile() || (x.is_tile() && per_partition(y.tensor()) && !per_partition(x.tensor()));
+  if (y_small) {
+    const Tensor& data = x.tensor();
+    Tensor dst = tr.new_result(data, dtype.value_or(data.dtype()), isa_name(op), loc);
+    nisa::tensor_scalar(dst, data, op, y, false, AluOp::bypass, {}, false, loc);
+    return dst;
+  }
+  if (x_small) {
+    const Tensor& data = y.tensor();
+    Tensor dst = tr.new_result(data, dtype.value_or(data.dtype()), isa_name(op), loc);
+    nisa::tensor_scalar(dst, data, op, x, true, AluOp::bypass, {}, false, loc);
+    return dst;
+  }
+  return dtype ? nisa::tensor_tensor(x.tensor(), y.tensor(), op, *dtype, loc)
+               : nisa::tensor_tensor(x.tensor(), y.tensor(), op, loc);
+}
+
+Tensor AluFn::operator()(const Operand& x, const Operand& y, Loc loc) const {
+  return elementwise(op, x, y, std::nullopt, loc);
+}
+
+Tensor AluFn::operator()(const Operand& x, const Operand& y, Dtype dtype, Loc loc) const {
+  return elementwise(op, x, y, dtype, loc);
+}
 
 Range affine_range(int64_t n, Loc loc) { return Range(n, false, loc); }
 Range sequential_range(int64_t n, Loc loc) { return Range(n, true, loc); }

@@ -1,0 +1,171 @@
+// ncore-sim: runs a kernel on the Verilated NeuronCore (or on the golden model alone) and
+// reports what run_benchmark.py reports on the real chip: whether the result is right, the
+// latency, and the DMA transfer count.
+//
+//   ncore-sim --kernel stream -n 25600 --free-dim 200 [--check] [--json out.json]
+//
+// The run itself is the run pipeline's (sim/run); this file turns the command line into a
+// request, writes the files asked for and prints the report.
+//
+// Exit status: 0 result correct, 1 result wrong, 2 bad input (arguments, files, a kernel
+// that breaks a hardware rule), 3 simulation error (golden-model mismatch, deadlock, stall).
+#include <systemc.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/npy.hpp"
+#include "cli/options.hpp"
+#include "cli/report.hpp"
+#include "ncore/error.hpp"
+#include "profile/profile.hpp"
+#include "run/pipeline.hpp"
+
+using namespace ncore;
+
+namespace {
+
+enum Exit { kOk = 0, kWrong = 1, kBadInput = 2, kSimError = 3 };
+
+// --waves-window START:END (either may be empty).
+void parse_window(const std::string& w, sim::RunOptions& opt) {
+  const auto colon = w.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    size_t used = 0;
+    if (colon > 0) {
+      opt.waves_start = std::stoull(w.substr(0, colon), &used);
+      if (used != colon) throw std::invalid_argument("start");
+    }
+    if (colon + 1 < w.size()) {
+      opt.waves_end = std::stoull(w.substr(colon + 1), &used);
+      if (used != w.size() - colon - 1) throw std::invalid_argument("end");
+    }
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("--waves-window {}: expected START:END in cycles (either may be empty)", w));
+  }
+  if (opt.waves_start >= opt.waves_end) throw InputError(fmt::format("--waves-window {}: START must be below END", w));
+}
+
+// The RTL run's options: check mode, skipping, waveforms, the progress line, threads.
+run::Options run_options(const cli::Options& o, const Preset& preset) {
+  run::Options opt;
+  opt.backend = o.backend == "golden" ? run::Backend::golden : run::Backend::rtl;
+  opt.sim.check = o.check;
+  opt.sim.skip_idle = !o.no_skip;
+  opt.sim.waves = o.waves;
+  opt.sim.waves_scopes = o.waves_scopes;
+  if (!o.waves_window.empty()) parse_window(o.waves_window, opt.sim);
+  if (o.waves.empty() && (!o.waves_scopes.empty() || !o.waves_window.empty()))
+    throw InputError("--waves-scope and --waves-window need --waves FILE.fst");
+  for (const auto& name : o.waves_scopes) {
+    std::vector<std::string> known;
+    for (const auto& w : sim::kWaveScopes) known.emplace_back(w.name);
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw InputError(fmt::format("--waves-scope {}: unknown scope (known: {})", name, fmt::join(known, ", ")));
+  }
+  if (!o.quiet && isatty(STDERR_FILENO)) {
+    opt.sim.progress_seconds = 2.0;
+    const double mhz = static_cast<double>(preset.clock_mhz);
+    opt.sim.progress = [mhz](uint64_t cyc, uint64_t done, uint64_t total) {
+      std::fprintf(stderr, "\r[ncore-sim] cycle %llu (%.1f us), %llu of %llu instructions done ",
+                   static_cast<unsigned long long>(cyc), static_cast<double>(cyc) / mhz,
+                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
+      std::fflush(stderr);
+    };
+  }
+  if (o.threads != "auto") {
+    const auto counts = sim::Core::thread_counts(preset.name);
+    for (unsigned t : counts)
+      if (o.threads == std::to_string(t)) opt.threads = t;
+    if (opt.threads == 0)
+      throw InputError(fmt::format("--threads {}: the {} model runs on {} thread{} (or auto)", o.threads, preset.name,
+                                   fmt::join(counts, " or "), counts.size() == 1 ? "" : "s"));
+  }
+  return opt;
+}
+
+int run_cli(const cli::Options& o) {
+  const Preset* preset = find_preset(o.config);
+  if (!preset || std::string(preset->name) == "tiny")
+    throw InputError(fmt::format("--config {}: unknown configuration (choose trn2 or trn1)", o.config));
+  run::KernelRequest req;
+  req.args.kernel = o.kernel;
+  req.args.given = o.params;
+  req.args.dma_queues = o.dma_queues;
+  if (!isa::from_string(o.dtype, req.args.dtype))
+    throw InputError(fmt::format("--dtype {}: unknown dtype (choose fp32, bf16 or fp16)", o.dtype));
+  req.preset = preset;
+  req.fill.seed = o.seed;
+  for (const auto& [name, path] : o.files) req.inputs[name] = sim::npy_to_array(sim::npy_load(path), req.args.dtype, path);
+  if (!o.image_in.empty()) {
+    req.image = Program::load(o.image_in);
+    req.image_origin = "--image " + o.image_in;
+  }
+
+  run::KernelRun r = run::prepare(req);
+  if (!o.listing_path.empty()) {
+    std::ofstream out(o.listing_path);
+    if (!out) throw InputError(fmt::format("--listing {}: cannot open for writing", o.listing_path));
+    out << r.program.listing();
+  }
+  if (!o.image_out.empty()) r.program.save(o.image_out);
+
+  const run::Options opt = run_options(o, *preset);
+  run::execute(r, opt, !o.no_reference);
+  const auto& s = r.result.stats;
+  if (opt.sim.progress_seconds > 0 && s.wall_seconds >= opt.sim.progress_seconds) std::fprintf(stderr, "\n");
+  const bool rtl = opt.backend == run::Backend::rtl;
+  if (!o.records_path.empty() && rtl) cli::write_records(o.records_path, r);
+  if (!o.out_path.empty()) {
+    const std::string& first = r.kernel->outputs.at(0).name;
+    sim::npy_save(o.out_path, sim::array_to_npy(r.result.outputs.at(first)));
+  }
+  cli::print_report(std::cout, o, r);
+  if (!o.profile_name.empty()) {
+    sim::ProfileRun pr;
+    pr.prog = &r.program;
+    pr.preset = preset;
+    pr.rtl = rtl ? &s : nullptr;
+    pr.title = fmt::format("{} {} dtype={}", r.kernel->name, r.values.text(), o.dtype);
+    std::cout << sim::write_profile(o.profile_name, pr);
+  }
+  if (!o.json_path.empty()) cli::write_json(o.json_path, o, r);
+  return r.correct ? kOk : kWrong;
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  cli::Options o;
+  if (const int rc = cli::parse(argc, argv, o); rc >= 0) return rc;
+  try {
+    return run_cli(o);
+  } catch (const KernelError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const ImageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kBadInput;
+  } catch (const SimError& e) {
+    std::cerr << "simulation error: " << e.what() << "\n";
+    return kSimError;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kSimError;
+  }
+}
+
+// SystemC's banner is printed when its kernel starts; keep the tool's output to the report.
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}

@@ -1,0 +1,193 @@
+// ncore-sim's command line, built from the kernel declarations. See options.hpp.
+#include "cli/options.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "core/core_sim.hpp"
+#include "kernels/kernel.hpp"
+
+namespace ncore::cli {
+namespace {
+
+// A flag shared by kernels: the parameter (or input) it sets for each, and the help lines.
+struct SharedFlag {
+  std::string help;
+  bool is_switch = false;
+  bool is_file = false;          // an input's .npy file
+  int64_t value = 0;             // integer options
+  std::map<std::string, std::string> target;  // kernel -> parameter or input name
+  std::string file;              // input file options
+};
+
+// The kernel's name from argv ("--kernel X" or "--kernel=X"), or "".
+std::string kernel_in(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--kernel" && i + 1 < args.size()) return args[i + 1];
+    if (args[i].rfind("--kernel=", 0) == 0) return args[i].substr(9);
+  }
+  return "";
+}
+
+}  // namespace
+
+int parse(int argc, char* argv[], Options& o) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // --example: the kernel's declared example arguments in its place.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] != "--example") continue;
+    const std::string k = kernel_in(args);
+    const kernels::Kernel* decl = nullptr;
+    for (const kernels::Kernel* d : kernels::all())
+      if (d->name == k) decl = d;
+    if (!decl) {
+      std::cerr << "error: --example needs --kernel NAME (a known kernel)\n";
+      return 2;
+    }
+    std::istringstream in(decl->example);
+    std::vector<std::string> ex{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
+    args.erase(args.begin() + static_cast<long>(i));
+    args.insert(args.begin() + static_cast<long>(i), ex.begin(), ex.end());
+    break;
+  }
+
+  CLI::App app{"ncore-sim: run an NKI-style kernel cycle by cycle on the NeuronCore RTL model"};
+  app.set_version_flag("--version", "ncore-sim 0.1");
+  std::vector<std::string> names;
+  std::string kernel_help = "kernel to run:";
+  for (const kernels::Kernel* k : kernels::all()) {
+    names.push_back(k->name);
+    kernel_help += "\n  " + k->name + ": " + k->doc;
+  }
+  app.add_option("--kernel", o.kernel, kernel_help)->required()->check(CLI::IsMember(names));
+
+  // The kernels' parameters and input files, one option per flag, in declaration order.
+  std::vector<std::string> order;
+  std::map<std::string, SharedFlag> flags;
+  for (const kernels::Kernel* k : kernels::all()) {
+    for (const kernels::Param& p : k->params) {
+      auto [it, fresh] = flags.try_emplace(p.flag);
+      if (fresh) order.push_back(p.flag);
+      SharedFlag& f = it->second;
+      f.is_switch = p.is_switch;
+      f.target[k->name] = p.name;
+      std::string line = p.help;
+      if (!p.is_switch && !p.required && p.default_from.empty()) line += fmt::format(" (default {})", p.def);
+      f.help += fmt::format("{}{}: {}", f.help.empty() ? "" : "; ", k->name, line);
+    }
+    for (const kernels::TensorDecl& t : k->inputs) {
+      if (t.file_flag.empty()) continue;
+      auto [it, fresh] = flags.try_emplace(t.file_flag);
+      it->second.is_file = true;
+      if (fresh) {
+        order.push_back(t.file_flag);
+        it->second.help = fmt::format("input {} ({}) from a .npy file, for kernel", t.name, t.help);
+      }
+      it->second.target[k->name] = t.name;
+      it->second.help += " " + k->name;
+    }
+  }
+  std::map<std::string, CLI::Option*> opts;
+  for (const std::string& flag : order) {
+    SharedFlag& f = flags.at(flag);
+    if (f.is_switch)
+      opts[flag] = app.add_flag(flag, f.help);
+    else if (f.is_file)
+      opts[flag] = app.add_option(flag, f.file, f.help);
+    else
+      opts[flag] = app.add_option(flag, f.value, f.help)->check(CLI::PositiveNumber);
+  }
+
+  std::vector<std::string> input_files;
+  app.add_option("--dtype", o.dtype, "element type: fp32, bf16 or fp16 (default fp32)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
+  app.add_option("--config", o.config, "hardware configuration: trn2 (default) or trn1")
+      ->check(CLI::IsMember({"trn2", "trn1"}));
+  app.add_option("--seed", o.seed, "seed of the random inputs (default 0)");
+  app.add_option("--dma-queues", o.dma_queues, "DMA queues the kernel's transfers are spread over (default 4)")
+      ->check(CLI::Range(1, 16));
+  app.add_option("--threads", o.threads,
+                 "threads the RTL model runs on: 1, 2 (trn2) or auto (default: 2 when the kernel uses the tensor "
+                 "engine and the machine has two cores, else 1)");
+  app.add_flag("--check", o.check, "compare every instruction's result with the golden model as it completes");
+  app.add_option("--backend", o.backend, "rtl (default): cycle-level RTL; golden: functional model only, no timing")
+      ->check(CLI::IsMember({"rtl", "golden"}));
+  app.add_option("--input", input_files,
+                 "input NAME=FILE.npy (repeatable), any input of the kernel by name; float32 (rounded to the dtype), "
+                 "float16 for fp16 kernels, '<u2' bit patterns or float32 for bf16");
+  app.add_option("--out", o.out_path, "write the output to FILE.npy (bf16 output is written as float32)");
+  app.add_option("--json", o.json_path, "write the figures as JSON to FILE");
+  app.add_option("--listing", o.listing_path, "write the Program's readable listing to FILE");
+  app.add_option("--save-image", o.image_out, "write the Program's binary image to FILE");
+  app.add_option("--image", o.image_in, "run this Program image instead of tracing the kernel");
+  app.add_option("--profile", o.profile_name,
+                 "profile the run: write NAME.summary.json (neuron-profile's metrics), NAME.trace.json (Chrome/Perfetto "
+                 "trace events) and NAME.timeline.html (a self-contained timeline page), and print the summary; the "
+                 "golden backend writes the counts only");
+  app.add_option("--records", o.records_path,
+                 "write each instruction's timing as CSV: when its sequencer reached it, issued it (wait satisfied), "
+                 "the engine started it, and it completed (cycles)");
+  std::string scope_help = "limit the dump to these scopes (comma-separated):";
+  for (const auto& w : sim::kWaveScopes) scope_help += std::string("\n  ") + w.name + ": " + w.doc;
+  app.add_option("--waves", o.waves, "dump the RTL's signals to FILE.fst (FST, for GTKWave; waves/ has save files)");
+  app.add_option("--waves-scope", o.waves_scopes, scope_help)->delimiter(',');
+  app.add_option("--waves-window", o.waves_window, "dump only cycles START:END (either may be empty)");
+  app.add_flag("--no-skip", o.no_skip, "clock every cycle, also idle ones (same cycle count, slower)");
+  app.add_flag("-q,--quiet", o.quiet, "no progress line on long runs");
+  app.add_flag("--no-reference", o.no_reference,
+               "do not compare with the built-in C++ reference (for callers that check the --out file themselves)");
+  app.add_option("--print", o.print,
+                 "print a field of the kernel's declaration and exit: example (the arguments `make sim` and --example "
+                 "use) or waves (its GTKWave save file in waves/)")
+      ->check(CLI::IsMember({"example", "waves"}));
+  app.add_flag("--example", "run the kernel with its declared example arguments (see --print example)");
+  app.footer("Exit status: 0 correct, 1 wrong result, 2 bad input (arguments, files, a kernel that breaks a hardware "
+             "rule), 3 simulation error (check-mode difference, deadlock, stall).");
+  try {
+    std::vector<std::string> rev(args.rbegin(), args.rend());  // CLI11 takes the arguments reversed
+    app.parse(rev);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  // What was given, for the chosen kernel.
+  const kernels::Kernel& k = kernels::find(o.kernel);
+  for (const std::string& flag : order) {
+    if (opts.at(flag)->count() == 0) continue;
+    const SharedFlag& f = flags.at(flag);
+    auto it = f.target.find(k.name);
+    if (it == f.target.end()) {
+      std::vector<std::string> owners;
+      for (const auto& [kernel, name] : f.target) owners.push_back(kernel);
+      std::cerr << fmt::format("error: {} is an option of kernel{} {}, not of {}\n", flag, owners.size() > 1 ? "s" : "",
+                               fmt::join(owners, ", "), k.name);
+      return 2;
+    }
+    if (f.is_file)
+      o.files[it->second] = f.file;
+    else
+      o.params[it->second] = f.is_switch ? 0 : f.value;
+  }
+  for (const kernels::Param& p : k.params)
+    if (p.is_switch && o.params.count(p.name)) o.params[p.name] = p.def ? 0 : 1;
+  for (const auto& spec : input_files) {
+    const auto eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+      std::cerr << fmt::format("error: --input {}: expected NAME=FILE.npy\n", spec);
+      return 2;
+    }
+    o.files[spec.substr(0, eq)] = spec.substr(eq + 1);
+  }
+  if (!o.print.empty()) {
+    std::cout << (o.print == "example" ? k.example : k.waves) << "\n";
+    return 0;
+  }
+  return -1;
+}
+
+}  // namespace ncore::cli

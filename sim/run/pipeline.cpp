@@ -1,0 +1,247 @@
+// The run pipeline. See pipeline.hpp.
+#include "run/pipeline.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "golden_model.hpp"
+#include "ncore/error.hpp"
+#include "numerics.hpp"
+
+namespace ncore::run {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& s) { return fmt::format("({})", fmt::join(s, ", ")); }
+
+// "a.npy" or "input 'a_vec'": how a message names an array.
+std::string named(const std::string& name, const Array& a) {
+  return a.origin.empty() ? fmt::format("input '{}'", name) : a.origin;
+}
+
+// Parameters that given inputs fix: for each parameter the kernel declares as read off an
+// input's shape, the value from every given input, all of which must agree (with each other
+// and with a value given for the parameter itself).
+kernels::Args sizes_from_inputs(const kernels::Kernel& k, kernels::Args args, const Arrays& given) {
+  for (const kernels::Param& p : k.params) {
+    std::string source;  // what fixed the value so far
+    if (args.given.count(p.name)) source = p.flag + " " + std::to_string(args.given.at(p.name));
+    for (const auto& [input, dim] : p.from_inputs) {
+      auto it = given.find(input);
+      if (it == given.end()) continue;
+      const Array& a = it->second;
+      int64_t v = 0;
+      std::string what;
+      if (dim < 0) {
+        v = static_cast<int64_t>(a.elements());
+        what = fmt::format("{} has {} elements", named(input, a), v);
+        if (!source.empty()) continue;  // an element count is checked against the spec later
+      } else {
+        const kernels::TensorDecl* d = nullptr;
+        for (const auto& t : k.inputs)
+          if (t.name == input) d = &t;
+        const size_t nd = d ? d->dims.size() : 0;
+        if (a.shape.size() != nd)
+          throw InputError(fmt::format("{}: {} must have {} dimensions ({}), got shape {}", named(input, a), input, nd,
+                                       d ? fmt::format("{}", fmt::join(d->dims, ", ")) : "", shape_text(a.shape)));
+        v = a.shape[static_cast<size_t>(dim)];
+        what = fmt::format("{} has {} {} (dimension {} of {})", named(input, a), v, d->dims[static_cast<size_t>(dim)],
+                           dim, input);
+      }
+      if (source.empty()) {
+        args.given[p.name] = v;
+        source = what;
+      } else if (args.given.at(p.name) != v) {
+        throw InputError(fmt::format("{}, but {} ({})", what, source, p.what));
+      }
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
+uint64_t Array::elements() const {
+  uint64_t n = 1;
+  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+const char* to_string(Backend b) { return b == Backend::rtl ? "rtl" : "golden"; }
+
+Result run_program(const Program& prog, const Preset& preset, const Arrays& inputs, const Options& opt) {
+  // HBM: zeros, the Program's constants, the inputs.
+  std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
+  prog.load_constants(hbm.data(), hbm.size());
+  size_t used = 0;
+  for (const HbmTensor& t : prog.hbm_tensors) {
+    if (t.role != TensorRole::input) continue;
+    auto it = inputs.find(t.name);
+    if (it == inputs.end()) throw InputError(fmt::format("the kernel's input '{}' is not given", t.name));
+    const Array& a = it->second;
+    if (a.dtype != t.dtype)
+      throw InputError(fmt::format("{} holds {} elements, the kernel's input '{}' is {}", named(t.name, a),
+                                   isa::to_string(a.dtype), t.name, isa::to_string(t.dtype)));
+    if (a.bytes.size() != t.bytes)
+      throw InputError(fmt::format("{}: has {} elements, the kernel's input '{}' needs {}", named(t.name, a),
+                                   a.bytes.size() / isa::dtype_bytes(a.dtype), t.name,
+                                   t.bytes / isa::dtype_bytes(t.dtype)));
+    std::memcpy(hbm.data() + t.offset, a.bytes.data(), a.bytes.size());
+    ++used;
+  }
+  if (used != inputs.size())
+    for (const auto& [name, a] : inputs) {
+      const HbmTensor* t = prog.find_tensor(name);
+      if (!t || t->role != TensorRole::input)
+        throw InputError(fmt::format("{}: the kernel has no input '{}'", a.origin.empty() ? name : a.origin, name));
+    }
+
+  Result r;
+  r.backend = opt.backend;
+  if (opt.backend == Backend::rtl) {
+    r.threads = opt.threads ? opt.threads : sim::Core::auto_threads(preset, prog);
+    r.stats = sim::Core::get(preset, r.threads).run(prog, hbm, opt.sim);
+  } else {
+    GoldenModel g(preset, prog.hbm_bytes);
+    std::memcpy(g.hbm(), hbm.data(), hbm.size());
+    const auto st = g.run(prog);
+    std::memcpy(hbm.data(), g.hbm(), hbm.size());
+    r.stats.instructions = st.instructions;
+    r.stats.dma_transfers = st.dma_transfers;
+  }
+
+  for (const HbmTensor& t : prog.hbm_tensors) {
+    if (t.role != TensorRole::output) continue;
+    Array& o = r.outputs[t.name];
+    o.shape = t.shape;
+    o.dtype = t.dtype;
+    o.bytes.assign(hbm.begin() + static_cast<long>(t.offset), hbm.begin() + static_cast<long>(t.offset + t.bytes));
+  }
+  return r;
+}
+
+Array random_array(const kernels::TensorSpec& spec, std::mt19937_64& rng, const Fill& fill) {
+  Array a;
+  a.shape = spec.shape;
+  a.dtype = spec.dtype;
+  const unsigned esz = isa::dtype_bytes(spec.dtype);
+  a.bytes.assign(spec.bytes(), 0);
+  if (spec.zeros) return a;
+  std::uniform_real_distribution<float> uni(fill.lo, fill.hi);
+  const uint32_t neg_zero = esz == 2 ? 0x8000u : 0x80000000u;
+  for (uint64_t i = 0; i < spec.elements(); ++i) {
+    uint32_t v = num::from_float(uni(rng), spec.dtype);
+    if (fill.no_negative_zero && v == neg_zero) v = 0;
+    std::memcpy(a.bytes.data() + i * esz, &v, esz);
+  }
+  return a;
+}
+
+Compare compare(const Array& got, const Bytes& want, bool kernel_exact) {
+  Compare c;
+  const isa::Dtype dt = got.dtype;
+  const unsigned esz = isa::dtype_bytes(dt);
+  const double rtol = (dt == isa::Dtype::fp32 ? 1e-5 : dt == isa::Dtype::fp16 ? 1e-3 : 1e-2) * (kernel_exact ? 1 : 10);
+  const double atol = 1e-8;
+  c.elements = want.size() / esz;
+  if (got.bytes.size() != want.size()) {
+    c.exact = c.close = false;
+    c.mismatches = c.elements;
+    return c;
+  }
+  for (uint64_t i = 0; i < c.elements; ++i) {
+    uint32_t g = 0, w = 0;
+    std::memcpy(&g, got.bytes.data() + i * esz, esz);
+    std::memcpy(&w, want.data() + i * esz, esz);
+    if (g == w) continue;
+    c.exact = false;
+    const double gv = num::to_float(g, dt), wv = num::to_float(w, dt);
+    const double err = std::fabs(gv - wv);
+    if (!(err <= atol + rtol * std::fabs(wv)) && !(std::isnan(gv) && std::isnan(wv))) {
+      if (c.mismatches++ == 0) c.first = i;
+      c.close = false;
+    }
+    if (err > c.max_abs_err || std::isnan(err)) c.max_abs_err = err;
+  }
+  return c;
+}
+
+KernelRun prepare(const KernelRequest& req) {
+  KernelRun run;
+  run.kernel = &kernels::find(req.args.kernel);
+  const kernels::Kernel& k = *run.kernel;
+  run.preset = req.preset ? req.preset : find_preset("trn2");
+  for (const auto& [name, a] : req.inputs) {
+    bool known = false;
+    for (const auto& t : k.inputs) known |= t.name == name;
+    if (!known) {
+      std::vector<std::string> names;
+      for (const auto& t : k.inputs) names.push_back(t.name);
+      throw InputError(fmt::format("{}: kernel {} has no input '{}' (its inputs: {})", named(name, a), k.name, name,
+                                   fmt::join(names, ", ")));
+    }
+  }
+  run.values = kernels::resolve(sizes_from_inputs(k, req.args, req.inputs));
+
+  if (req.image) {
+    if (req.image->kernel != k.function)
+      throw InputError(fmt::format("{} holds kernel '{}', not --kernel {} ({})", req.image_origin, req.image->kernel,
+                                   k.name, k.function));
+    if (req.image->preset != run.preset->name)
+      throw InputError(fmt::format("{} was traced for '{}', not --config {}", req.image_origin, req.image->preset,
+                                   run.preset->name));
+    run.program = *req.image;
+  } else {
+    nki::TraceOptions opts;
+    opts.dma_queues_used = req.args.dma_queues;
+    run.program = kernels::build(k, run.values, *run.preset, opts);
+  }
+
+  std::mt19937_64 rng(req.fill.seed);
+  for (const kernels::TensorSpec& spec : kernels::input_specs(k, run.values)) {
+    auto it = req.inputs.find(spec.name);
+    if (it == req.inputs.end()) {
+      run.inputs[spec.name] = random_array(spec, rng, req.fill);
+      continue;
+    }
+    const Array& a = it->second;
+    if (a.elements() != spec.elements())
+      throw InputError(fmt::format("{}: has {} elements, the kernel's input '{}' needs {}", named(spec.name, a),
+                                   a.elements(), spec.name, spec.elements()));
+    Array copy = a;
+    copy.shape = spec.shape;
+    run.inputs[spec.name] = std::move(copy);
+  }
+  return run;
+}
+
+void execute(KernelRun& run, const Options& opt, bool reference) {
+  run.result = run_program(run.program, *run.preset, run.inputs, opt);
+  run.reference.clear();
+  run.compare.clear();
+  run.checked = reference;
+  run.correct = run.exact = true;
+  if (!reference) return;
+  kernels::ByteMap in;
+  for (const auto& [name, a] : run.inputs) in[name] = a.bytes;
+  run.reference = kernels::reference(*run.kernel, run.values, in);
+  for (const auto& [name, want] : run.reference) {
+    auto it = run.result.outputs.find(name);
+    if (it == run.result.outputs.end())
+      throw SimError(fmt::format("the program has no output '{}' (kernel {}'s declared output)", name, run.kernel->name));
+    const Compare c = compare(it->second, want, run.kernel->exact);
+    run.correct &= c.close;
+    run.exact &= c.exact;
+    run.compare[name] = c;
+  }
+}
+
+KernelRun run_kernel(const KernelRequest& req, const Options& opt, bool reference) {
+  KernelRun run = prepare(req);
+  execute(run, opt, reference);
+  return run;
+}
+
+}  // namespace ncore::run
