@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -113,11 +114,21 @@ Result run_program(const Program& prog, const Preset& preset, const Arrays& inpu
   }
 
   for (const HbmTensor& t : prog.hbm_tensors) {
-    if (t.role != TensorRole::output) continue;
-    Array& o = r.outputs[t.name];
-    o.shape = t.shape;
-    o.dtype = t.dtype;
-    o.bytes.assign(hbm.begin() + static_cast<long>(t.offset), hbm.begin() + static_cast<long>(t.offset + t.bytes));
+    const auto at = hbm.begin() + static_cast<long>(t.offset);
+    if (t.role == TensorRole::output) {
+      Array& o = r.outputs[t.name];
+      o.shape = t.shape;
+      o.dtype = t.dtype;
+      o.bytes.assign(at, at + static_cast<long>(t.bytes));
+    } else if (t.role == TensorRole::input) {
+      const Array& in = inputs.at(t.name);
+      if (!std::equal(in.bytes.begin(), in.bytes.end(), at)) {
+        Array& u = r.updated[t.name];
+        u.shape = in.shape;
+        u.dtype = t.dtype;
+        u.bytes.assign(at, at + static_cast<long>(t.bytes));
+      }
+    }
   }
   return r;
 }

@@ -57,6 +57,7 @@ struct Result {
   // the instruction and DMA transfer counts only (it has no timing).
   sim::RunResult stats;
   Arrays outputs;        // the Program's output tensors, by name
+  Arrays updated;        // inputs whose contents the run changed (arguments a kernel writes into)
 };
 
 // Runs `prog` with `inputs` (every input tensor of the Program, by name, of its dtype and

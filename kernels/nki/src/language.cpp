@@ -103,6 +103,7 @@ Tensor load(const Tensor& src, Dtype dtype, Loc loc) {
                              to_string(src.buffer())));
   Shape s = src.shape();
   if (s.empty()) s.push_back(1);
+  if (s.size() == 1) s.push_back(1);  // a vector: one element per partition
   Tensor t = tr.new_tile(s, dtype, BufferKind::sbuf, src.name() + "_tile", loc);
   nisa::dma_copy(t, src, loc);
   return t;
@@ -118,6 +119,11 @@ void store(const Tensor& dst, const Tensor& value, Loc loc) {
   nisa::dma_copy(dst, value, loc);
 }
 
+Tensor result_tile(const Tensor& like, Dtype dtype, Loc loc) {
+  detail::TracerImpl& tr = detail::require("result", loc);
+  return tr.new_result(like, dtype, "result", loc);
+}
+
 namespace {
 
 // Whether a tile holds one element per partition (its shape (P, 1, ...)).
@@ -130,7 +136,10 @@ bool per_partition(const Tensor& t) {
 
 }  // namespace
 
-Tensor elementwise(AluOp op, const Operand& x, const Operand& y, std::optional<Dtype> dtype, Loc loc) {
+namespace {
+
+Tensor elementwise_impl(const Tensor* dst_in, AluOp op, const Operand& x, const Operand& y, std::optional<Dtype> dtype,
+                        const Loc& loc) {
   detail::TracerImpl& tr = detail::require(isa_name(op), loc);
   if (x.none() || y.none()) tr.fail(loc, fmt::format("nl.{} needs two operands", isa_name(op)));
   if (!x.is_tile() && !y.is_tile())
@@ -138,20 +147,28 @@ Tensor elementwise(AluOp op, const Operand& x, const Operand& y, std::optional<D
   // A scalar or a (P, 1) tile against a bigger tile: tensor_scalar, reversed when it comes first.
   const bool x_small = !x.is_tile() || (y.is_tile() && per_partition(x.tensor()) && !per_partition(y.tensor()));
   const bool y_small = !y.is_tile() || (x.is_tile() && per_partition(y.tensor()) && !per_partition(x.tensor()));
-  if (y_small) {
-    const Tensor& data = x.tensor();
-    Tensor dst = tr.new_result(data, dtype.value_or(data.dtype()), isa_name(op), loc);
-    nisa::tensor_scalar(dst, data, op, y, false, AluOp::bypass, {}, false, loc);
+  if (y_small || x_small) {
+    const Tensor& data = y_small ? x.tensor() : y.tensor();
+    const Tensor dst = dst_in ? *dst_in : tr.new_result(data, dtype.value_or(data.dtype()), isa_name(op), loc);
+    nisa::tensor_scalar(dst, data, op, y_small ? y : x, x_small, AluOp::bypass, {}, false, loc);
     return dst;
   }
-  if (x_small) {
-    const Tensor& data = y.tensor();
-    Tensor dst = tr.new_result(data, dtype.value_or(data.dtype()), isa_name(op), loc);
-    nisa::tensor_scalar(dst, data, op, x, true, AluOp::bypass, {}, false, loc);
-    return dst;
+  if (dst_in) {
+    nisa::tensor_tensor(*dst_in, x.tensor(), y.tensor(), op, loc);
+    return *dst_in;
   }
   return dtype ? nisa::tensor_tensor(x.tensor(), y.tensor(), op, *dtype, loc)
                : nisa::tensor_tensor(x.tensor(), y.tensor(), op, loc);
+}
+
+}  // namespace
+
+Tensor elementwise(AluOp op, const Operand& x, const Operand& y, std::optional<Dtype> dtype, Loc loc) {
+  return elementwise_impl(nullptr, op, x, y, dtype, loc);
+}
+
+void elementwise(const Tensor& dst, AluOp op, const Operand& x, const Operand& y, Loc loc) {
+  elementwise_impl(&dst, op, x, y, std::nullopt, loc);
 }
 
 Tensor AluFn::operator()(const Operand& x, const Operand& y, Loc loc) const {

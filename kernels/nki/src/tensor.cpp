@@ -100,6 +100,11 @@ Shape::Shape(const std::vector<int64_t>& dims) {
   for (int64_t v : dims) d_[n_++] = v;
 }
 
+Shape::Shape(const std::vector<int64_t>& dims, int par_index) : Shape(dims) {
+  if (par_index >= static_cast<int>(n_)) throw ncore::KernelError("par_dim outside the shape");
+  par_ = static_cast<int8_t>(par_index < 0 ? -1 : par_index);
+}
+
 void Shape::push_back(int64_t v) {
   if (n_ >= kMaxDims)
     throw ncore::KernelError(fmt::format("a tensor of more than {} dimensions is not supported", kMaxDims));
@@ -211,10 +216,14 @@ Tensor Tensor::operator[](int64_t i) const {
 }
 
 Tensor Tensor::operator()(Index i0, Index i1, Index i2, Index i3, Index i4, Loc loc) const {
-  const Index all[kMaxDims] = {i0, i1, i2, i3, i4};
-  int n = kMaxDims;
+  const Index all[5] = {i0, i1, i2, i3, i4};
+  int n = 5;
   while (n > 0 && all[n - 1].kind == Index::none) --n;
   return index(all, n, loc);
+}
+
+Tensor Tensor::index(const std::vector<Index>& idx, Loc loc) const {
+  return index(idx.data(), static_cast<int>(idx.size()), loc);
 }
 
 Tensor Tensor::index(const Index* idx, int n, const Loc& loc) const {
@@ -227,7 +236,7 @@ Tensor Tensor::index(const Index* idx, int n, const Loc& loc) const {
   for (int d = 0; d < v_.nd; ++d) {
     const Index ix = d < n ? idx[d] : Index();
     const int64_t size = v_.size[d];
-    int64_t pos = 0, len = size;
+    int64_t pos = 0, len = size, step = 1;
     bool keep = true;
     if (ix.kind == Index::integer) {
       pos = ix.i < 0 ? ix.i + size : ix.i;
@@ -238,14 +247,22 @@ Tensor Tensor::index(const Index* idx, int n, const Loc& loc) const {
       keep = false;
     } else if (ix.kind == Index::slice) {
       pos = ix.s.start;
-      len = ix.s.size < 0 ? size - pos : ix.s.size;
+      step = ix.s.step;
+      if (step <= 0)
+        view_error(loc, fmt::format("slice step {} on dimension {} of tensor `{}`: steps must be positive", step, d,
+                                    name()));
+      len = ix.s.size < 0 ? (size - pos + step - 1) / step : ix.s.size;
       if (len <= 0)
         view_error(loc, fmt::format("empty slice ds({}, {}) on dimension {} of tensor `{}`", ix.s.start, ix.s.size, d,
                                     name()));
-      if (pos < 0 || pos + len > size)
+      if (pos < 0 || pos + (len - 1) * step + 1 > size)
         view_error(loc, fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] "
                                     "exceed dimension size of {}",
-                                    name(), d, pos, pos + len - 1, size));
+                                    name(), d, pos, pos + (len - 1) * step, size));
+      if (step != 1 && v_.kind[d] != detail::DimKind::free)
+        view_error(loc, fmt::format("a step of {} on the {} dimension {} of tensor `{}`: only free dimensions can be "
+                                    "strided",
+                                    step, v_.kind[d] == detail::DimKind::part ? "partition" : "block", d, name()));
     }
     switch (v_.kind[d]) {
       case detail::DimKind::free: w.offset += pos * v_.stride[d]; break;
@@ -254,7 +271,7 @@ Tensor Tensor::index(const Index* idx, int n, const Loc& loc) const {
     }
     if (keep) {
       w.size[w.nd] = len;
-      w.stride[w.nd] = v_.stride[d];
+      w.stride[w.nd] = v_.kind[d] == detail::DimKind::free ? v_.stride[d] * step : v_.stride[d];
       w.kind[w.nd] = v_.kind[d];
       ++w.nd;
     }

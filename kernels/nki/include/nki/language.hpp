@@ -132,12 +132,18 @@ Tensor load(const Tensor& src, Loc loc = Loc::here());
 Tensor load(const Tensor& src, Dtype dtype, Loc loc = Loc::here());
 void store(const Tensor& dst, const Tensor& value, Loc loc = Loc::here());
 
+// A new SBUF tile for an instruction's result: shaped like the tile `like` (its block
+// dimensions dropped), on the same partitions, of `dtype`.
+Tensor result_tile(const Tensor& like, Dtype dtype, Loc loc = Loc::here());
+
 // The element-wise operations of NKI's language (nl.add(x, y), ...) on the vector engine, into a
 // new SBUF tile of `dtype` (default: the tile operand's dtype). Two tiles of one shape:
 // tensor_tensor. A tile and a scalar, or a tile and a (P, 1) tile (broadcast along the free
 // dimensions), either way round: tensor_scalar, its operands reversed when the scalar comes
 // first. Two scalars are an error (the kernel can compute them itself).
 Tensor elementwise(AluOp op, const Operand& x, const Operand& y, std::optional<Dtype> dtype, Loc loc = Loc::here());
+// The same into `dst` (x[...] = nl.add(a, b)).
+void elementwise(const Tensor& dst, AluOp op, const Operand& x, const Operand& y, Loc loc = Loc::here());
 
 inline constexpr ParDim par_dim(int64_t n) { return ParDim{n}; }
 inline constexpr Slice ds(int64_t start, int64_t size) { return Slice{start, size}; }

@@ -26,7 +26,7 @@
 
 namespace nki {
 
-inline constexpr int kMaxDims = 5;
+inline constexpr int kMaxDims = 8;
 
 using AluOp = ncore::isa::AluOp;
 using ActFunc = ncore::isa::ActFunc;
@@ -75,6 +75,7 @@ class Shape {
   Shape() = default;
   Shape(std::initializer_list<Dim> dims);
   explicit Shape(const std::vector<int64_t>& dims);
+  Shape(const std::vector<int64_t>& dims, int par_index);  // par_index: the nl::par_dim, or -1
 
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
@@ -100,6 +101,7 @@ class Shape {
 struct Slice {
   int64_t start = 0;
   int64_t size = -1;  // -1: to the end
+  int64_t step = 1;   // elements between two selected ones (free dimensions only)
 };
 struct All {};
 class Index {
@@ -152,6 +154,8 @@ class Tensor {
   // t(nl::ds(a, n), nl::all, 3): one index per leading dimension; the rest are kept whole.
   Tensor operator()(Index i0, Index i1 = {}, Index i2 = {}, Index i3 = {}, Index i4 = {},
                     Loc loc = Loc::here()) const;
+  // One index per leading dimension, as many as the tensor has (the Python front end's t[...]).
+  Tensor index(const std::vector<Index>& idx, Loc loc = Loc::here()) const;
   // The same elements under a new shape; only where the view's strides allow it.
   Tensor reshape(const Shape& shape, Loc loc = Loc::here()) const;
 

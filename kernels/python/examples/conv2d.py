@@ -1,0 +1,127 @@
+"""fused_conv2d_maxpool (handout 003, part 2) in NKI Python, the twin of kernels/src/conv.cpp:
+out = maxpool(conv2d(X, W) + bias, pool_size), stride 1, no padding, nothing intermediate in HBM.
+
+The convolution is the sum of K x K shifted matmuls. The weights are transposed once on the
+tensor engine (input channels onto the partitions); the image streams through the SBUF in bands
+of rows; each group of R output rows accumulates Cin/128 x K x K matmuls in one PSUM bank, whose
+moving operand is read in place from the band as a 2-D view; the bias is added (and the result
+pooled) on the way out of PSUM. See conv.cpp for the diagram."""
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+
+@nki.compiler.skip_middle_end_transformations
+@nki.jit
+def fused_conv2d_maxpool(X, W, bias, pool_size=1):
+    B, Cin, H, Wd = X.shape
+    Cout, Cin_, K, K_ = W.shape
+    dtype = X.dtype
+    assert Cin_ == Cin, f"W has {Cin_} input channels but X has {Cin}"
+    assert K_ == K, f"the filter must be square (Filter Height == Filter Width), got {K} x {K_}"
+    assert bias.shape[0] == Cout, f"bias has {bias.shape[0]} elements but W has {Cout} output channels"
+    P = nl.tile_size.pmax  # 128
+    assert Cin % P == 0, f"Input Channels ({Cin}) must be a multiple of {P}"
+    assert Cout % P == 0, f"Output Channels ({Cout}) must be a multiple of {P}"
+    Hout, Wout = H - K + 1, Wd - K + 1
+    assert Hout % pool_size == 0 and Wout % pool_size == 0, \
+        f"the output size {Hout} x {Wout} is not divisible by pool_size {pool_size}"
+    BANK = nl.tile_size.psum_fmax  # 512 fp32: one PSUM bank per partition
+    assert Wout <= BANK, f"output rows of {Wout} elements do not fit one PSUM bank ({BANK} float32)"
+    Ho, Wo = Hout // pool_size, Wout // pool_size
+    CT, CO_T, KK = Cin // P, Cout // P, K * K
+    esz = 4 if dtype == nl.float32 else 2
+
+    # SBUF budget per partition: the transposed weights, their staging tiles, and two buffers of
+    # an input band and of an output band.
+    sbuf_bytes = 160 * 1024
+    w_bytes = CT * CO_T * KK * P * esz
+    w_stage_bytes = 2 * Cin * KK * esz
+    assert w_bytes + w_stage_bytes <= sbuf_bytes // 2, f"the weights W {W.shape} do not fit the SBUF"
+    # Row group: R output rows in one PSUM bank; band: BR output rows (about 16).
+    R = min(Hout, BANK // Wout // pool_size * pool_size)
+    assert R >= pool_size, f"a pool window of {pool_size} rows of {Wout} elements does not fit one PSUM bank"
+
+    def band_bytes(br):
+        return 2 * (CT * (br + K - 1) * Wd * esz + br // pool_size * Wo * esz)
+
+    BR = min(R * max(1, 16 // R), (Hout + R - 1) // R * R)
+    while BR > R and w_bytes + w_stage_bytes + band_bytes(BR) > sbuf_bytes:
+        BR -= R
+    assert w_bytes + w_stage_bytes + band_bytes(BR) <= sbuf_bytes, "a band of the image and the weights do not fit"
+    NBANDS = (Hout + BR - 1) // BR
+
+    out = nl.ndarray((B, Cout, Ho, Wo), dtype=dtype, buffer=nl.shared_hbm)
+
+    # --- weights: W[co, ci, i, j] -> w_T[ct][ci, ((cot * K + i) * K + j) * 128 + co]
+    w_T = nl.ndarray((CT, nl.par_dim(P), CO_T * KK * P), dtype=dtype, buffer=nl.sbuf)
+    x_bufs = nl.ndarray((2, CT, nl.par_dim(P), (BR + K - 1) * Wd), dtype=dtype, buffer=nl.sbuf)
+    o_bufs = nl.ndarray((2, nl.par_dim(P), BR // pool_size * Wo), dtype=dtype, buffer=nl.sbuf)
+    bias_sb = nl.ndarray((CO_T, nl.par_dim(P), 1), dtype=dtype, buffer=nl.sbuf)
+    bias_v = bias.reshape((CO_T, P, 1))
+    PER_BANK = BANK // P
+    NB = (KK + PER_BANK - 1) // PER_BANK
+    for cot in nl.affine_range(CO_T):
+        nisa.dma_copy(dst=bias_sb[cot], src=bias_v[cot])
+        w_nat = nl.ndarray((P, Cin * KK), dtype=dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=w_nat, src=W[cot * P:(cot + 1) * P])
+        w_view = w_nat.reshape((P, Cin, KK))  # [co, ci, i*K + j]
+        for ct in nl.affine_range(CT):
+            w_ps = nl.ndarray((NB, nl.par_dim(P), BANK), dtype=nl.float32, buffer=nl.psum)
+            for ij in range(KK):
+                p0 = (ij % PER_BANK) * P
+                w_ps[ij // PER_BANK][:, p0:p0 + P] = nisa.nc_transpose(w_view[:, ct * P:(ct + 1) * P, ij])
+            for b in range(NB):
+                w = min(BANK, (KK - b * PER_BANK) * P)
+                c0 = (cot * KK + b * PER_BANK) * P
+                w_T[ct][:, c0:c0 + w] = nisa.tensor_copy(w_ps[b][:, 0:w])
+
+    # --- the layer
+    x_next = o_next = 0
+    for b in nl.affine_range(B):
+        for band in nl.affine_range(NBANDS):
+            r0 = band * BR
+            br = min(BR, Hout - r0)
+            x_band = x_bufs[x_next % 2]
+            x_next += 1
+            for ct in range(CT):
+                x_band[ct][:, 0:(br + K - 1) * Wd] = nl.load(X[b][ct * P:(ct + 1) * P, r0:r0 + br + K - 1, :])
+            for cot in nl.affine_range(CO_T):
+                out_band = o_bufs[o_next % 2]
+                o_next += 1
+                for g in nl.affine_range((br + R - 1) // R):
+                    rg = min(R, br - g * R)  # rows in this group
+                    ps = nl.ndarray((P, R * Wout), dtype=nl.float32, buffer=nl.psum)
+                    acc = ps[:, 0:rg * Wout]
+                    n = 0
+                    for ct in range(CT):
+                        rows = x_band[ct].reshape((P, BR + K - 1, Wd))
+                        for i in range(K):
+                            for j in range(K):
+                                c0 = ((cot * K + i) * K + j) * P
+                                mm = nisa.nc_matmul(w_T[ct][:, c0:c0 + P],
+                                                    rows[:, g * R + i:g * R + i + rg, j:j + Wout])
+                                if n == 0:
+                                    acc[...] = mm
+                                else:
+                                    acc += mm
+                                n += 1
+                    dst = out_band[:, g * R // pool_size * Wo:(g * R + rg) // pool_size * Wo]
+                    if pool_size == 1:
+                        dst[...] = nisa.activation(nl.copy, acc, bias=bias_sb[cot])
+                    else:
+                        y = nl.ndarray((P, R * Wout), dtype=dtype, buffer=nl.sbuf)
+                        yv = y[:, 0:rg * Wout]
+                        yv[...] = nisa.activation(nl.copy, acc, bias=bias_sb[cot])
+                        # max over each window's columns, then over its rows
+                        cols = nl.ndarray((P, R * Wo), dtype=dtype, buffer=nl.sbuf)
+                        cv = cols[:, 0:rg * Wo]
+                        cv[...] = nisa.tensor_reduce(nl.max, yv.reshape((P, rg * Wo, pool_size)), axis=2)
+                        win = cv.reshape((P, rg // pool_size, pool_size, Wo))
+                        d = dst.reshape((P, rg // pool_size, Wo))
+                        d[...] = nisa.tensor_tensor(win[:, :, 0], win[:, :, 1], op=nl.maximum)
+                        for q in range(2, pool_size):
+                            d[...] = nisa.tensor_tensor(d, win[:, :, q], op=nl.maximum)
+                nisa.dma_copy(dst=out[b, cot * P:(cot + 1) * P, r0 // pool_size:(r0 + br) // pool_size],
+                              src=out_band[:, 0:br // pool_size * Wo])
+    return out

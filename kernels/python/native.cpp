@@ -1,0 +1,539 @@
+// _ncore_native: the C++ side of the Python front end (pybind11). It exposes the same NKI-like
+// C++ API, tracer, scheduler and allocator that the C++ kernels call, and the run pipeline
+// (sim/run) that ncore-sim calls, so that a kernel written in NKI Python traces into the same
+// Program and runs on the same golden model and Verilated core. Nothing here decides semantics:
+// the Python package (kernels/python/neuronxcc, ncore) maps NKI's Python calls onto these
+// functions one to one.
+//
+// Every API function takes the caller's source location (file, line) last: the Python side
+// passes the kernel's own line, so that errors and the listing point at it.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/core_sim.hpp"
+#include "kernels/kernel.hpp"
+#include "ncore/error.hpp"
+#include "ncore/presets_gen.hpp"
+#include "nki/nki.hpp"
+#include "numerics.hpp"
+#include "profile/profile.hpp"
+#include "run/pipeline.hpp"
+
+namespace py = pybind11;
+using nki::Tensor;
+
+// Debian's libsystemc refers to sc_main; the front end never calls it (it drives the kernel with
+// sc_start from the run pipeline). Exported, for the dynamic linker to find it.
+extern "C" __attribute__((visibility("default"))) int sc_main(int, char**) { return 0; }
+
+namespace {
+
+// A Python source file name kept alive for the process: the tracer keys allocation sites by the
+// file's pointer and line.
+const char* intern(const std::string& file) {
+  static std::unordered_set<std::string> files;
+  static std::mutex m;
+  std::lock_guard<std::mutex> g(m);
+  return files.insert(file).first->c_str();
+}
+
+nki::Loc loc_of(const std::string& file, int line) { return nki::Loc{intern(file), line}; }
+
+nki::Dtype dtype_of(const std::string& name) {
+  static const std::pair<const char*, nki::Dtype> names[] = {
+      {"float32", nki::Dtype::float32},   {"bfloat16", nki::Dtype::bfloat16},       {"float16", nki::Dtype::float16},
+      {"tfloat32", nki::Dtype::tfloat32}, {"float8_e4m3", nki::Dtype::float8_e4m3}, {"float8_e5m2", nki::Dtype::float8_e5m2},
+      {"int8", nki::Dtype::int8},         {"uint8", nki::Dtype::uint8},             {"int16", nki::Dtype::int16},
+      {"uint16", nki::Dtype::uint16},     {"int32", nki::Dtype::int32},             {"uint32", nki::Dtype::uint32}};
+  for (const auto& [n, d] : names)
+    if (name == n) return d;
+  throw ncore::KernelError("unknown dtype '" + name + "'");
+}
+
+nki::Buffer buffer_of(const std::string& name) {
+  if (name == "hbm") return nki::nl::hbm;
+  if (name == "shared_hbm") return nki::nl::shared_hbm;
+  if (name == "sbuf") return nki::nl::sbuf;
+  if (name == "psum") return nki::nl::psum;
+  throw ncore::KernelError("unknown buffer '" + name + "' (hbm, shared_hbm, sbuf or psum)");
+}
+
+nki::AluOp alu_of(const std::string& name) {
+  if (name == "add") return nki::AluOp::add;
+  if (name == "subtract") return nki::AluOp::subtract;
+  if (name == "multiply") return nki::AluOp::multiply;
+  if (name == "maximum" || name == "max") return nki::AluOp::max;
+  if (name == "minimum" || name == "min") return nki::AluOp::min;
+  if (name == "bypass") return nki::AluOp::bypass;
+  throw ncore::KernelError("the ALU operation '" + name +
+                           "' is not modelled (this model's engines have add, subtract, multiply, maximum, minimum)");
+}
+
+nki::ActFunc act_of(const std::string& name) {
+  if (name == "copy" || name == "identity") return nki::ActFunc::copy;
+  if (name == "relu") return nki::ActFunc::relu;
+  throw ncore::KernelError("the activation function '" + name +
+                           "' is not modelled (this model's scalar engine has copy (identity) and relu)");
+}
+
+// A shape from Python: (size, is_par_dim) pairs, at most one of them nl.par_dim.
+nki::Shape shape_of(const std::vector<std::pair<int64_t, bool>>& dims) {
+  std::vector<int64_t> v;
+  int par = -1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i].second) {
+      if (par >= 0) throw ncore::KernelError("a shape may have only one par_dim");
+      par = static_cast<int>(i);
+    }
+    v.push_back(dims[i].first);
+  }
+  return nki::Shape(v, par);
+}
+
+// An index item from Python: an int, (start, size, step) for a slice, or None for everything.
+nki::Index index_of(const py::handle& h) {
+  if (h.is_none()) return nki::Index(nki::All{});
+  if (py::isinstance<py::tuple>(h)) {
+    auto t = h.cast<py::tuple>();
+    return nki::Index(nki::Slice{t[0].cast<int64_t>(), t[1].cast<int64_t>(), t[2].cast<int64_t>()});
+  }
+  return nki::Index(h.cast<int64_t>());
+}
+
+// A tensor_scalar/activation operand: None, a number or a tile.
+nki::Operand operand_of(const py::handle& h) {
+  if (h.is_none()) return {};
+  if (py::isinstance<Tensor>(h)) return nki::Operand(h.cast<Tensor>());
+  return nki::Operand(h.cast<double>());
+}
+
+std::optional<nki::Dtype> opt_dtype(const std::optional<std::string>& d) {
+  if (!d) return std::nullopt;
+  return dtype_of(*d);
+}
+
+const ncore::Preset& preset_of(const std::string& name) {
+  const ncore::Preset* p = ncore::find_preset(name);
+  if (!p || std::string(p->name) == "tiny")
+    throw ncore::InputError("unknown configuration '" + name + "' (trn2 or trn1)");
+  return *p;
+}
+
+// A loop of nl.affine_range / sequential_range: the C++ Range, entered, stepped and left by the
+// Python iterator (whose finally-block leaves it on break and on errors).
+class PyRange {
+ public:
+  PyRange(int64_t n, bool sequential, const nki::Loc& loc) : r_(std::make_unique<nki::Range>(n, sequential, loc)) {}
+  void enter() { it_.emplace(r_->begin()); }
+  py::object next() {
+    if (!it_ || !(*it_ != r_->end())) return py::none();
+    const int64_t v = **it_;
+    ++*it_;
+    return py::int_(v);
+  }
+  void exit() {
+    it_.reset();
+    r_.reset();
+  }
+
+ private:
+  std::unique_ptr<nki::Range> r_;
+  std::optional<nki::Range::iterator> it_;
+};
+
+// numpy dtype name of an isa dtype's host form: fp32 and fp16 as they are, bf16 as float32.
+ncore::isa::Dtype isa_of_numpy(const py::array& a, const std::string& name) {
+  const std::string k = py::str(a.dtype());
+  if (k == "float32") return ncore::isa::Dtype::fp32;
+  if (k == "float16") return ncore::isa::Dtype::fp16;
+  throw ncore::InputError("input '" + name + "' is a numpy array of " + k +
+                          ": the model's HBM tensors are float32, float16 or bfloat16 (given as float32 with "
+                          "ncore.bfloat16)");
+}
+
+// A run's result, kept for the profile.
+struct PyResult {
+  ncore::run::Result result;
+  std::shared_ptr<ncore::Program> program;
+  const ncore::Preset* preset = nullptr;
+};
+
+py::dict stats_of(const PyResult& r) {
+  const auto& s = r.result.stats;
+  py::dict d;
+  const bool rtl = r.result.backend == ncore::run::Backend::rtl;
+  d["backend"] = ncore::run::to_string(r.result.backend);
+  d["cycles"] = rtl ? py::object(py::int_(s.cycles)) : py::object(py::none());
+  d["time_us"] = rtl ? py::object(py::float_(s.time_us)) : py::object(py::none());
+  d["clock_mhz"] = r.preset->clock_mhz;
+  d["instructions"] = s.instructions;
+  d["checked_instructions"] = s.checked_instructions;
+  d["dma_transfer_count"] = s.dma_transfers;
+  d["hbm_read_bytes"] = s.hbm_read_bytes;
+  d["hbm_write_bytes"] = s.hbm_write_bytes;
+  d["te_macs"] = s.te_macs;
+  d["evaluated_cycles"] = s.evaluated_cycles;
+  d["skipped_cycles"] = s.skipped_cycles;
+  d["wall_seconds"] = s.wall_seconds;
+  d["rtl_threads"] = r.result.threads;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_ncore_native, m) {
+  m.doc() = "The C++ NKI API, tracer and run pipeline of the ncore NeuronCore model (used by neuronxcc.nki)";
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+
+  // Errors: a kernel breaking a rule is a ValueError, as NKI raises it, and so is bad input; what
+  // goes wrong in a run (a deadlock, a check-mode difference) a RuntimeError.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const ncore::KernelError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const ncore::InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const ncore::ImageError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const ncore::SimError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    }
+  });
+
+  // --- tensors ------------------------------------------------------------------------------
+  py::class_<Tensor>(m, "Tensor")
+      .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape().vec())); })
+      .def_property_readonly("dtype", [](const Tensor& t) { return std::string(nki::to_string(t.dtype())); })
+      .def_property_readonly("name", [](const Tensor& t) { return t.name(); })
+      .def_property_readonly("buffer", [](const Tensor& t) { return std::string(nki::to_string(t.buffer())); })
+      .def_property_readonly("ndim", [](const Tensor& t) { return t.ndim(); })
+      .def_property_readonly("on_chip", &Tensor::on_chip)
+      .def("index",
+           [](const Tensor& t, const py::list& items, const std::string& file, int line) {
+             std::vector<nki::Index> idx;
+             for (const auto& h : items) idx.push_back(index_of(h));
+             return t.index(idx, loc_of(file, line));
+           })
+      .def("reshape",
+           [](const Tensor& t, const std::vector<int64_t>& shape, const std::string& file, int line) {
+             return t.reshape(nki::Shape(shape), loc_of(file, line));
+           })
+      .def("same_view",
+           [](const Tensor& a, const Tensor& b) {
+             if (a.storage() != b.storage()) return false;
+             const auto &x = a.view(), &y = b.view();
+             return x.dtype == y.dtype && x.nd == y.nd && x.size == y.size && x.stride == y.stride && x.kind == y.kind &&
+                    x.offset == y.offset && x.part == y.part && x.block == y.block;
+           })
+      .def("__str__", &Tensor::str);
+
+  // --- tracing ------------------------------------------------------------------------------
+  py::class_<nki::Tracer>(m, "Tracer")
+      .def("input",
+           [](nki::Tracer& t, const std::string& name, const std::vector<int64_t>& shape, const std::string& dtype,
+              const std::string& file, int line) {
+             return t.input(name, nki::Shape(shape), dtype_of(dtype), loc_of(file, line));
+           })
+      .def("output", [](nki::Tracer& t, const Tensor& x, const std::string& file, int line) {
+        t.output(x, loc_of(file, line));
+      });
+
+  py::class_<ncore::Program, std::shared_ptr<ncore::Program>>(m, "Program")
+      .def_property_readonly("kernel", [](const ncore::Program& p) { return p.kernel; })
+      .def_property_readonly("preset", [](const ncore::Program& p) { return p.preset; })
+      .def("instruction_count", &ncore::Program::instruction_count)
+      .def("listing", &ncore::Program::listing)
+      .def("save", &ncore::Program::save)
+      .def("opcode_counts",
+           [](const ncore::Program& p) {
+             std::map<std::string, uint64_t> c;
+             for (const auto& s : p.streams)
+               for (const auto& i : s.insns) ++c[ncore::isa::to_string(i.insn.opcode)];
+             return c;
+           })
+      .def("code",
+           [](const ncore::Program& p) {
+             // The Program without names and source locations: each stream's encoded instructions
+             // and the HBM layout (offset, bytes, role, dtype of each tensor), for comparing two
+             // traces of one kernel.
+             py::list streams;
+             for (const auto& s : p.streams) {
+               py::list insns;
+               for (const auto& i : s.insns) {
+                 uint8_t b[ncore::isa::kInsnBytes];
+                 ncore::isa::encode(i.insn, b);
+                 insns.append(py::bytes(reinterpret_cast<const char*>(b), sizeof b));
+               }
+               streams.append(py::make_tuple(s.name, insns));
+             }
+             py::list hbm;
+             for (const auto& t : p.hbm_tensors)
+               hbm.append(py::make_tuple(t.offset, t.bytes, static_cast<int>(t.role), ncore::isa::to_string(t.dtype)));
+             return py::make_tuple(streams, hbm, p.hbm_bytes);
+           })
+      .def("tensors", [](const ncore::Program& p) {
+        py::list l;
+        static const char* roles[] = {"input", "output", "internal", "constant"};
+        for (const auto& t : p.hbm_tensors)
+          l.append(py::make_tuple(t.name, roles[static_cast<int>(t.role)], t.shape, ncore::isa::to_string(t.dtype)));
+        return l;
+      });
+
+  m.def(
+      "trace",
+      [](const std::string& name, const std::string& preset, const std::function<void(nki::Tracer&)>& body,
+         unsigned dma_queues) {
+        nki::TraceOptions o;
+        o.dma_queues_used = dma_queues;
+        return std::make_shared<ncore::Program>(nki::trace(name, preset_of(preset), body, o));
+      },
+      py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4);
+
+  py::class_<PyRange>(m, "Range")
+      .def(py::init([](int64_t n, bool sequential, const std::string& file, int line) {
+        return new PyRange(n, sequential, loc_of(file, line));
+      }))
+      .def("enter", &PyRange::enter)
+      .def("next", &PyRange::next)
+      .def("exit", &PyRange::exit);
+
+  // --- nki.language ---------------------------------------------------------------------------
+  m.def("ndarray", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
+                      const std::string& buffer, const std::string& name, const std::string& file, int line) {
+    return nki::nl::ndarray(shape_of(shape), dtype_of(dtype), buffer_of(buffer), name, loc_of(file, line));
+  });
+  m.def("ndarray_alloc", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
+                            int64_t base_addr, int64_t base_partition, const std::vector<int64_t>& num_par_tiles,
+                            const std::vector<int64_t>& num_free_tiles, const std::string& name,
+                            const std::string& file, int line) {
+    const nki::Alloc a = nki::ncc::sbuf::mod_alloc(base_addr, base_partition, num_par_tiles, num_free_tiles);
+    return nki::nl::ndarray(shape_of(shape), dtype_of(dtype), a, name, loc_of(file, line));
+  });
+  m.def("zeros", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
+                    const std::string& buffer, const std::string& name, const std::string& file, int line) {
+    return nki::nl::zeros(shape_of(shape), dtype_of(dtype), buffer_of(buffer), name, loc_of(file, line));
+  });
+  m.def("load", [](const Tensor& src, const std::optional<std::string>& dtype, const std::string& file, int line) {
+    return nki::nl::load(src, dtype ? dtype_of(*dtype) : src.dtype(), loc_of(file, line));
+  });
+  m.def("store", [](const Tensor& dst, const Tensor& value, const std::string& file, int line) {
+    nki::nl::store(dst, value, loc_of(file, line));
+  });
+  m.def("elementwise", [](const std::optional<Tensor>& dst, const std::string& op, const py::object& x,
+                          const py::object& y, const std::optional<std::string>& dtype, const std::string& file,
+                          int line) {
+    if (dst) {
+      nki::nl::elementwise(*dst, alu_of(op), operand_of(x), operand_of(y), loc_of(file, line));
+      return *dst;
+    }
+    return nki::nl::elementwise(alu_of(op), operand_of(x), operand_of(y), opt_dtype(dtype), loc_of(file, line));
+  });
+
+  // --- nki.isa --------------------------------------------------------------------------------
+  m.def("dma_copy", [](const Tensor& dst, const Tensor& src, const std::string& file, int line) {
+    nki::nisa::dma_copy(dst, src, loc_of(file, line));
+  });
+  // The instructions with a result tile: into `dst`, or into a new tile on the source's
+  // partitions (of `dtype`, default the source's).
+  auto result = [](const std::optional<Tensor>& dst, const Tensor& like, const std::optional<std::string>& dtype,
+                   const nki::Loc& l) {
+    return dst ? *dst : nki::nl::result_tile(like, dtype ? dtype_of(*dtype) : like.dtype(), l);
+  };
+  m.def("tensor_tensor", [result](const std::optional<Tensor>& dst, const Tensor& d1, const Tensor& d2,
+                                  const std::string& op, const std::optional<std::string>& dtype,
+                                  const std::string& file, int line) {
+    const nki::Loc l = loc_of(file, line);
+    if (!dst && !dtype) return nki::nisa::tensor_tensor(d1, d2, alu_of(op), l);
+    const Tensor t = result(dst, d1, dtype, l);
+    nki::nisa::tensor_tensor(t, d1, d2, alu_of(op), l);
+    return t;
+  });
+  m.def("tensor_scalar", [result](const std::optional<Tensor>& dst, const Tensor& data, const std::string& op0,
+                                  const py::object& operand0, bool reverse0, const std::string& op1,
+                                  const py::object& operand1, bool reverse1, const std::optional<std::string>& dtype,
+                                  const std::string& file, int line) {
+    const nki::Loc l = loc_of(file, line);
+    if (!dst && !dtype)
+      return nki::nisa::tensor_scalar(data, alu_of(op0), operand_of(operand0), reverse0, alu_of(op1),
+                                      operand_of(operand1), reverse1, l);
+    const Tensor t = result(dst, data, dtype, l);
+    nki::nisa::tensor_scalar(t, data, alu_of(op0), operand_of(operand0), reverse0, alu_of(op1), operand_of(operand1),
+                             reverse1, l);
+    return t;
+  });
+  m.def("tensor_copy", [](const std::optional<Tensor>& dst, const Tensor& src,
+                                const std::optional<std::string>& dtype, const std::string& file, int line) {
+    const nki::Loc l = loc_of(file, line);
+    if (!dst) return nki::nisa::tensor_copy(src, dtype ? dtype_of(*dtype) : src.dtype(), l);
+    nki::nisa::tensor_copy(*dst, src, l);
+    return *dst;
+  });
+  m.def("memset", [](const Tensor& dst, double value, const std::string& file, int line) {
+    nki::nisa::memset(dst, static_cast<float>(value), loc_of(file, line));
+  });
+  m.def("tensor_reduce", [](const std::optional<Tensor>& dst, const std::string& op, const Tensor& data,
+                            const std::vector<int>& axes, const std::optional<std::string>& dtype, bool keepdims,
+                            const std::string& file, int line) {
+    const nki::Loc l = loc_of(file, line);
+    nki::nisa::Axes ax(0);
+    ax.v = axes;
+    if (dst) {
+      nki::nisa::tensor_reduce(*dst, alu_of(op), data, ax, l);
+      return *dst;
+    }
+    return nki::nisa::tensor_reduce(alu_of(op), data, ax, dtype ? dtype_of(*dtype) : data.dtype(), keepdims, l);
+  });
+  m.def("activation", [result](const std::optional<Tensor>& dst, const std::string& op, const Tensor& data,
+                               const py::object& bias, const py::object& scale,
+                               const std::optional<std::string>& dtype, const std::string& file, int line) {
+    const nki::Loc l = loc_of(file, line);
+    if (!dst)
+      return nki::nisa::activation(act_of(op), data, operand_of(bias), operand_of(scale),
+                                   dtype ? dtype_of(*dtype) : data.dtype(), l);
+    nki::nisa::activation(*dst, act_of(op), data, operand_of(bias), operand_of(scale), l);
+    return *dst;
+  });
+  m.def("activation_reduce", [result](const std::optional<Tensor>& dst, const std::string& op, const Tensor& data,
+                                      const std::string& reduce_op, const Tensor& reduce_res, const py::object& bias,
+                                      const py::object& scale, const std::optional<std::string>& dtype,
+                                      const std::string& file, int line) {
+    const nki::Loc l = loc_of(file, line);
+    const Tensor t = result(dst, data, dtype, l);
+    nki::nisa::activation_reduce(t, act_of(op), data, alu_of(reduce_op), reduce_res, operand_of(bias),
+                                 operand_of(scale), l);
+    return t;
+  });
+  m.def("nc_matmul", [](const std::optional<Tensor>& dst, const Tensor& stationary, const Tensor& moving,
+                        std::optional<bool> accumulate, const std::string& file, int line) {
+    const nki::Loc l = loc_of(file, line);
+    if (dst) {
+      nki::nisa::nc_matmul(*dst, stationary, moving, accumulate, l);
+      return *dst;
+    }
+    return static_cast<Tensor>(nki::nisa::nc_matmul(stationary, moving, l));
+  });
+  m.def("nc_transpose", [](const std::optional<Tensor>& dst, const Tensor& data, const std::string& file, int line) {
+    const nki::Loc l = loc_of(file, line);
+    if (dst) {
+      nki::nisa::nc_transpose(*dst, data, l);
+      return *dst;
+    }
+    return nki::nisa::nc_transpose(data, l);
+  });
+
+  // --- running ----------------------------------------------------------------------------------
+  py::class_<PyResult>(m, "Result")
+      .def_property_readonly("stats", &stats_of)
+      .def("write_profile", [](const PyResult& r, const std::string& name, const std::string& title) {
+        ncore::sim::ProfileRun pr;
+        pr.prog = r.program.get();
+        pr.preset = r.preset;
+        pr.rtl = r.result.backend == ncore::run::Backend::rtl ? &r.result.stats : nullptr;
+        pr.title = title;
+        return ncore::sim::write_profile(name, pr);
+      });
+
+  m.def(
+      "run_program",
+      [](std::shared_ptr<ncore::Program> prog, const std::string& preset, const py::dict& inputs,
+         const std::string& backend, unsigned threads, bool check, bool skip_idle) {
+        const ncore::Preset& p = preset_of(preset);
+        ncore::run::Arrays in;
+        for (const auto& [k, v] : inputs) {
+          const std::string name = k.cast<std::string>();
+          py::array a = py::array::ensure(v, py::array::c_style);
+          if (!a) throw ncore::InputError("input '" + name + "' is not an array");
+          ncore::run::Array arr;
+          for (py::ssize_t d = 0; d < a.ndim(); ++d) arr.shape.push_back(a.shape(d));
+          const ncore::isa::Dtype host = isa_of_numpy(a, name);
+          const ncore::HbmTensor* t = prog->find_tensor(name);
+          arr.dtype = t ? t->dtype : host;
+          arr.origin = "argument '" + name + "'";
+          const auto n = static_cast<uint64_t>(a.size());
+          const unsigned esz = ncore::isa::dtype_bytes(arr.dtype);
+          arr.bytes.resize(n * esz);
+          const auto* src = static_cast<const uint8_t*>(a.data());
+          if (host == arr.dtype) {
+            std::memcpy(arr.bytes.data(), src, n * esz);
+          } else if (host == ncore::isa::Dtype::fp32) {  // float32 data for a bfloat16 tensor
+            for (uint64_t i = 0; i < n; ++i) {
+              float f;
+              std::memcpy(&f, src + 4 * i, 4);
+              const uint32_t b = ncore::num::from_float(f, arr.dtype);
+              std::memcpy(arr.bytes.data() + i * esz, &b, esz);
+            }
+          } else {
+            throw ncore::InputError("input '" + name + "' is a numpy array of " + std::string(py::str(a.dtype())) +
+                                    " for a " + ncore::isa::to_string(arr.dtype) + " tensor");
+          }
+          in[name] = std::move(arr);
+        }
+        ncore::run::Options opt;
+        if (backend == "golden") opt.backend = ncore::run::Backend::golden;
+        else if (backend != "rtl") throw ncore::InputError("backend '" + backend + "': rtl or golden");
+        opt.threads = threads;
+        opt.sim.check = check;
+        opt.sim.skip_idle = skip_idle;
+        auto r = std::make_unique<PyResult>();
+        {
+          py::gil_scoped_release nogil;
+          r->result = ncore::run::run_program(*prog, p, in, opt);
+        }
+        r->program = prog;
+        r->preset = &p;
+        py::dict out, updated;
+        for (const auto* arrays : {&r->result.outputs, &r->result.updated})
+        for (const auto& [name, a] : *arrays) {
+          const bool half = a.dtype == ncore::isa::Dtype::fp16;
+          py::array arr(py::dtype(half ? "float16" : "float32"), a.shape);
+          auto* dst = static_cast<uint8_t*>(arr.mutable_data());
+          const unsigned esz = ncore::isa::dtype_bytes(a.dtype);
+          const uint64_t n = a.bytes.size() / esz;
+          if (half || a.dtype == ncore::isa::Dtype::fp32) {
+            std::memcpy(dst, a.bytes.data(), a.bytes.size());
+          } else {  // bfloat16, widened exactly
+            for (uint64_t i = 0; i < n; ++i) {
+              uint32_t bits = 0;
+              std::memcpy(&bits, a.bytes.data() + i * esz, esz);
+              const uint32_t f = ncore::num::to_f32_bits(bits, a.dtype);
+              std::memcpy(dst + 4 * i, &f, 4);
+            }
+          }
+          (arrays == &r->result.outputs ? out : updated)[py::str(name)] = arr;
+        }
+        return py::make_tuple(out, updated, py::cast(r.release(), py::return_value_policy::take_ownership));
+      },
+      py::arg("program"), py::arg("preset"), py::arg("inputs"), py::arg("backend") = "rtl", py::arg("threads") = 0,
+      py::arg("check") = false, py::arg("skip_idle") = true);
+
+  m.def(
+      "build_declared",
+      [](const std::string& kernel, const std::map<std::string, int64_t>& params, const std::string& dtype,
+         const std::string& preset, unsigned dma_queues) {
+        kernels::Args a(kernel, params);
+        ncore::isa::Dtype dt{};
+        if (!ncore::isa::from_string(dtype, dt)) throw ncore::InputError("dtype '" + dtype + "': fp32, bf16 or fp16");
+        a.dtype = dt;
+        a.dma_queues = dma_queues;
+        return std::make_shared<ncore::Program>(kernels::build(a, preset_of(preset)));
+      },
+      "Traces a C++ kernel declared in kernels/ (its Program, for comparison with a Python kernel's)",
+      py::arg("kernel"), py::arg("params"), py::arg("dtype") = "fp32", py::arg("preset") = "trn2",
+      py::arg("dma_queues") = 4);
+  m.def("thread_counts", &ncore::sim::Core::thread_counts);
+  m.def("auto_threads", [](const std::string& preset, const ncore::Program& prog) {
+    return ncore::sim::Core::auto_threads(preset_of(preset), prog);
+  });
+}

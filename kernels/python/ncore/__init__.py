@@ -1,0 +1,53 @@
+"""ncore: options of the NeuronCore model's Python front end (neuronxcc.nki), and the figures of
+the last run.
+
+    import ncore
+    ncore.set_options(backend="rtl", config="trn2", check=True, threads="auto", profile=None)
+    ...                                  # run kernels with nki.baremetal / nki.benchmark
+    ncore.last_run()["cycles"]           # cycles, time_us, instructions, dma_transfer_count, ...
+
+Each option can also come from the environment (the option wins over the environment):
+
+    NCORE_BACKEND     rtl (default: the RTL, cycle by cycle) or golden (the golden model, no timing)
+    NCORE_CONFIG      trn2 (default) or trn1
+    NCORE_CHECK       1: compare every instruction with the golden model as it completes
+    NCORE_THREADS     auto (default), 1 or 2: threads of the RTL model (one per process)
+    NCORE_PROFILE     NAME: write NAME.summary.json, NAME.trace.json, NAME.timeline.html for every run
+    NCORE_DMA_QUEUES  DMA queues the kernel's transfers are spread over (default 4)
+    NCORE_VERBOSE     1: print a line per run (latency, instructions, DMA transfers)
+"""
+from neuronxcc.nki import _run
+
+__all__ = ["set_options", "options", "last_run", "trace", "declared"]
+
+
+def set_options(**kwargs):
+    """Sets options for the following runs (None: back to the environment or default)."""
+    _run.set_options(**kwargs)
+
+
+def options():
+    """The options in effect."""
+    return {k: _run.option(k) for k in _run._DEFAULTS}
+
+
+def last_run():
+    """The figures of the last run: backend, cycles, time_us, clock_mhz, instructions,
+    checked_instructions, dma_transfer_count, hbm_read_bytes, hbm_write_bytes, te_macs,
+    evaluated_cycles, skipped_cycles, wall_seconds, rtl_threads, kernel."""
+    return dict(_run.last)
+
+
+def trace(kernel, *args, **kwargs):
+    """The Program a kernel traces to for these arguments (NumPy arrays as its HBM inputs), without
+    running it: .listing(), .instruction_count(), .opcode_counts(), .save(path), .tensors()."""
+    func = getattr(kernel, "func", kernel)
+    prog, _, _ = _run.trace(func, args, kwargs)
+    return prog
+
+
+def declared(kernel, dtype="fp32", **params):
+    """The Program of a C++ kernel declared in kernels/ (ncore-sim --kernel NAME), traced for the
+    current configuration: the twin of a Python kernel, to compare with ncore.trace's."""
+    import _ncore_native
+    return _ncore_native.build_declared(kernel, params, dtype, _run.current_preset(), _run.option("dma_queues"))

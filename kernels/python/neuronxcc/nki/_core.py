@@ -1,0 +1,443 @@
+"""The Python side of the front end: tensors, source locations, the trace in progress and the
+assignment semantics of NKI.
+
+Every instruction is traced by the C++ library (_ncore_native), the same code the C++ kernels
+call. This module only turns Python's spelling into those calls:
+
+- A call that produces a tile (nl.load, nl.add, nisa.tensor_copy, nisa.nc_matmul, ...) returns a
+  *pending* tile: the instruction is known but not yet emitted. `x[...] = nl.load(a)` then emits
+  it with `x[...]` as its destination (no copy), `psum += nisa.nc_matmul(a, b)` accumulates into
+  `psum`, and any other use of the tile (an operand, an attribute, a slice) emits it into a new
+  tile of its own. Before the next instruction of any kind is traced, every pending tile is
+  emitted into its own tile, so program order is the kernel's order.
+- Source locations: each call records the kernel's own file and line (the first frame outside
+  this package), for errors and for the listing and profile.
+"""
+import os
+import sys
+import threading
+
+import numpy as np
+
+import _ncore_native as _native
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_NEURONXCC_DIR = os.path.dirname(_PKG_DIR)
+
+
+# --- source locations ------------------------------------------------------------------------
+
+_CODE_FILE = {}  # code object -> its file as locations show it, or None for the front end's own code
+
+
+def caller():
+    """(file, line) of the first frame outside the front end: the kernel's own line."""
+    f = sys._getframe(1)
+    while f is not None:
+        c = f.f_code
+        try:
+            fn = _CODE_FILE[c]
+        except KeyError:
+            fn = _CODE_FILE[c] = None if c.co_filename.startswith(_NEURONXCC_DIR) else _relative(c.co_filename)
+        if fn is not None:
+            return fn, f.f_lineno
+        f = f.f_back
+    return "<unknown>", 0
+
+
+_REL_CACHE = {}
+
+
+def _relative(path):
+    r = _REL_CACHE.get(path)
+    if r is None:
+        try:
+            ap = os.path.abspath(path)
+            cwd = os.getcwd()
+            r = os.path.relpath(ap, cwd) if ap.startswith(cwd + os.sep) else path
+        except (OSError, ValueError):
+            r = path
+        _REL_CACHE[path] = r
+    return r
+
+
+# --- dtypes -----------------------------------------------------------------------------------
+
+class Dtype:
+    """An NKI element type (nl.float32, nl.bfloat16, ...). Compares equal to its name, to the
+    NumPy dtype of the same name, and to NumPy's scalar type (np.float32)."""
+
+    _SIZES = {"float32": 4, "bfloat16": 2, "float16": 2, "tfloat32": 4, "float8_e4m3": 1, "float8_e5m2": 1,
+              "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "bool_": 1}
+
+    def __init__(self, name):
+        self.name = name
+        self.itemsize = self._SIZES.get(name, 0)
+
+    def __eq__(self, other):
+        try:
+            return self.name == dtype_name(other)
+        except (TypeError, ValueError):
+            return NotImplemented
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+_DTYPES = {n: Dtype(n) for n in Dtype._SIZES}
+
+
+def dtype_name(d):
+    """The NKI name of a dtype given as an nl dtype, a string, a NumPy dtype or type."""
+    if isinstance(d, Dtype):
+        return d.name
+    if isinstance(d, str):
+        name = d
+    else:
+        name = np.dtype(d).name
+    aliases = {"float": "float32", "half": "float16", "bool": "bool_", "fp32": "float32", "fp16": "float16",
+               "bf16": "bfloat16"}
+    name = aliases.get(name, name)
+    if name not in _DTYPES:
+        raise TypeError(f"unknown dtype {d!r}")
+    return name
+
+
+def dtype(d):
+    return _DTYPES[dtype_name(d)]
+
+
+# --- the trace in progress ------------------------------------------------------------------------
+
+class _TraceState(threading.local):
+    def __init__(self):
+        self.active = False
+        self.pending = []  # pending tiles, oldest first
+
+
+_state = _TraceState()
+
+
+def in_trace():
+    return _state.active
+
+
+def require_trace(api):
+    if not _state.active:
+        raise RuntimeError(f"'{api}' called outside of a kernel being traced: call the kernel through nki.jit, "
+                           "nki.baremetal, nki.benchmark or nki.simulate_kernel")
+
+
+def flush():
+    """Emits every pending tile into a tile of its own (before any other instruction is traced)."""
+    while _state.pending:
+        _state.pending[0]._materialize()
+
+
+def native(x):
+    """The native tensor of a Tensor (emitting it if pending), or x itself (a number, None)."""
+    if isinstance(x, Tensor):
+        return x._native()
+    return x
+
+
+def operand(x):
+    """A tensor_scalar/activation operand: None, a float, or a native tile."""
+    if isinstance(x, Tensor):
+        return x._native()
+    if x is None:
+        return None
+    if isinstance(x, (bool, int, float, np.integer, np.floating)):
+        return float(x)
+    raise TypeError(f"expected a tile or a number, got {type(x).__name__}")
+
+
+# --- tensors ----------------------------------------------------------------------------------------
+
+def _fast_index(key):
+    """The native index list of a key of plain ints and slices with non-negative bounds (the common
+    case), or None for anything else."""
+    if type(key) is not tuple:
+        key = (key,)
+    out = []
+    for k in key:
+        tk = type(k)
+        if tk is int:
+            if k < 0:
+                return None
+            out.append(k)
+        elif tk is slice:
+            start, stop, step = k.start, k.stop, k.step
+            if step is not None and step != 1:
+                return None
+            if start is None:
+                if stop is None:
+                    out.append(None)
+                    continue
+                start = 0
+            if type(start) is not int or start < 0 or (stop is not None and (type(stop) is not int or stop < 0)):
+                return None
+            out.append((start, -1, 1) if stop is None else (start, max(0, stop - start), 1))
+        else:
+            return None
+    return out
+
+
+_IndexExpr = None
+
+
+def _norm_index(key, ndim):
+    """Python indices (ints, slices, ..., index expressions) as the native index list."""
+    global _IndexExpr
+    if _IndexExpr is None:
+        from .language import IndexExpr as _IndexExpr
+    if not isinstance(key, tuple):
+        key = (key,)
+    # Ellipsis: fills the dimensions not indexed otherwise.
+    n_ell = sum(1 for k in key if k is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if n_ell:
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)
+        fill = ndim - (len(key) - 1)
+        if fill < 0:
+            raise IndexError(f"too many indices for a tensor of {ndim} dimensions")
+        key = key[:i] + (slice(None),) * fill + key[i + 1:]
+    items = []
+    for k in key:
+        if isinstance(k, _IndexExpr):
+            items.append(k.as_item(len(items)))
+        elif isinstance(k, slice):
+            items.append(_slice_item(k))
+        elif isinstance(k, (int, np.integer)):
+            items.append(int(k))
+        elif k is None:
+            raise IndexError("None (np.newaxis) is not an index of an NKI tensor")
+        else:
+            raise IndexError(f"an NKI tensor is indexed by ints, slices, '...' and nl.arange/nl.mgrid expressions, "
+                             f"not {type(k).__name__}")
+    return items
+
+
+def _slice_item(s):
+    step = 1 if s.step is None else int(s.step)
+    if step <= 0:
+        raise IndexError(f"slice step {step}: steps must be positive")
+    if s.start is None and s.stop is None and step == 1:
+        return None
+    start = 0 if s.start is None else int(s.start)
+    stop = None if s.stop is None else int(s.stop)
+    if start < 0 or (stop is not None and stop < 0):
+        return _NegSlice(start, stop, step)
+    if stop is None:
+        return (start, -1, step)
+    size = max(0, (stop - start + step - 1) // step)
+    return (start, size, step)
+
+
+class _NegSlice:
+    """A slice with negative bounds, resolved against the dimension's size."""
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+
+def _resolve_neg(items, shape):
+    out = []
+    for d, it in enumerate(items):
+        if isinstance(it, _NegSlice):
+            n = shape[d]
+            start, stop, step = slice(it.start, it.stop, it.step).indices(n)
+            size = max(0, (stop - start + step - 1) // step)
+            out.append((start, size, step))
+        else:
+            out.append(it)
+    return out
+
+
+class Tensor:
+    """A tensor of a kernel being traced: an HBM tensor, an SBUF or PSUM tile, or a view of one.
+    Shapes, dtypes, indexing, reshape and the arithmetic operators work as in NKI."""
+
+    __slots__ = ("_t", "_emit", "_loc", "_kind", "__weakref__")
+
+    def __init__(self, t=None, emit=None, loc=None, kind=None):
+        self._t = t
+        self._emit = emit  # pending: emit(dst_native_or_None, accumulate) -> native tensor
+        self._loc = loc
+        self._kind = kind  # what produced a pending tile ("nc_matmul", ...)
+        if emit is not None:
+            _state.pending.append(self)
+
+    # -- pending results
+    def _pending(self):
+        return self._t is None and self._emit is not None
+
+    def _materialize(self, dst=None, accumulate=None):
+        if self in _state.pending:
+            _state.pending.remove(self)
+        emit, self._emit = self._emit, None
+        self._t = emit(dst, accumulate)
+        return self._t
+
+    def _native(self):
+        if self._t is None:
+            if self._emit is None:
+                raise RuntimeError("an empty tensor")
+            # Older pending tiles go first: program order.
+            while _state.pending and _state.pending[0] is not self:
+                _state.pending[0]._materialize()
+            self._materialize()
+        return self._t
+
+    # -- attributes
+    @property
+    def shape(self):
+        return tuple(self._native().shape)
+
+    @property
+    def dtype(self):
+        return _DTYPES[self._native().dtype]
+
+    @property
+    def ndim(self):
+        return self._native().ndim
+
+    @property
+    def buffer(self):
+        from . import language as nl
+        return nl._BUFFERS[self._native().buffer]
+
+    @property
+    def name(self):
+        return self._native().name
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        if self._pending():
+            return f"<pending {self._kind} result>"
+        return f"{self.dtype} {self._native()}"
+
+    __str__ = __repr__
+
+    def __bool__(self):
+        raise ValueError("Cannot evaluate truth value of a multi-element tensor/array "
+                         "(err_ambiguous_tensor_truth_value): a kernel's control flow cannot depend on tensor values")
+
+    def __iter__(self):
+        raise TypeError("an NKI tensor is not iterable: index it (t[i]) or loop over nl.affine_range(n)")
+
+    # -- indexing
+    def __getitem__(self, key):
+        t = self._t if self._t is not None else self._native()
+        items = _fast_index(key)
+        if items is None:
+            items = _resolve_neg(_norm_index(key, t.ndim), t.shape)
+        f, line = caller()
+        return Tensor(t.index(items, f, line))
+
+    def __setitem__(self, key, value):
+        require_trace("assignment")
+        f, line = caller()
+        t = self._native()
+        dst = Tensor(t.index(_resolve_neg(_norm_index(key, t.ndim), t.shape), f, line))
+        assign(dst, value, f, line)
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        f, line = caller()
+        return Tensor(self._native().reshape([int(s) for s in shape], f, line))
+
+    # -- arithmetic (nl's element-wise calls)
+    def _ew(self, op, other, reverse=False):
+        from . import language as nl
+        fn = getattr(nl, op)
+        return fn(other, self) if reverse else fn(self, other)
+
+    def __add__(self, o):
+        return self._ew("add", o)
+
+    def __radd__(self, o):
+        return self._ew("add", o, True)
+
+    def __sub__(self, o):
+        return self._ew("subtract", o)
+
+    def __rsub__(self, o):
+        return self._ew("subtract", o, True)
+
+    def __mul__(self, o):
+        return self._ew("multiply", o)
+
+    def __rmul__(self, o):
+        return self._ew("multiply", o, True)
+
+    def __iadd__(self, o):
+        return self._inplace("add", o)
+
+    def __isub__(self, o):
+        return self._inplace("subtract", o)
+
+    def __imul__(self, o):
+        return self._inplace("multiply", o)
+
+    def _inplace(self, op, o):
+        require_trace(f"'{op}' in place")
+        f, line = caller()
+        if op == "add" and isinstance(o, Tensor) and o._pending() and o._kind == "nc_matmul":
+            # psum += nisa.nc_matmul(...): the multiply accumulates into this PSUM tile.
+            emit_into(o, self._native(), None)
+            return self
+        flush()
+        _native.elementwise(self._native(), op, self._native(), operand(o), None, f, line)
+        return self
+
+
+def assign(dst, value, f, line):
+    """dst[...] = value: a pending result is emitted into dst; a tile or a number is copied."""
+    if isinstance(value, Tensor):
+        if value._pending():
+            emit_into(value, dst._native(), False)
+            return
+        v = value._native()
+        d = dst._native()
+        if v.same_view(d):
+            return  # x[i] += y already wrote x[i]
+        flush()
+        if d.on_chip and v.on_chip:
+            _native.tensor_copy(d, v, None, f, line)
+        else:
+            _native.dma_copy(d, v, f, line)
+        return
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        flush()
+        d = dst._native()
+        if not d.on_chip:
+            raise ValueError(f"{f}:{line}: assigning a number to the HBM tensor {d}: store a tile (nl.store)")
+        _native.memset(d, float(value), f, line)
+        return
+    raise TypeError(f"cannot assign {type(value).__name__} to an NKI tensor")
+
+
+def emit_into(value, dst, acc):
+    """Emits the pending `value` into the native view dst (older pending tiles first)."""
+    while _state.pending and _state.pending[0] is not value:
+        _state.pending[0]._materialize()
+    value._materialize(dst, acc)
+
+
+def pending(kind, emit, loc):
+    """A pending result of `kind`; emit(dst, accumulate) traces it (dst None: into a new tile)."""
+    return Tensor(emit=emit, loc=loc, kind=kind)
+
+
+def wrap(t):
+    return None if t is None else Tensor(t)

@@ -1,0 +1,204 @@
+"""Tracing a Python kernel and running it through the run pipeline (sim/run), with the options
+of the `ncore` module (environment variables NCORE_BACKEND, NCORE_CONFIG, NCORE_CHECK,
+NCORE_THREADS, NCORE_PROFILE, NCORE_DMA_QUEUES, NCORE_VERBOSE)."""
+import inspect
+import os
+import sys
+
+import numpy as np
+
+import _ncore_native as _native
+
+from . import _core
+
+_ENV = {"backend": "NCORE_BACKEND", "config": "NCORE_CONFIG", "check": "NCORE_CHECK", "threads": "NCORE_THREADS",
+        "profile": "NCORE_PROFILE", "dma_queues": "NCORE_DMA_QUEUES", "verbose": "NCORE_VERBOSE"}
+_DEFAULTS = {"backend": "rtl", "config": "trn2", "check": False, "threads": "auto", "profile": None, "dma_queues": 4,
+             "verbose": False}
+_set = {}         # options given through ncore.set_options
+_threads = {}     # preset -> the thread count this process's RTL model was built with
+last = {}         # the figures of the last run
+
+
+def _parse_bool(v, name):
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s in ("1", "true", "yes", "on"):
+        return True
+    if s in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"{name}={v!r}: expected 0 or 1")
+
+
+def option(name):
+    if name in _set:
+        v = _set[name]
+    elif os.environ.get(_ENV[name]) not in (None, ""):
+        v = os.environ[_ENV[name]]
+    else:
+        return _DEFAULTS[name]
+    where = f"{_ENV[name]}" if name not in _set else f"ncore.set_options({name}=...)"
+    if name == "backend" and v not in ("rtl", "golden"):
+        raise ValueError(f"{where}={v!r}: choose rtl or golden")
+    if name == "config" and v not in ("trn2", "trn1"):
+        raise ValueError(f"{where}={v!r}: choose trn2 or trn1")
+    if name in ("check", "verbose"):
+        return _parse_bool(v, where)
+    if name == "threads" and str(v) not in ("auto", "1", "2"):
+        raise ValueError(f"{where}={v!r}: choose auto, 1 or 2")
+    if name == "dma_queues":
+        v = int(v)
+        if not 1 <= v <= 16:
+            raise ValueError(f"{where}={v}: choose 1 to 16")
+    return v
+
+
+def set_options(**kw):
+    for k in kw:
+        if k not in _DEFAULTS:
+            raise TypeError(f"unknown option '{k}' (options: {', '.join(_DEFAULTS)})")
+    before = dict(_set)
+    for k, v in kw.items():
+        if v is None:
+            _set.pop(k, None)
+        else:
+            _set[k] = v
+    try:
+        for k in kw:
+            option(k)  # validate now
+    except ValueError:
+        _set.clear()
+        _set.update(before)
+        raise
+
+
+def current_preset():
+    return option("config")
+
+
+# --- tracing ------------------------------------------------------------------------------------
+
+def _host_dtype(a, name):
+    k = a.dtype.name
+    if k in ("float32", "float16"):
+        return k
+    raise ValueError(f"argument '{name}' is a numpy array of {k}: the model's HBM tensors are float32 or float16 "
+                     f"(pass {name}.astype(np.float32))")
+
+
+def trace(func, args, kwargs):
+    """Traces func with its numpy array arguments as HBM tensors. Returns (program, input arrays by
+    name, the order of the returned tensors, which argument each returned input is)."""
+    sig = inspect.signature(func)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{func.__name__}: {e}") from None
+    bound.apply_defaults()
+    try:
+        def_file, def_line = _core._relative(inspect.getsourcefile(func) or "<unknown>"), \
+            inspect.getsourcelines(func)[1]
+    except (OSError, TypeError):
+        def_file, def_line = "<unknown>", 0
+    arrays = {}
+    result = {}
+
+    def body(tracer):
+        _core._state.active = True
+        _core._state.pending = []
+        try:
+            hbm = {}
+            for name, value in list(bound.arguments.items()):
+                if isinstance(value, np.ndarray):
+                    dt = _host_dtype(value, name)
+                    arrays[name] = np.ascontiguousarray(value)
+                    t = _core.Tensor(tracer.input(name, list(value.shape), dt, def_file, def_line))
+                    hbm[name] = t
+                    bound.arguments[name] = t
+            ret = func(*bound.args, **bound.kwargs)
+            _core.flush()
+            outs = [] if ret is None else list(ret) if isinstance(ret, (tuple, list)) else [ret]
+            order = []
+            for o in outs:
+                if not isinstance(o, _core.Tensor):
+                    raise TypeError(f"{func.__name__} returned {type(o).__name__}: a kernel returns HBM tensors")
+                n = o._native()
+                given = next((k for k, t in hbm.items() if t._native().same_view(n)), None)
+                if given is not None:
+                    order.append(("input", given))
+                else:
+                    tracer.output(n, def_file, def_line)
+                    order.append(("output", n.name))
+            result["order"] = order
+            result["tuple"] = isinstance(ret, (tuple, list))
+            result["none"] = ret is None
+        finally:
+            _core._state.active = False
+            _core._state.pending = []
+
+    prog = _native.trace(func.__name__, current_preset(), body, option("dma_queues"))
+    return prog, arrays, result
+
+
+# --- running -----------------------------------------------------------------------------------------
+
+def _threads_for(prog, preset):
+    t = option("threads")
+    if preset in _threads:
+        if t != "auto" and int(t) != _threads[preset]:
+            raise ValueError(f"NCORE_THREADS={t}: this process already runs the {preset} model on "
+                             f"{_threads[preset]} thread(s) (one model per process); start a new process")
+        return _threads[preset]
+    n = _native.auto_threads(preset, prog) if t == "auto" else int(t)
+    if n not in _native.thread_counts(preset):
+        raise ValueError(f"NCORE_THREADS={t}: the {preset} model runs on "
+                         f"{' or '.join(map(str, _native.thread_counts(preset)))} thread(s)")
+    _threads[preset] = n
+    return n
+
+
+def run(func, args, kwargs, backend=None, profile=None, image=None, label="run"):
+    """Traces and runs func; returns what the kernel returns (numpy arrays) and the figures."""
+    prog, arrays, meta = trace(func, args, kwargs)
+    preset = current_preset()
+    backend = backend or option("backend")
+    threads = _threads_for(prog, preset) if backend == "rtl" else 0
+    outs, updated, res = _native.run_program(prog, preset, arrays, backend, threads, option("check"), True)
+    stats = dict(res.stats)
+    stats["kernel"] = func.__name__
+    last.clear()
+    last.update(stats)
+    # Arguments the kernel wrote into (an output passed as an argument): back into the caller's arrays.
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    for name, arr in updated.items():
+        target = bound.arguments.get(name)
+        if isinstance(target, np.ndarray) and target.flags.writeable:
+            np.copyto(target, arr.astype(target.dtype, copy=False).reshape(target.shape))
+    if image:
+        prog.save(image)
+        print(f"[ncore] Program image written to {image}", file=sys.stderr)
+    name = profile or option("profile")
+    if name:
+        base = name[:-5] if name.endswith((".ntff", ".neff")) else name
+        title = f"{func.__name__} ({label}, {preset}, {backend})"
+        text = res.write_profile(base, title)
+        files = f"{base}.summary.json" + (f", {base}.trace.json, {base}.timeline.html" if backend == "rtl" else "")
+        print(f"[ncore] profile written: {files}", file=sys.stderr)
+        if option("verbose"):
+            print(text, file=sys.stderr)
+    if option("verbose"):
+        lat = f"{stats['time_us']:.3f} us" if stats["time_us"] is not None else "no timing (golden model)"
+        print(f"[ncore] {func.__name__}: {lat}, {stats['instructions']} instructions, "
+              f"{stats['dma_transfer_count']} DMA transfers", file=sys.stderr)
+    values = []
+    for kind, name in meta["order"]:
+        if kind == "input":
+            values.append(updated.get(name, arrays[name]))
+        else:
+            values.append(outs[name])
+    if meta["none"]:
+        return None, stats
+    if meta["tuple"]:
+        return tuple(values), stats
+    return values[0], stats

@@ -1,0 +1,451 @@
+"""neuronxcc.nki.language (nl) on the ncore model: dtypes, buffers, tensor creation, nl.load and
+nl.store, the element-wise and reduction calls, loop ranges and index expressions.
+
+Each call maps onto the C++ NKI API (kernels/nki), which checks the hardware's rules in NKI's
+words and traces the instructions; see _core.py for how results and assignment work.
+"""
+import builtins
+import math
+
+import numpy as np
+
+import _ncore_native as _native
+
+from . import _core
+from ._core import Tensor, caller, dtype as _dtype, operand as _operand
+
+# --- dtypes -------------------------------------------------------------------------------------
+float32 = _core._DTYPES["float32"]
+bfloat16 = _core._DTYPES["bfloat16"]
+float16 = _core._DTYPES["float16"]
+tfloat32 = _core._DTYPES["tfloat32"]
+float8_e4m3 = _core._DTYPES["float8_e4m3"]
+float8_e5m2 = _core._DTYPES["float8_e5m2"]
+int8 = _core._DTYPES["int8"]
+uint8 = _core._DTYPES["uint8"]
+int16 = _core._DTYPES["int16"]
+uint16 = _core._DTYPES["uint16"]
+int32 = _core._DTYPES["int32"]
+uint32 = _core._DTYPES["uint32"]
+bool_ = _core._DTYPES["bool_"]
+
+
+# --- buffers ------------------------------------------------------------------------------------
+class _Buffer:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"nl.{self.name}"
+
+
+hbm = _Buffer("hbm")
+shared_hbm = _Buffer("shared_hbm")
+private_hbm = _Buffer("hbm")
+sbuf = _Buffer("sbuf")
+psum = _Buffer("psum")
+_BUFFERS = {"hbm": hbm, "shared_hbm": shared_hbm, "sbuf": sbuf, "psum": psum}
+
+
+class par_dim:
+    """Marks the partition dimension of a shape with block dimensions: (4, nl.par_dim(128), 512)."""
+
+    def __init__(self, size):
+        self.size = int(size)
+
+    def __repr__(self):
+        return f"par_dim({self.size})"
+
+    def __int__(self):
+        return self.size
+
+    def __index__(self):
+        return self.size
+
+
+class tile_size:
+    """The hardware's tile limits (NKI's nl.tile_size)."""
+    pmax = 128
+    psum_fmax = 2048 // 4
+    gemm_stationary_fmax = 128
+    gemm_moving_fmax = 512
+    bn_stats_fmax = 512
+    psum_min_fmax = 512
+    total_available_sbuf_size = 24 * 1024 * 1024
+
+
+def _shape_arg(shape):
+    if isinstance(shape, (int, np.integer, par_dim)):
+        shape = (shape,)
+    out = []
+    for d in shape:
+        if isinstance(d, par_dim):
+            out.append((d.size, True))
+        else:
+            out.append((int(d), False))
+    return out
+
+
+def _buffer_name(buffer):
+    if buffer is None:
+        return "sbuf"
+    if isinstance(buffer, _Buffer):
+        return buffer.name
+    from . import compiler
+    if isinstance(buffer, compiler._Alloc):
+        return buffer
+    raise TypeError(f"buffer must be nl.hbm, nl.shared_hbm, nl.sbuf, nl.psum or an ncc allocation, got {buffer!r}")
+
+
+def _name(name):
+    return "" if name is None else str(name)
+
+
+# --- tensor creation ------------------------------------------------------------------------------
+
+def ndarray(shape, dtype, buffer=None, name="", **kwargs):
+    """A new tensor (not initialised): in HBM, or a tile placed by the allocator (or by ncc's
+    direct allocation)."""
+    _core.require_trace("ndarray")
+    _core.flush()
+    f, line = caller()
+    b = _buffer_name(buffer)
+    if not isinstance(b, str):
+        return Tensor(_native.ndarray_alloc(_shape_arg(shape), _dtype(dtype).name, b.base_addr, b.base_partition,
+                                            list(b.num_par_tiles), list(b.num_free_tiles), _name(name), f, line))
+    return Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), f, line))
+
+
+def zeros(shape, dtype, buffer=None, name="", **kwargs):
+    """A new on-chip tile filled with zeros (a memset on the vector engine)."""
+    _core.require_trace("zeros")
+    _core.flush()
+    f, line = caller()
+    b = _buffer_name(buffer)
+    if not isinstance(b, str):
+        t = Tensor(_native.ndarray_alloc(_shape_arg(shape), _dtype(dtype).name, b.base_addr, b.base_partition,
+                                         list(b.num_par_tiles), list(b.num_free_tiles), _name(name), f, line))
+        _native.memset(t._native(), 0.0, f, line)
+        return t
+    return Tensor(_native.zeros(_shape_arg(shape), _dtype(dtype).name, b, _name(name), f, line))
+
+
+def full(shape, fill_value, dtype, buffer=None, name="", **kwargs):
+    """A new on-chip tile filled with `fill_value`."""
+    _core.require_trace("full")
+    _core.flush()
+    f, line = caller()
+    b = _buffer_name(buffer)
+    if b in ("hbm", "shared_hbm"):
+        raise ValueError(f"{f}:{line}: Creating HBM tensor with init value is not supported. "
+                         "(err_hbm_tensor_with_init_value_not_supported)")
+    t = Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), f, line))
+    _native.memset(t._native(), float(fill_value), f, line)
+    return t
+
+
+def empty_like(a, dtype=None, buffer=None, name="", **kwargs):
+    return ndarray(a.shape, dtype or a.dtype, buffer=buffer or (sbuf if a._native().on_chip else hbm), name=name)
+
+
+def zeros_like(a, dtype=None, buffer=None, name="", **kwargs):
+    return zeros(a.shape, dtype or a.dtype, buffer=buffer or sbuf, name=name)
+
+
+# --- moving data ---------------------------------------------------------------------------------
+
+def load(src, dtype=None, mask=None, **kwargs):
+    """A new SBUF tile holding the HBM view `src` (one DMA transfer)."""
+    _core.require_trace("load")
+    _no_mask(mask, "load")
+    f, line = caller()
+    s = _core.native(src)
+    dt = None if dtype is None else _dtype(dtype).name
+
+    def emit(dst, acc):
+        if dst is None:
+            return _native.load(s, dt, f, line)
+        _native.dma_copy(dst, s, f, line)
+        return dst
+
+    return _core.pending("load", emit, (f, line))
+
+
+def store(dst, value, mask=None, **kwargs):
+    """Writes `value` (an SBUF tile) to the HBM view `dst` (one DMA transfer)."""
+    _core.require_trace("store")
+    _no_mask(mask, "store")
+    f, line = caller()
+    d = _core.native(dst)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{f}:{line}: nl.store of a number: store a tile (for example one from nl.full)")
+    v = _core.native(value)
+    _core.flush()
+    _native.store(d, v, f, line)
+
+
+def copy(x, dtype=None, mask=None, **kwargs):
+    """A copy of an on-chip tile into a new SBUF tile (tensor_copy), cast to `dtype`."""
+    from . import isa as nisa
+    _no_mask(mask, "copy")
+    return nisa.tensor_copy(x, dtype=dtype)
+
+
+def _no_mask(mask, api):
+    if mask is not None:
+        f, line = caller()
+        raise ValueError(f"{f}:{line}: the mask parameter of '{api}' is not supported by this model; index the "
+                         "tensors with the range you want instead")
+
+
+# --- element-wise and reduction calls ---------------------------------------------------------------
+
+def _ew(op):
+    def fn(x, y, dtype=None, mask=None, **kwargs):
+        _core.require_trace(op)
+        _no_mask(mask, op)
+        f, line = caller()
+        if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+            return {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
+                    "maximum": builtins.max, "minimum": builtins.min}[op](x, y)
+        xo, yo = _operand(x), _operand(y)
+        dt = None if dtype is None else _dtype(dtype).name
+
+        def emit(dst, acc):
+            return _native.elementwise(dst, op, xo, yo, dt, f, line)
+
+        return _core.pending(op, emit, (f, line))
+
+    fn.__name__ = op
+    fn.__qualname__ = op
+    fn._nki_alu = op
+    fn.__doc__ = f"nl.{op}(x, y): element-wise on the vector engine (tile and tile, tile and scalar, " \
+                 "tile and (P, 1) tile)."
+    return fn
+
+
+add = _ew("add")
+subtract = _ew("subtract")
+multiply = _ew("multiply")
+maximum = _ew("maximum")
+minimum = _ew("minimum")
+
+
+def _reduction(op, alu):
+    def fn(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
+        from . import isa as nisa
+        _no_mask(mask, op)
+        return nisa.tensor_reduce(fn, x, axis, dtype=dtype, keepdims=keepdims)
+
+    fn.__name__ = op
+    fn._nki_alu = alu
+    fn.__doc__ = f"nl.{op}(x, axis): a reduction over free axes (tensor_reduce on the vector engine); also an op argument."
+    return fn
+
+
+max = _reduction("max", "maximum")
+min = _reduction("min", "minimum")
+sum = _reduction("sum", "add")
+prod = _reduction("prod", "multiply")
+
+
+def _unmodelled(name, kind):
+    def fn(*args, **kwargs):
+        f, line = caller()
+        raise ValueError(f"{f}:{line}: nl.{name} is not supported by this model ({kind}); the modelled operations are "
+                         "add, subtract, multiply, maximum, minimum (vector engine) and copy, relu (scalar engine)")
+
+    fn.__name__ = name
+    fn._nki_act = name
+    return fn
+
+
+# Activation functions usable with nisa.activation: copy (identity) and relu are modelled.
+def relu(x, dtype=None, mask=None, **kwargs):
+    """relu(x) on the scalar engine."""
+    from . import isa as nisa
+    _no_mask(mask, "relu")
+    return nisa.activation(relu, x, dtype=dtype)
+
+
+relu._nki_act = "relu"
+identity = copy
+copy._nki_act = "copy"
+
+for _n in ["exp", "log", "tanh", "sigmoid", "gelu", "gelu_apprx_tanh", "silu", "sqrt", "rsqrt", "reciprocal",
+           "square", "abs", "sin", "cos", "erf", "softplus", "mish", "sign", "negative", "softmax", "rms_norm",
+           "ceil", "floor", "trunc", "logical_not", "invert"]:
+    globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have")
+for _n in ["divide", "power", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "equal",
+           "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_xor",
+           "mod", "fmod", "mean", "var", "all", "where", "dropout"]:
+    globals()[_n] = _unmodelled(_n, "an ALU operation its engines do not have")
+
+
+def transpose(x, dtype=None, mask=None, **kwargs):
+    """x [P <= 128, F <= 128] transposed on the tensor engine (a PSUM tile [F, P]), as NKI lowers it."""
+    from . import isa as nisa
+    _no_mask(mask, "transpose")
+    return nisa.nc_transpose(x)
+
+
+def matmul(x, y, transpose_x=False, mask=None, **kwargs):
+    """x @ y on the tensor engine into a new PSUM tile (float32): x [M, K] and y [K, N] in the SBUF
+    (transpose_x=True: x given as [K, M]). Without transpose_x, x is first transposed on the tensor
+    engine (nc_transpose into PSUM, copied back to the SBUF in x's dtype), as NKI lowers it."""
+    from . import isa as nisa
+    _no_mask(mask, "matmul")
+    if not transpose_x:
+        x = nisa.tensor_copy(nisa.nc_transpose(x), dtype=x.dtype)
+    return nisa.nc_matmul(x, y)
+
+
+def device_print(prefix, x, **kwargs):
+    """Accepted and ignored: tensor values exist only when the Program runs (compare outputs instead)."""
+    return None
+
+
+# --- loops --------------------------------------------------------------------------------------------
+
+class _Range:
+    def __init__(self, args, sequential, api):
+        self.r = builtins.range(*[int(a) for a in args])
+        self.sequential = sequential
+        self.api = api
+        self.loc = caller()
+
+    def __len__(self):
+        return len(self.r)
+
+    def __iter__(self):
+        if not _core.in_trace():  # outside a kernel: a plain range
+            yield from self.r
+            return
+        _core.flush()
+        loop = _native.Range(len(self.r), self.sequential, *self.loc)
+        loop.enter()
+        try:
+            for v in self.r:
+                loop.next()
+                try:
+                    yield v
+                except GeneratorExit:  # a break: the iteration's pending results still belong to it
+                    _core.flush()
+                    raise
+                _core.flush()  # the iteration's pending results belong to it
+        finally:
+            loop.exit()
+
+
+def affine_range(*args, **kwargs):
+    """A loop whose iterations do not depend on each other: tiles allocated in it rotate over
+    several buffers so that iterations overlap."""
+    return _Range(args, False, "affine_range")
+
+
+def sequential_range(*args, **kwargs):
+    """A loop with a dependency carried from one iteration to the next."""
+    return _Range(args, True, "sequential_range")
+
+
+def static_range(*args, **kwargs):
+    """A loop unrolled at trace time."""
+    return _Range(args, True, "static_range")
+
+
+def ds(start, size):
+    """A slice of `size` elements from `start`: t[nl.ds(i * 128, 128)]."""
+    return builtins.slice(int(start), int(start) + int(size))
+
+
+# --- index expressions: nl.arange, nl.mgrid --------------------------------------------------------
+
+class IndexExpr:
+    """An affine index over one axis of an index grid: start + step * i for i in range(size).
+    nl.arange(n)[:, None] is axis 0 of a 2-D grid, nl.arange(n)[None, :] axis 1; adding an int
+    shifts it, multiplying by an int strides it."""
+
+    def __init__(self, start, step, size, axis=None, ndim=1):
+        self.start, self.step, self.size, self.axis, self.ndim = start, step, size, axis, ndim
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        if self.axis is not None and self.ndim > 1:
+            raise IndexError("an index expression is placed on its axis once")
+        axis = None
+        for i, k in enumerate(key):
+            if isinstance(k, builtins.slice) and k == builtins.slice(None):
+                if axis is not None:
+                    raise IndexError("nl.arange(n)[...] places the range on one axis: [:, None] or [None, :]")
+                axis = i
+            elif k is not None:
+                raise IndexError("nl.arange(n)[...] takes ':' and None only, e.g. [:, None]")
+        if axis is None:
+            raise IndexError("nl.arange(n)[...] needs one ':'")
+        return IndexExpr(self.start, self.step, self.size, axis, len(key))
+
+    def _shift(self, k):
+        if isinstance(k, IndexExpr):
+            raise ValueError("adding two index expressions is not supported: index with each on its own axis")
+        return IndexExpr(self.start + int(k), self.step, self.size, self.axis, self.ndim)
+
+    def __add__(self, k):
+        return self._shift(k)
+
+    __radd__ = __add__
+
+    def __sub__(self, k):
+        return self._shift(-int(k))
+
+    def __mul__(self, k):
+        if isinstance(k, IndexExpr):
+            raise ValueError("multiplying two index expressions is not supported")
+        k = int(k)
+        return IndexExpr(self.start * k, self.step * k, self.size, self.axis, self.ndim)
+
+    __rmul__ = __mul__
+
+    def __bool__(self):
+        raise ValueError("Control-flow depending on `nl.arange` or `nl.mgrid` is not supported. "
+                         "(err_control_flow_condition_depending_on_arange)")
+
+    def as_item(self, dim):
+        if self.step <= 0:
+            raise IndexError("an index expression must increase (a positive step)")
+        return (self.start, self.size, self.step)
+
+
+def arange(*args):
+    """nl.arange(n) or nl.arange(start, stop[, step]): an index expression (place it on an axis
+    with [:, None] or [None, :])."""
+    r = builtins.range(*[int(a) for a in args])
+    return IndexExpr(r.start, r.step, len(r))
+
+
+class _MGrid:
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        out = []
+        for i, k in enumerate(key):
+            if not isinstance(k, builtins.slice):
+                raise IndexError("nl.mgrid takes slices: nl.mgrid[0:128, 0:512]")
+            r = builtins.range(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step)
+            out.append(IndexExpr(r.start, r.step, len(r), i, len(key)))
+        return tuple(out) if len(out) > 1 else out[0]
+
+
+mgrid = _MGrid()
+
+
+def num_programs(axes=None):
+    return 1
+
+
+def program_id(axis=0):
+    return 0
+
+
+def spmd_dim(*args, **kwargs):
+    raise ValueError("SPMD launch grids are not supported by this model (one NeuronCore)")
