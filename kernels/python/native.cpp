@@ -48,7 +48,6 @@ const char* intern(const std::string& file) {
   return files.insert(file).first->c_str();
 }
 
-nki::Loc loc_of(const std::string& file, int line) { return nki::Loc{intern(file), line}; }
 
 nki::Dtype dtype_of(const std::string& name) {
   static const std::pair<const char*, nki::Dtype> names[] = {
@@ -212,6 +211,13 @@ PYBIND11_MODULE(_ncore_native, m) {
     }
   });
 
+  // --- source locations: made once per (file, line) by the Python side and passed to every call
+  py::class_<nki::Loc>(m, "Loc")
+      .def(py::init([](const std::string& file, int line) { return nki::Loc{intern(file), line}; }))
+      .def_property_readonly("file", [](const nki::Loc& l) { return std::string(l.file); })
+      .def_readonly("line", &nki::Loc::line)
+      .def("__str__", [](const nki::Loc& l) { return std::string(l.file) + ":" + std::to_string(l.line); });
+
   // --- tensors ------------------------------------------------------------------------------
   py::class_<Tensor>(m, "Tensor")
       .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape().vec())); })
@@ -221,14 +227,14 @@ PYBIND11_MODULE(_ncore_native, m) {
       .def_property_readonly("ndim", [](const Tensor& t) { return t.ndim(); })
       .def_property_readonly("on_chip", &Tensor::on_chip)
       .def("index",
-           [](const Tensor& t, const py::list& items, const std::string& file, int line) {
+           [](const Tensor& t, const py::list& items, const nki::Loc& at) {
              std::vector<nki::Index> idx;
              for (const auto& h : items) idx.push_back(index_of(h));
-             return t.index(idx, loc_of(file, line));
+             return t.index(idx, at);
            })
       .def("reshape",
-           [](const Tensor& t, const std::vector<int64_t>& shape, const std::string& file, int line) {
-             return t.reshape(nki::Shape(shape), loc_of(file, line));
+           [](const Tensor& t, const std::vector<int64_t>& shape, const nki::Loc& at) {
+             return t.reshape(nki::Shape(shape), at);
            })
       .def("same_view",
            [](const Tensor& a, const Tensor& b) {
@@ -243,11 +249,11 @@ PYBIND11_MODULE(_ncore_native, m) {
   py::class_<nki::Tracer>(m, "Tracer")
       .def("input",
            [](nki::Tracer& t, const std::string& name, const std::vector<int64_t>& shape, const std::string& dtype,
-              const std::string& file, int line) {
-             return t.input(name, nki::Shape(shape), dtype_of(dtype), loc_of(file, line));
+              const nki::Loc& at) {
+             return t.input(name, nki::Shape(shape), dtype_of(dtype), at);
            })
-      .def("output", [](nki::Tracer& t, const Tensor& x, const std::string& file, int line) {
-        t.output(x, loc_of(file, line));
+      .def("output", [](nki::Tracer& t, const Tensor& x, const nki::Loc& at) {
+        t.output(x, at);
       });
 
   py::class_<ncore::Program, std::shared_ptr<ncore::Program>>(m, "Program")
@@ -302,48 +308,45 @@ PYBIND11_MODULE(_ncore_native, m) {
       py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4);
 
   py::class_<PyRange>(m, "Range")
-      .def(py::init([](int64_t n, bool sequential, const std::string& file, int line) {
-        return new PyRange(n, sequential, loc_of(file, line));
-      }))
+      .def(py::init([](int64_t n, bool sequential, const nki::Loc& at) { return new PyRange(n, sequential, at); }))
       .def("enter", &PyRange::enter)
       .def("next", &PyRange::next)
       .def("exit", &PyRange::exit);
 
   // --- nki.language ---------------------------------------------------------------------------
   m.def("ndarray", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
-                      const std::string& buffer, const std::string& name, const std::string& file, int line) {
-    return nki::nl::ndarray(shape_of(shape), dtype_of(dtype), buffer_of(buffer), name, loc_of(file, line));
+                      const std::string& buffer, const std::string& name, const nki::Loc& at) {
+    return nki::nl::ndarray(shape_of(shape), dtype_of(dtype), buffer_of(buffer), name, at);
   });
   m.def("ndarray_alloc", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
                             int64_t base_addr, int64_t base_partition, const std::vector<int64_t>& num_par_tiles,
                             const std::vector<int64_t>& num_free_tiles, const std::string& name,
-                            const std::string& file, int line) {
+                            const nki::Loc& at) {
     const nki::Alloc a = nki::ncc::sbuf::mod_alloc(base_addr, base_partition, num_par_tiles, num_free_tiles);
-    return nki::nl::ndarray(shape_of(shape), dtype_of(dtype), a, name, loc_of(file, line));
+    return nki::nl::ndarray(shape_of(shape), dtype_of(dtype), a, name, at);
   });
   m.def("zeros", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
-                    const std::string& buffer, const std::string& name, const std::string& file, int line) {
-    return nki::nl::zeros(shape_of(shape), dtype_of(dtype), buffer_of(buffer), name, loc_of(file, line));
+                    const std::string& buffer, const std::string& name, const nki::Loc& at) {
+    return nki::nl::zeros(shape_of(shape), dtype_of(dtype), buffer_of(buffer), name, at);
   });
-  m.def("load", [](const Tensor& src, const std::optional<std::string>& dtype, const std::string& file, int line) {
-    return nki::nl::load(src, dtype ? dtype_of(*dtype) : src.dtype(), loc_of(file, line));
+  m.def("load", [](const Tensor& src, const std::optional<std::string>& dtype, const nki::Loc& at) {
+    return nki::nl::load(src, dtype ? dtype_of(*dtype) : src.dtype(), at);
   });
-  m.def("store", [](const Tensor& dst, const Tensor& value, const std::string& file, int line) {
-    nki::nl::store(dst, value, loc_of(file, line));
+  m.def("store", [](const Tensor& dst, const Tensor& value, const nki::Loc& at) {
+    nki::nl::store(dst, value, at);
   });
   m.def("elementwise", [](const std::optional<Tensor>& dst, const std::string& op, const py::object& x,
-                          const py::object& y, const std::optional<std::string>& dtype, const std::string& file,
-                          int line) {
+                          const py::object& y, const std::optional<std::string>& dtype, const nki::Loc& at) {
     if (dst) {
-      nki::nl::elementwise(*dst, alu_of(op), operand_of(x), operand_of(y), loc_of(file, line));
+      nki::nl::elementwise(*dst, alu_of(op), operand_of(x), operand_of(y), at);
       return *dst;
     }
-    return nki::nl::elementwise(alu_of(op), operand_of(x), operand_of(y), opt_dtype(dtype), loc_of(file, line));
+    return nki::nl::elementwise(alu_of(op), operand_of(x), operand_of(y), opt_dtype(dtype), at);
   });
 
   // --- nki.isa --------------------------------------------------------------------------------
-  m.def("dma_copy", [](const Tensor& dst, const Tensor& src, const std::string& file, int line) {
-    nki::nisa::dma_copy(dst, src, loc_of(file, line));
+  m.def("dma_copy", [](const Tensor& dst, const Tensor& src, const nki::Loc& at) {
+    nki::nisa::dma_copy(dst, src, at);
   });
   // The instructions with a result tile: into `dst`, or into a new tile on the source's
   // partitions (of `dtype`, default the source's).
@@ -353,8 +356,8 @@ PYBIND11_MODULE(_ncore_native, m) {
   };
   m.def("tensor_tensor", [result](const std::optional<Tensor>& dst, const Tensor& d1, const Tensor& d2,
                                   const std::string& op, const std::optional<std::string>& dtype,
-                                  const std::string& file, int line) {
-    const nki::Loc l = loc_of(file, line);
+                                  const nki::Loc& at) {
+    const nki::Loc& l = at;
     if (!dst && !dtype) return nki::nisa::tensor_tensor(d1, d2, alu_of(op), l);
     const Tensor t = result(dst, d1, dtype, l);
     nki::nisa::tensor_tensor(t, d1, d2, alu_of(op), l);
@@ -363,8 +366,8 @@ PYBIND11_MODULE(_ncore_native, m) {
   m.def("tensor_scalar", [result](const std::optional<Tensor>& dst, const Tensor& data, const std::string& op0,
                                   const py::object& operand0, bool reverse0, const std::string& op1,
                                   const py::object& operand1, bool reverse1, const std::optional<std::string>& dtype,
-                                  const std::string& file, int line) {
-    const nki::Loc l = loc_of(file, line);
+                                  const nki::Loc& at) {
+    const nki::Loc& l = at;
     if (!dst && !dtype)
       return nki::nisa::tensor_scalar(data, alu_of(op0), operand_of(operand0), reverse0, alu_of(op1),
                                       operand_of(operand1), reverse1, l);
@@ -374,19 +377,19 @@ PYBIND11_MODULE(_ncore_native, m) {
     return t;
   });
   m.def("tensor_copy", [](const std::optional<Tensor>& dst, const Tensor& src,
-                                const std::optional<std::string>& dtype, const std::string& file, int line) {
-    const nki::Loc l = loc_of(file, line);
+                                const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const nki::Loc& l = at;
     if (!dst) return nki::nisa::tensor_copy(src, dtype ? dtype_of(*dtype) : src.dtype(), l);
     nki::nisa::tensor_copy(*dst, src, l);
     return *dst;
   });
-  m.def("memset", [](const Tensor& dst, double value, const std::string& file, int line) {
-    nki::nisa::memset(dst, static_cast<float>(value), loc_of(file, line));
+  m.def("memset", [](const Tensor& dst, double value, const nki::Loc& at) {
+    nki::nisa::memset(dst, static_cast<float>(value), at);
   });
   m.def("tensor_reduce", [](const std::optional<Tensor>& dst, const std::string& op, const Tensor& data,
                             const std::vector<int>& axes, const std::optional<std::string>& dtype, bool keepdims,
-                            const std::string& file, int line) {
-    const nki::Loc l = loc_of(file, line);
+                            const nki::Loc& at) {
+    const nki::Loc& l = at;
     nki::nisa::Axes ax(0);
     ax.v = axes;
     if (dst) {
@@ -397,8 +400,8 @@ PYBIND11_MODULE(_ncore_native, m) {
   });
   m.def("activation", [result](const std::optional<Tensor>& dst, const std::string& op, const Tensor& data,
                                const py::object& bias, const py::object& scale,
-                               const std::optional<std::string>& dtype, const std::string& file, int line) {
-    const nki::Loc l = loc_of(file, line);
+                               const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const nki::Loc& l = at;
     if (!dst)
       return nki::nisa::activation(act_of(op), data, operand_of(bias), operand_of(scale),
                                    dtype ? dtype_of(*dtype) : data.dtype(), l);
@@ -408,24 +411,24 @@ PYBIND11_MODULE(_ncore_native, m) {
   m.def("activation_reduce", [result](const std::optional<Tensor>& dst, const std::string& op, const Tensor& data,
                                       const std::string& reduce_op, const Tensor& reduce_res, const py::object& bias,
                                       const py::object& scale, const std::optional<std::string>& dtype,
-                                      const std::string& file, int line) {
-    const nki::Loc l = loc_of(file, line);
+                                      const nki::Loc& at) {
+    const nki::Loc& l = at;
     const Tensor t = result(dst, data, dtype, l);
     nki::nisa::activation_reduce(t, act_of(op), data, alu_of(reduce_op), reduce_res, operand_of(bias),
                                  operand_of(scale), l);
     return t;
   });
   m.def("nc_matmul", [](const std::optional<Tensor>& dst, const Tensor& stationary, const Tensor& moving,
-                        std::optional<bool> accumulate, const std::string& file, int line) {
-    const nki::Loc l = loc_of(file, line);
+                        std::optional<bool> accumulate, const nki::Loc& at) {
+    const nki::Loc& l = at;
     if (dst) {
       nki::nisa::nc_matmul(*dst, stationary, moving, accumulate, l);
       return *dst;
     }
     return static_cast<Tensor>(nki::nisa::nc_matmul(stationary, moving, l));
   });
-  m.def("nc_transpose", [](const std::optional<Tensor>& dst, const Tensor& data, const std::string& file, int line) {
-    const nki::Loc l = loc_of(file, line);
+  m.def("nc_transpose", [](const std::optional<Tensor>& dst, const Tensor& data, const nki::Loc& at) {
+    const nki::Loc& l = at;
     if (dst) {
       nki::nisa::nc_transpose(*dst, data, l);
       return *dst;

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
 #include "core/core_sim.hpp"
@@ -33,30 +34,34 @@ std::string kernel_in(const std::vector<std::string>& args) {
   return "";
 }
 
-}  // namespace
 
-int parse(int argc, char* argv[], Options& o) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  // --example: the kernel's declared example arguments in its place.
+// --example: the kernel's declared example arguments in its place. False when --example names no
+// known kernel.
+bool expand_example(std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] != "--example") continue;
     const std::string k = kernel_in(args);
     const kernels::Kernel* decl = nullptr;
     for (const kernels::Kernel* d : kernels::all())
       if (d->name == k) decl = d;
-    if (!decl) {
-      std::cerr << "error: --example needs --kernel NAME (a known kernel)\n";
-      return 2;
-    }
+    if (!decl) return false;
     std::istringstream in(decl->example);
     std::vector<std::string> ex{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
     args.erase(args.begin() + static_cast<long>(i));
     args.insert(args.begin() + static_cast<long>(i), ex.begin(), ex.end());
     break;
   }
+  return true;
+}
 
-  CLI::App app{"ncore-sim: run an NKI-style kernel cycle by cycle on the NeuronCore RTL model"};
-  app.set_version_flag("--version", "ncore-sim 0.1");
+// The kernels' parameters and input files: one shared flag per option name, in declaration order.
+struct KernelFlags {
+  std::vector<std::string> order;
+  std::map<std::string, SharedFlag> flags;
+  std::map<std::string, CLI::Option*> opts;
+};
+
+void add_kernel_options(CLI::App& app, Options& o, KernelFlags& kf) {
   std::vector<std::string> names;
   std::string kernel_help = "kernel to run:";
   for (const kernels::Kernel* k : kernels::all()) {
@@ -64,14 +69,10 @@ int parse(int argc, char* argv[], Options& o) {
     kernel_help += "\n  " + k->name + ": " + k->doc;
   }
   app.add_option("--kernel", o.kernel, kernel_help)->required()->check(CLI::IsMember(names));
-
-  // The kernels' parameters and input files, one option per flag, in declaration order.
-  std::vector<std::string> order;
-  std::map<std::string, SharedFlag> flags;
   for (const kernels::Kernel* k : kernels::all()) {
     for (const kernels::Param& p : k->params) {
-      auto [it, fresh] = flags.try_emplace(p.flag);
-      if (fresh) order.push_back(p.flag);
+      auto [it, fresh] = kf.flags.try_emplace(p.flag);
+      if (fresh) kf.order.push_back(p.flag);
       SharedFlag& f = it->second;
       f.is_switch = p.is_switch;
       f.target[k->name] = p.name;
@@ -81,28 +82,29 @@ int parse(int argc, char* argv[], Options& o) {
     }
     for (const kernels::TensorDecl& t : k->inputs) {
       if (t.file_flag.empty()) continue;
-      auto [it, fresh] = flags.try_emplace(t.file_flag);
+      auto [it, fresh] = kf.flags.try_emplace(t.file_flag);
       it->second.is_file = true;
       if (fresh) {
-        order.push_back(t.file_flag);
+        kf.order.push_back(t.file_flag);
         it->second.help = fmt::format("input {} ({}) from a .npy file, for kernel", t.name, t.help);
       }
       it->second.target[k->name] = t.name;
       it->second.help += " " + k->name;
     }
   }
-  std::map<std::string, CLI::Option*> opts;
-  for (const std::string& flag : order) {
-    SharedFlag& f = flags.at(flag);
+  for (const std::string& flag : kf.order) {
+    SharedFlag& f = kf.flags.at(flag);
     if (f.is_switch)
-      opts[flag] = app.add_flag(flag, f.help);
+      kf.opts[flag] = app.add_flag(flag, f.help);
     else if (f.is_file)
-      opts[flag] = app.add_option(flag, f.file, f.help);
+      kf.opts[flag] = app.add_option(flag, f.file, f.help);
     else
-      opts[flag] = app.add_option(flag, f.value, f.help)->check(CLI::PositiveNumber);
+      kf.opts[flag] = app.add_option(flag, f.value, f.help)->check(CLI::PositiveNumber);
   }
+}
 
-  std::vector<std::string> input_files;
+// The simulator's own options.
+void add_run_options(CLI::App& app, Options& o, std::vector<std::string>& input_files) {
   app.add_option("--dtype", o.dtype, "element type: fp32, bf16 or fp16 (default fp32)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--config", o.config, "hardware configuration: trn2 (default) or trn1")
@@ -147,31 +149,27 @@ int parse(int argc, char* argv[], Options& o) {
   app.add_flag("--example", "run the kernel with its declared example arguments (see --print example)");
   app.footer("Exit status: 0 correct, 1 wrong result, 2 bad input (arguments, files, a kernel that breaks a hardware "
              "rule), 3 simulation error (check-mode difference, deadlock, stall).");
-  try {
-    std::vector<std::string> rev(args.rbegin(), args.rend());  // CLI11 takes the arguments reversed
-    app.parse(rev);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+}
 
-  // What was given, for the chosen kernel.
+// What was given for the chosen kernel: its parameters and input files. False (after a message)
+// for an option of another kernel or a malformed --input.
+bool collect_given(const KernelFlags& kf, const std::vector<std::string>& input_files, Options& o) {
   const kernels::Kernel& k = kernels::find(o.kernel);
-  for (const std::string& flag : order) {
-    if (opts.at(flag)->count() == 0) continue;
-    const SharedFlag& f = flags.at(flag);
+  for (const std::string& flag : kf.order) {
+    if (kf.opts.at(flag)->count() == 0) continue;
+    const SharedFlag& f = kf.flags.at(flag);
     auto it = f.target.find(k.name);
     if (it == f.target.end()) {
       std::vector<std::string> owners;
       for (const auto& [kernel, name] : f.target) owners.push_back(kernel);
       std::cerr << fmt::format("error: {} is an option of kernel{} {}, not of {}\n", flag, owners.size() > 1 ? "s" : "",
                                fmt::join(owners, ", "), k.name);
-      return 2;
+      return false;
     }
     if (f.is_file)
       o.files[it->second] = f.file;
     else
-      o.params[it->second] = f.is_switch ? 0 : f.value;
+      o.params[it->second] = f.is_switch ? 0 : f.value;  // a switch: turned over below
   }
   for (const kernels::Param& p : k.params)
     if (p.is_switch && o.params.count(p.name)) o.params[p.name] = p.def ? 0 : 1;
@@ -179,11 +177,37 @@ int parse(int argc, char* argv[], Options& o) {
     const auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
       std::cerr << fmt::format("error: --input {}: expected NAME=FILE.npy\n", spec);
-      return 2;
+      return false;
     }
     o.files[spec.substr(0, eq)] = spec.substr(eq + 1);
   }
+  return true;
+}
+
+}  // namespace
+
+int parse(int argc, char* argv[], Options& o) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!expand_example(args)) {
+    std::cerr << "error: --example needs --kernel NAME (a known kernel)\n";
+    return 2;
+  }
+  CLI::App app{"ncore-sim: run an NKI-style kernel cycle by cycle on the NeuronCore RTL model"};
+  app.set_version_flag("--version", "ncore-sim 0.1");
+  KernelFlags kf;
+  std::vector<std::string> input_files;
+  add_kernel_options(app, o, kf);
+  add_run_options(app, o, input_files);
+  try {
+    std::vector<std::string> rev(args.rbegin(), args.rend());  // CLI11 takes the arguments reversed
+    app.parse(rev);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (!collect_given(kf, input_files, o)) return 2;
   if (!o.print.empty()) {
+    const kernels::Kernel& k = kernels::find(o.kernel);
     std::cout << (o.print == "example" ? k.example : k.waves) << "\n";
     return 0;
   }

@@ -28,10 +28,12 @@ _NEURONXCC_DIR = os.path.dirname(_PKG_DIR)
 # --- source locations ------------------------------------------------------------------------
 
 _CODE_FILE = {}  # code object -> its file as locations show it, or None for the front end's own code
+_LOCS = {}       # (file, line) -> the native location passed to every call
 
 
 def caller():
-    """(file, line) of the first frame outside the front end: the kernel's own line."""
+    """The native location (file, line) of the first frame outside the front end: the kernel's own
+    line."""
     f = sys._getframe(1)
     while f is not None:
         c = f.f_code
@@ -40,9 +42,21 @@ def caller():
         except KeyError:
             fn = _CODE_FILE[c] = None if c.co_filename.startswith(_NEURONXCC_DIR) else _relative(c.co_filename)
         if fn is not None:
-            return fn, f.f_lineno
+            key = (fn, f.f_lineno)
+            loc = _LOCS.get(key)
+            if loc is None:
+                loc = _LOCS[key] = _native.Loc(fn, f.f_lineno)
+            return loc
         f = f.f_back
-    return "<unknown>", 0
+    return _native.Loc("<unknown>", 0)
+
+
+def location(file, line):
+    key = (file, line)
+    loc = _LOCS.get(key)
+    if loc is None:
+        loc = _LOCS[key] = _native.Loc(file, line)
+    return loc
 
 
 _REL_CACHE = {}
@@ -340,21 +354,21 @@ class Tensor:
         items = _fast_index(key)
         if items is None:
             items = _resolve_neg(_norm_index(key, t.ndim), t.shape)
-        f, line = caller()
-        return Tensor(t.index(items, f, line))
+        loc = caller()
+        return Tensor(t.index(items, loc))
 
     def __setitem__(self, key, value):
         require_trace("assignment")
-        f, line = caller()
+        loc = caller()
         t = self._native()
-        dst = Tensor(t.index(_resolve_neg(_norm_index(key, t.ndim), t.shape), f, line))
-        assign(dst, value, f, line)
+        dst = Tensor(t.index(_resolve_neg(_norm_index(key, t.ndim), t.shape), loc))
+        assign(dst, value, loc)
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        f, line = caller()
-        return Tensor(self._native().reshape([int(s) for s in shape], f, line))
+        loc = caller()
+        return Tensor(self._native().reshape([int(s) for s in shape], loc))
 
     # -- arithmetic (nl's element-wise calls)
     def _ew(self, op, other, reverse=False):
@@ -391,17 +405,17 @@ class Tensor:
 
     def _inplace(self, op, o):
         require_trace(f"'{op}' in place")
-        f, line = caller()
+        loc = caller()
         if op == "add" and isinstance(o, Tensor) and o._pending() and o._kind == "nc_matmul":
             # psum += nisa.nc_matmul(...): the multiply accumulates into this PSUM tile.
             emit_into(o, self._native(), None)
             return self
         flush()
-        _native.elementwise(self._native(), op, self._native(), operand(o), None, f, line)
+        _native.elementwise(self._native(), op, self._native(), operand(o), None, loc)
         return self
 
 
-def assign(dst, value, f, line):
+def assign(dst, value, loc):
     """dst[...] = value: a pending result is emitted into dst; a tile or a number is copied."""
     if isinstance(value, Tensor):
         if value._pending():
@@ -413,16 +427,16 @@ def assign(dst, value, f, line):
             return  # x[i] += y already wrote x[i]
         flush()
         if d.on_chip and v.on_chip:
-            _native.tensor_copy(d, v, None, f, line)
+            _native.tensor_copy(d, v, None, loc)
         else:
-            _native.dma_copy(d, v, f, line)
+            _native.dma_copy(d, v, loc)
         return
     if isinstance(value, (int, float, np.integer, np.floating)):
         flush()
         d = dst._native()
         if not d.on_chip:
-            raise ValueError(f"{f}:{line}: assigning a number to the HBM tensor {d}: store a tile (nl.store)")
-        _native.memset(d, float(value), f, line)
+            raise ValueError(f"{loc}: assigning a number to the HBM tensor {d}: store a tile (nl.store)")
+        _native.memset(d, float(value), loc)
         return
     raise TypeError(f"cannot assign {type(value).__name__} to an NKI tensor")
 

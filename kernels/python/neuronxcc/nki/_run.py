@@ -113,7 +113,7 @@ def trace(func, args, kwargs):
                 if isinstance(value, np.ndarray):
                     dt = _host_dtype(value, name)
                     arrays[name] = np.ascontiguousarray(value)
-                    t = _core.Tensor(tracer.input(name, list(value.shape), dt, def_file, def_line))
+                    t = _core.Tensor(tracer.input(name, list(value.shape), dt, _core.location(def_file, def_line)))
                     hbm[name] = t
                     bound.arguments[name] = t
             ret = func(*bound.args, **bound.kwargs)
@@ -128,7 +128,7 @@ def trace(func, args, kwargs):
                 if given is not None:
                     order.append(("input", given))
                 else:
-                    tracer.output(n, def_file, def_line)
+                    tracer.output(n, _core.location(def_file, def_line))
                     order.append(("output", n.name))
             result["order"] = order
             result["tuple"] = isinstance(ret, (tuple, list))

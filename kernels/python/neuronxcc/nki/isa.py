@@ -48,8 +48,8 @@ def alu_name(op, param="op"):
     if name is None:
         name = _NUMPY_ALU.get(getattr(op, "__name__", None))
     if name is None:
-        f, line = caller()
-        raise ValueError(f"{f}:{line}: {param}={getattr(op, '__name__', op)!r} is not an ALU operator this model "
+        loc = caller()
+        raise ValueError(f"{loc}: {param}={getattr(op, '__name__', op)!r} is not an ALU operator this model "
                          "has (add, subtract, multiply, maximum, minimum)")
     return name
 
@@ -60,8 +60,8 @@ def act_name(op):
     if name is None and getattr(op, "__name__", None) in ("copy", "identity", "relu"):
         name = op.__name__
     if name not in ("copy", "identity", "relu"):
-        f, line = caller()
-        raise ValueError(f"{f}:{line}: nl.{getattr(op, '__name__', op)} is not supported by this model as an "
+        loc = caller()
+        raise ValueError(f"{loc}: nl.{getattr(op, '__name__', op)} is not supported by this model as an "
                          "activation function: its scalar engine has nl.copy (identity) and nl.relu")
     return "copy" if name == "identity" else name
 
@@ -72,8 +72,8 @@ def _dt(dtype):
 
 def _no_mask(mask, api):
     if mask is not None:
-        f, line = caller()
-        raise ValueError(f"{f}:{line}: the mask parameter of '{api}' is not supported by this model")
+        loc = caller()
+        raise ValueError(f"{loc}: the mask parameter of '{api}' is not supported by this model")
 
 
 def _producer(kind, fn):
@@ -90,10 +90,10 @@ def dma_copy(src=None, dst=None, **kwargs):
     _core.require_trace("dma_copy")
     if src is None or dst is None:
         raise TypeError("dma_copy needs src and dst")
-    f, line = caller()
+    loc = caller()
     s, d = _core.native(src), _core.native(dst)
     _core.flush()
-    _native.dma_copy(d, s, f, line)
+    _native.dma_copy(d, s, loc)
 
 
 # --- vector engine -----------------------------------------------------------------------------------
@@ -102,9 +102,9 @@ def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, **kwargs):
     """data1 <op> data2, element-wise (vector engine)."""
     _core.require_trace("tensor_tensor")
     _no_mask(mask, "tensor_tensor")
-    f, line = caller()
+    loc = caller()
     a, b, o, dt = _core.native(data1), _core.native(data2), alu_name(op), _dt(dtype)
-    return _producer("tensor_tensor", lambda dst: _native.tensor_tensor(dst, a, b, o, dt, f, line))
+    return _producer("tensor_tensor", lambda dst: _native.tensor_tensor(dst, a, b, o, dt, loc))
 
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *, dtype=None,
@@ -112,22 +112,22 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     """(data <op0> operand0) <op1> operand1 with scalars or (P, 1) tiles (vector engine)."""
     _core.require_trace("tensor_scalar")
     _no_mask(mask, "tensor_scalar")
-    f, line = caller()
+    loc = caller()
     d = _core.native(data)
     o0, o1 = alu_name(op0, "op0"), alu_name(op1, "op1")
     x0, x1 = _operand(operand0), _operand(operand1)
     dt = _dt(dtype)
     return _producer("tensor_scalar", lambda dst: _native.tensor_scalar(dst, d, o0, x0, bool(reverse0), o1, x1,
-                                                                        bool(reverse1), dt, f, line))
+                                                                        bool(reverse1), dt, loc))
 
 
 def tensor_copy(src, *, mask=None, dtype=None, engine=0, **kwargs):
     """A copy of an SBUF or PSUM tile, cast to `dtype` (vector engine)."""
     _core.require_trace("tensor_copy")
     _no_mask(mask, "tensor_copy")
-    f, line = caller()
+    loc = caller()
     s, dt = _core.native(src), _dt(dtype)
-    return _producer("tensor_copy", lambda dst: _native.tensor_copy(dst, s, dt, f, line))
+    return _producer("tensor_copy", lambda dst: _native.tensor_copy(dst, s, dt, loc))
 
 
 def memset(shape, value, dtype, *, mask=None, engine=0, **kwargs):
@@ -135,28 +135,28 @@ def memset(shape, value, dtype, *, mask=None, engine=0, **kwargs):
     from . import language as nl
     _core.require_trace("memset")
     _no_mask(mask, "memset")
-    f, line = caller()
+    loc = caller()
     shp, dt, v = nl._shape_arg(shape), _core.dtype(dtype).name, float(value)
 
     def emit(dst, acc):
         if dst is None:
-            dst = _native.ndarray(shp, dt, "sbuf", "", f, line)
-        _native.memset(dst, v, f, line)
+            dst = _native.ndarray(shp, dt, "sbuf", "", loc)
+        _native.memset(dst, v, loc)
         return dst
 
-    return _core.pending("memset", emit, (f, line))
+    return _core.pending("memset", emit, loc)
 
 
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
     """op (add, multiply, maximum, minimum) over the trailing free axes of data (vector engine)."""
     _core.require_trace("tensor_reduce")
     _no_mask(mask, "tensor_reduce")
-    f, line = caller()
+    loc = caller()
     if negate:
-        raise ValueError(f"{f}:{line}: tensor_reduce(negate=True) is not supported by this model")
+        raise ValueError(f"{loc}: tensor_reduce(negate=True) is not supported by this model")
     d, o, dt = _core.native(data), alu_name(op), _dt(dtype)
     axes = [int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
-    return _producer("tensor_reduce", lambda dst: _native.tensor_reduce(dst, o, d, axes, dt, bool(keepdims), f, line))
+    return _producer("tensor_reduce", lambda dst: _native.tensor_reduce(dst, o, d, axes, dt, bool(keepdims), loc))
 
 
 # --- scalar engine -----------------------------------------------------------------------------------
@@ -165,22 +165,22 @@ def activation(op, data, *, bias=None, scale=1.0, mask=None, dtype=None, **kwarg
     """op(data * scale + bias) (scalar engine): scale a number or an fp32 (P, 1) tile, bias a (P, 1) tile."""
     _core.require_trace("activation")
     _no_mask(mask, "activation")
-    f, line = caller()
+    loc = caller()
     d, o, dt = _core.native(data), act_name(op), _dt(dtype)
     b, s = _operand(bias), _operand(scale)
-    return _producer("activation", lambda dst: _native.activation(dst, o, d, b, s, dt, f, line))
+    return _producer("activation", lambda dst: _native.activation(dst, o, d, b, s, dt, loc))
 
 
 def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
     """activation, and the add-reduce of its results along the free axis into reduce_res (P, 1)."""
     _core.require_trace("activation_reduce")
     _no_mask(mask, "activation_reduce")
-    f, line = caller()
+    loc = caller()
     d, o, dt = _core.native(data), act_name(op), _dt(dtype)
     r, ro = _core.native(reduce_res), alu_name(reduce_op, "reduce_op")
     b, s = _operand(bias), _operand(scale)
     return _producer("activation_reduce",
-                     lambda dst: _native.activation_reduce(dst, o, d, ro, r, b, s, dt, f, line))
+                     lambda dst: _native.activation_reduce(dst, o, d, ro, r, b, s, dt, loc))
 
 
 # --- tensor engine -----------------------------------------------------------------------------------
@@ -191,37 +191,37 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     accumulates; assigned to a PSUM tile it overwrites it."""
     _core.require_trace("nc_matmul")
     _no_mask(mask, "nc_matmul")
-    f, line = caller()
+    loc = caller()
     s, m = _core.native(stationary), _core.native(moving)
 
     def emit(dst, acc):
         # acc: False when assigned (x[...] = nc_matmul(...) overwrites), None when accumulated
         # (psum += nc_matmul(...): the first into a fresh tile overwrites, the next ones add).
-        return _native.nc_matmul(dst, s, m, acc, f, line)
+        return _native.nc_matmul(dst, s, m, acc, loc)
 
-    return _core.pending("nc_matmul", emit, (f, line))
+    return _core.pending("nc_matmul", emit, loc)
 
 
 def nc_transpose(data, *, mask=None, dtype=None, engine=0, **kwargs):
     """data [P <= 128, F <= 128] transposed on the tensor engine into a PSUM tile [F, P] (float32)."""
     _core.require_trace("nc_transpose")
     _no_mask(mask, "nc_transpose")
-    f, line = caller()
+    loc = caller()
     if engine == vector_engine:
-        raise ValueError(f"{f}:{line}: nc_transpose on the vector engine is not modelled; use the tensor engine")
+        raise ValueError(f"{loc}: nc_transpose on the vector engine is not modelled; use the tensor engine")
     d = _core.native(data)
     if dtype is not None:
-        raise ValueError(f"{f}:{line}: nc_transpose(dtype=...) is not supported by this model; copy the PSUM result "
+        raise ValueError(f"{loc}: nc_transpose(dtype=...) is not supported by this model; copy the PSUM result "
                          "with nisa.tensor_copy(dtype=...)")
-    return _producer("nc_transpose", lambda dst: _native.nc_transpose(dst, d, f, line))
+    return _producer("nc_transpose", lambda dst: _native.nc_transpose(dst, d, loc))
 
 
 # --- not modelled --------------------------------------------------------------------------------------
 
 def _unmodelled(name):
     def fn(*args, **kwargs):
-        f, line = caller()
-        raise ValueError(f"{f}:{line}: nisa.{name} is not supported by this model (its engines run dma_copy, "
+        loc = caller()
+        raise ValueError(f"{loc}: nisa.{name} is not supported by this model (its engines run dma_copy, "
                          "tensor_tensor, tensor_scalar, tensor_copy, memset, tensor_reduce, activation, "
                          "activation_reduce, nc_matmul and nc_transpose)")
 

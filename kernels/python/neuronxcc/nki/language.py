@@ -108,39 +108,39 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     direct allocation)."""
     _core.require_trace("ndarray")
     _core.flush()
-    f, line = caller()
+    loc = caller()
     b = _buffer_name(buffer)
     if not isinstance(b, str):
         return Tensor(_native.ndarray_alloc(_shape_arg(shape), _dtype(dtype).name, b.base_addr, b.base_partition,
-                                            list(b.num_par_tiles), list(b.num_free_tiles), _name(name), f, line))
-    return Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), f, line))
+                                            list(b.num_par_tiles), list(b.num_free_tiles), _name(name), loc))
+    return Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), loc))
 
 
 def zeros(shape, dtype, buffer=None, name="", **kwargs):
     """A new on-chip tile filled with zeros (a memset on the vector engine)."""
     _core.require_trace("zeros")
     _core.flush()
-    f, line = caller()
+    loc = caller()
     b = _buffer_name(buffer)
     if not isinstance(b, str):
         t = Tensor(_native.ndarray_alloc(_shape_arg(shape), _dtype(dtype).name, b.base_addr, b.base_partition,
-                                         list(b.num_par_tiles), list(b.num_free_tiles), _name(name), f, line))
-        _native.memset(t._native(), 0.0, f, line)
+                                         list(b.num_par_tiles), list(b.num_free_tiles), _name(name), loc))
+        _native.memset(t._native(), 0.0, loc)
         return t
-    return Tensor(_native.zeros(_shape_arg(shape), _dtype(dtype).name, b, _name(name), f, line))
+    return Tensor(_native.zeros(_shape_arg(shape), _dtype(dtype).name, b, _name(name), loc))
 
 
 def full(shape, fill_value, dtype, buffer=None, name="", **kwargs):
     """A new on-chip tile filled with `fill_value`."""
     _core.require_trace("full")
     _core.flush()
-    f, line = caller()
+    loc = caller()
     b = _buffer_name(buffer)
     if b in ("hbm", "shared_hbm"):
-        raise ValueError(f"{f}:{line}: Creating HBM tensor with init value is not supported. "
+        raise ValueError(f"{loc}: Creating HBM tensor with init value is not supported. "
                          "(err_hbm_tensor_with_init_value_not_supported)")
-    t = Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), f, line))
-    _native.memset(t._native(), float(fill_value), f, line)
+    t = Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), loc))
+    _native.memset(t._native(), float(fill_value), loc)
     return t
 
 
@@ -158,30 +158,30 @@ def load(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile holding the HBM view `src` (one DMA transfer)."""
     _core.require_trace("load")
     _no_mask(mask, "load")
-    f, line = caller()
+    loc = caller()
     s = _core.native(src)
     dt = None if dtype is None else _dtype(dtype).name
 
     def emit(dst, acc):
         if dst is None:
-            return _native.load(s, dt, f, line)
-        _native.dma_copy(dst, s, f, line)
+            return _native.load(s, dt, loc)
+        _native.dma_copy(dst, s, loc)
         return dst
 
-    return _core.pending("load", emit, (f, line))
+    return _core.pending("load", emit, loc)
 
 
 def store(dst, value, mask=None, **kwargs):
     """Writes `value` (an SBUF tile) to the HBM view `dst` (one DMA transfer)."""
     _core.require_trace("store")
     _no_mask(mask, "store")
-    f, line = caller()
+    loc = caller()
     d = _core.native(dst)
     if isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{f}:{line}: nl.store of a number: store a tile (for example one from nl.full)")
+        raise ValueError(f"{loc}: nl.store of a number: store a tile (for example one from nl.full)")
     v = _core.native(value)
     _core.flush()
-    _native.store(d, v, f, line)
+    _native.store(d, v, loc)
 
 
 def copy(x, dtype=None, mask=None, **kwargs):
@@ -193,8 +193,8 @@ def copy(x, dtype=None, mask=None, **kwargs):
 
 def _no_mask(mask, api):
     if mask is not None:
-        f, line = caller()
-        raise ValueError(f"{f}:{line}: the mask parameter of '{api}' is not supported by this model; index the "
+        loc = caller()
+        raise ValueError(f"{loc}: the mask parameter of '{api}' is not supported by this model; index the "
                          "tensors with the range you want instead")
 
 
@@ -204,7 +204,7 @@ def _ew(op):
     def fn(x, y, dtype=None, mask=None, **kwargs):
         _core.require_trace(op)
         _no_mask(mask, op)
-        f, line = caller()
+        loc = caller()
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
             return {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
                     "maximum": builtins.max, "minimum": builtins.min}[op](x, y)
@@ -212,9 +212,9 @@ def _ew(op):
         dt = None if dtype is None else _dtype(dtype).name
 
         def emit(dst, acc):
-            return _native.elementwise(dst, op, xo, yo, dt, f, line)
+            return _native.elementwise(dst, op, xo, yo, dt, loc)
 
-        return _core.pending(op, emit, (f, line))
+        return _core.pending(op, emit, loc)
 
     fn.__name__ = op
     fn.__qualname__ = op
@@ -251,8 +251,8 @@ prod = _reduction("prod", "multiply")
 
 def _unmodelled(name, kind):
     def fn(*args, **kwargs):
-        f, line = caller()
-        raise ValueError(f"{f}:{line}: nl.{name} is not supported by this model ({kind}); the modelled operations are "
+        loc = caller()
+        raise ValueError(f"{loc}: nl.{name} is not supported by this model ({kind}); the modelled operations are "
                          "add, subtract, multiply, maximum, minimum (vector engine) and copy, relu (scalar engine)")
 
     fn.__name__ = name
@@ -322,7 +322,7 @@ class _Range:
             yield from self.r
             return
         _core.flush()
-        loop = _native.Range(len(self.r), self.sequential, *self.loc)
+        loop = _native.Range(len(self.r), self.sequential, self.loc)
         loop.enter()
         try:
             for v in self.r:
