@@ -288,3 +288,21 @@ def test_options_validated(monkeypatch):
     monkeypatch.setenv("NCORE_CONFIG", "trn9")
     with pytest.raises(ValueError, match="NCORE_CONFIG"):
         ncore.options()
+
+
+def test_benchmark_both_forms_latency_and_profile(tmp_path):
+    from kernels import vector_add_stream
+    a, b = rand(25600), rand(25600)
+    trace = tmp_path / "prof.ntff"
+    bench = nki.benchmark(warmup=2, iters=5, save_neff_name="file.neff", save_trace_name=str(trace))(vector_add_stream)
+    out = bench(a, b)
+    np.testing.assert_array_equal(out, a + b)
+    lat = bench.benchmark_result.nc_latency
+    us = ncore.last_run()["time_us"]
+    assert us > 0
+    assert all(lat.get_latency_percentile(p) == us for p in (0, 1, 10, 25, 50, 90, 99, 100))
+    for suffix in ("summary.json", "trace.json", "timeline.html"):
+        assert (tmp_path / f"prof.{suffix}").stat().st_size > 0
+    bench2 = nki.benchmark(vector_add_stream, warmup=1, iters=10)
+    bench2(a, b)
+    assert bench2.benchmark_result.nc_latency.get_latency_percentile(99) == us

@@ -63,8 +63,7 @@ class _Kernel:
             return self.func(*args, **kwargs)
         mode = self.mode
         if mode in ("auto", "baremetal", "jax", "torchxla"):
-            out, _ = _run.run(self.func, args, kwargs, profile=self.options.get("save_trace_name"),
-                              image=self.options.get("save_neff_name"), label="baremetal")
+            out, _ = _run.run(self.func, args, kwargs, profile=self._profile_name(), label="baremetal")
             return out
         if mode == "simulation":
             out, _ = _run.run(self.func, args, kwargs, backend="golden", label="simulate_kernel")
@@ -78,14 +77,17 @@ class _Kernel:
         iters = int(self.options.get("iters", 100))
         if warmup < 0 or iters <= 0:
             raise ValueError(f"benchmark: warmup={warmup}, iters={iters}: warmup >= 0 and iters > 0")
-        out, stats = _run.run(self.func, args, kwargs, backend="rtl", profile=self.options.get("save_trace_name"),
-                              image=self.options.get("save_neff_name"), label="benchmark")
+        out, stats = _run.run(self.func, args, kwargs, backend="rtl", profile=self._profile_name(), label="benchmark")
         us = stats["time_us"]
         self.benchmark_result = _BenchmarkResult(us)
         print(f"[ncore] benchmark {self.func.__name__}: {us:.3f} us ({stats['cycles']} cycles at "
               f"{stats['clock_mhz']} MHz); simulated once: the model is deterministic (warmup={warmup}, "
               f"iters={iters} not repeated)", file=sys.stderr)
         return out
+
+    def _profile_name(self):
+        """save_trace_name, else save_neff_name: the name this model's profile is written under."""
+        return self.options.get("save_trace_name") or self.options.get("save_neff_name")
 
     def __getitem__(self, grid):
         g = grid if isinstance(grid, tuple) else (grid,)
@@ -108,8 +110,7 @@ def jit(func=None, mode="auto", **kwargs):
 
 def baremetal(kernel=None, **kwargs):
     """Runs the kernel on the RTL model (NCORE_BACKEND=golden: the golden model) and returns its
-    outputs. save_trace_name writes this model's profile under that name; save_neff_name the
-    Program's image."""
+    outputs. save_trace_name (or save_neff_name) writes this model's profile under that name."""
     return _decorator("baremetal", kernel, kwargs)
 
 

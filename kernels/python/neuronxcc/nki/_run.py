@@ -158,7 +158,7 @@ def _threads_for(prog, preset):
     return n
 
 
-def run(func, args, kwargs, backend=None, profile=None, image=None, label="run"):
+def run(func, args, kwargs, backend=None, profile=None, label="run"):
     """Traces and runs func; returns what the kernel returns (numpy arrays) and the figures."""
     prog, arrays, meta = trace(func, args, kwargs)
     preset = current_preset()
@@ -175,12 +175,9 @@ def run(func, args, kwargs, backend=None, profile=None, image=None, label="run")
         target = bound.arguments.get(name)
         if isinstance(target, np.ndarray) and target.flags.writeable:
             np.copyto(target, arr.astype(target.dtype, copy=False).reshape(target.shape))
-    if image:
-        prog.save(image)
-        print(f"[ncore] Program image written to {image}", file=sys.stderr)
     name = profile or option("profile")
     if name:
-        base = name[:-5] if name.endswith((".ntff", ".neff")) else name
+        base = os.path.splitext(name)[0] if name.endswith((".ntff", ".neff")) else name
         title = f"{func.__name__} ({label}, {preset}, {backend})"
         text = res.write_profile(base, title)
         files = f"{base}.summary.json" + (f", {base}.trace.json, {base}.timeline.html" if backend == "rtl" else "")
