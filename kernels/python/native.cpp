@@ -232,6 +232,14 @@ PYBIND11_MODULE(_ncore_native, m) {
              for (const auto& h : items) idx.push_back(index_of(h));
              return t.index(idx, at);
            })
+      .def("affine",
+           [](const Tensor& t, const std::vector<int64_t>& offset, const std::vector<std::vector<int64_t>>& coeff,
+              const std::vector<int64_t>& grid, const nki::Loc& at) { return t.affine(offset, coeff, grid, at); })
+      .def("permute", [](const Tensor& t, const std::vector<int>& order,
+                         const nki::Loc& at) { return t.permute(order, at); })
+      .def("broadcast", [](const Tensor& t, int dim, int64_t size, const nki::Loc& at) {
+        return t.broadcast(dim, size, at);
+      })
       .def("reshape",
            [](const Tensor& t, const std::vector<int64_t>& shape, const nki::Loc& at) {
              return t.reshape(nki::Shape(shape), at);
@@ -382,6 +390,9 @@ PYBIND11_MODULE(_ncore_native, m) {
     if (!dst) return nki::nisa::tensor_copy(src, dtype ? dtype_of(*dtype) : src.dtype(), l);
     nki::nisa::tensor_copy(*dst, src, l);
     return *dst;
+  });
+  m.def("fill", [](const Tensor& dst, double value, const nki::Loc& at) {
+    nki::nl::fill(dst, static_cast<float>(value), at);
   });
   m.def("memset", [](const Tensor& dst, double value, const nki::Loc& at) {
     nki::nisa::memset(dst, static_cast<float>(value), at);

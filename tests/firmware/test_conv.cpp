@@ -113,8 +113,11 @@ TEST_CASE("tensor_reduce errors", "[firmware][reduce][constraints]") {
       }
     };
   };
-  CHECK_THAT(error_of(body(nl::add, 1, {})),
-             Catch::Contains("axis of 'tensor_reduce' must be the last free dimensions of data x[128, 4, 6]"));
+  // an axis that is not trailing is reduced through a permuted view (as the engines' access
+  // patterns allow), so only its destination's shape is held to it
+  CHECK(error_of(body(nl::add, 1, {})) == "<no error>");
+  CHECK(error_of(body(nl::add, 1, {128, 6})) == "<no error>");
+  CHECK_THAT(error_of(body(nl::add, 1, {128, 4})), Catch::Contains("has 4 elements per partition"));
   CHECK_THAT(error_of(body(nl::add, {0, 1, 2}, {})), Catch::Contains("dimension 0 is the partition dimension"));
   CHECK_THAT(error_of(body(nl::subtract, 2, {})),
              Catch::Contains("op 'subtract' of 'tensor_reduce' is not supported: use nl::add, nl::multiply"));

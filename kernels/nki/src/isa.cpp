@@ -279,8 +279,32 @@ Tensor tensor_reduce_impl(const Tensor* dst_in, AluOp op, const Tensor& data, co
   for (int& a : ax)
     if (a < 0) a += nd;  // Python-style negative axes
   std::sort(ax.begin(), ax.end());
-  bool trailing = !ax.empty() && ax.back() == nd - 1 && ax.front() >= 1;
+  ax.erase(std::unique(ax.begin(), ax.end()), ax.end());
+  if (ax.empty() || ax.front() < 1 || ax.back() >= nd)
+    tr.fail(loc, fmt::format("axis of 'tensor_reduce' must be free dimensions of data {} (1 to {}; dimension 0 is the "
+                             "partition dimension); got ({})",
+                             tile_str(data), nd - 1, fmt::join(axis.v, ", ")));
+  bool trailing = ax.back() == nd - 1;
   for (size_t k = 1; k < ax.size(); ++k) trailing &= ax[k] == ax[k - 1] + 1;
+  if (!trailing && data.ndim() == static_cast<size_t>(nd)) {
+    // Other axes: the data read in an order with the reduced ones innermost (a view; the
+    // engine's access pattern walks it), the kept ones first, each group in its own order.
+    std::vector<int> order{0};
+    for (int d = 1; d < nd; ++d)
+      if (!std::binary_search(ax.begin(), ax.end(), d)) order.push_back(d);
+    for (int a : ax) order.push_back(a);
+    const Tensor moved = data.permute(order, loc);
+    std::vector<int> inner;
+    for (int d = nd - static_cast<int>(ax.size()); d < nd; ++d) inner.push_back(d);
+    nisa::Axes ia(0);
+    ia.v = inner;
+    if (dst_in || !keepdims) return tensor_reduce_impl(dst_in, op, moved, ia, dtype, false, loc);
+    // keepdims: the result shaped like data with the reduced axes of size 1.
+    Tensor r = tensor_reduce_impl(nullptr, op, moved, ia, dtype, false, loc);
+    Shape keep;
+    for (int d = 0; d < nd; ++d) keep.push_back(std::binary_search(ax.begin(), ax.end(), d) ? 1 : s[d]);
+    return r.reshape(keep, loc);
+  }
   if (!trailing)
     tr.fail(loc, fmt::format("axis of 'tensor_reduce' must be the last free dimensions of data {} (dimension 0 is the "
                              "partition dimension), e.g. {} or ({}, {}); got ({})",
@@ -310,7 +334,20 @@ Tensor tensor_reduce_impl(const Tensor* dst_in, AluOp op, const Tensor& data, co
     ap.size[k] = static_cast<uint32_t>(x);
     ++k;
   }
-  if (k == 0) k = 1;  // every reduced axis has size 1: reduce the (size-1) innermost dimension
+  if (k == 0) {
+    // Every reduced axis has size 1: reduce a size-1 innermost dimension (a copy of each element).
+    if (used >= 4)
+      tr.fail(loc, fmt::format("data {} of 'tensor_reduce' needs 4 free dimensions besides the reduced one; an access "
+                               "pattern has at most 4",
+                               tile_str(data)));
+    for (int d = 3; d > 0; --d) {
+      ap.size[d] = ap.size[d - 1];
+      ap.stride[d] = ap.stride[d - 1];
+    }
+    ap.size[0] = 1;
+    ap.stride[0] = 1;
+    k = 1;
+  }
   Shape out;
   out.push_back(s[0]);
   for (int d = 1; d < nd; ++d) {

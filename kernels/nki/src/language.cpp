@@ -84,8 +84,25 @@ Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, const std::string& 
                              "(err_hbm_tensor_with_init_value_not_supported); create it with nl.ndarray and write it",
                              to_string(buffer.kind)));
   Tensor t = tr.new_tile(shape, dtype, buffer.kind, name, loc);
-  nisa::memset(t, 0.0f, loc);
+  fill(t, 0.0f, loc);
   return t;
+}
+
+void fill(const Tensor& t, float value, Loc loc) {
+  const detail::View& v = t.view();
+  int nb = 0;
+  while (nb < v.nd && v.kind[nb] == detail::DimKind::block) ++nb;
+  int64_t tiles = 1;
+  for (int d = 0; d < nb; ++d) tiles *= v.size[d];
+  for (int64_t i = 0; i < tiles; ++i) {
+    std::vector<Index> idx(static_cast<size_t>(nb));
+    int64_t r = i;
+    for (int d = nb - 1; d >= 0; --d) {
+      idx[static_cast<size_t>(d)] = Index(r % v.size[d]);
+      r /= v.size[d];
+    }
+    nisa::memset(nb ? t.index(idx, loc) : t, value, loc);
+  }
 }
 
 Tensor copy(const Tensor& x, Dtype dtype, Loc loc) { return nisa::tensor_copy(x, dtype, loc); }

@@ -279,6 +279,139 @@ Tensor Tensor::index(const Index* idx, int n, const Loc& loc) const {
   return Tensor(st_, w);
 }
 
+Tensor Tensor::permute(const std::vector<int>& order, Loc loc) const {
+  if (!st_) view_error(loc, "permuting an empty tensor");
+  if (order.size() != v_.nd)
+    view_error(loc, fmt::format("permute of tensor `{}` of {} dimensions needs {} axes, got {}", name(), v_.nd, v_.nd,
+                                order.size()));
+  std::vector<bool> seen(v_.nd, false);
+  detail::View w = v_;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const int d = order[i];
+    if (d < 0 || d >= v_.nd || seen[static_cast<size_t>(d)])
+      view_error(loc, fmt::format("permute of tensor `{}`: ({}) is not a permutation of its {} dimensions", name(),
+                                  fmt::join(order, ", "), v_.nd));
+    seen[static_cast<size_t>(d)] = true;
+    if ((v_.kind[d] != detail::DimKind::free || v_.kind[i] != detail::DimKind::free) && d != static_cast<int>(i))
+      view_error(loc, fmt::format("permute of on-chip tensor `{}`: the block and partition dimensions stay in front; "
+                                  "only free dimensions move",
+                                  name()));
+    w.size[i] = v_.size[d];
+    w.stride[i] = v_.stride[d];
+    w.kind[i] = v_.kind[d];
+  }
+  return Tensor(st_, w);
+}
+
+Tensor Tensor::broadcast(int dim, int64_t size, Loc loc) const {
+  if (!st_) view_error(loc, "broadcasting an empty tensor");
+  if (dim < 0 || dim >= v_.nd || v_.size[dim] != 1 || size < 1)
+    view_error(loc, fmt::format("broadcast of tensor `{}` of shape {}: dimension {} must have size 1", name(),
+                                detail::shape_str(v_.size.data(), v_.nd), dim));
+  if (v_.kind[dim] != detail::DimKind::free)
+    view_error(loc, fmt::format("broadcast of tensor `{}`: only a free dimension can be broadcast (the partitions are "
+                                "the engines' lanes)",
+                                name()));
+  detail::View w = v_;
+  w.size[dim] = size;
+  w.stride[dim] = 0;
+  return Tensor(st_, w);
+}
+
+Tensor Tensor::affine(const std::vector<int64_t>& offset, const std::vector<std::vector<int64_t>>& coeff,
+                      const std::vector<int64_t>& grid, Loc loc) const {
+  if (!st_) view_error(loc, "indexing an empty tensor");
+  if (offset.size() != v_.nd || coeff.size() != v_.nd)
+    view_error(loc, fmt::format("an index of tensor `{}` of shape {} needs {} entries", name(),
+                                detail::shape_str(v_.size.data(), v_.nd), v_.nd));
+  if (grid.size() > static_cast<size_t>(kMaxDims))
+    view_error(loc, fmt::format("an index grid of {} axes exceeds the supported maximum of {}", grid.size(), kMaxDims));
+  detail::View w = v_;
+  w.nd = static_cast<uint8_t>(grid.size());
+  for (size_t a = 0; a < grid.size(); ++a) {
+    w.size[a] = grid[a];
+    w.stride[a] = 0;
+    w.kind[a] = detail::DimKind::free;
+  }
+  int part_axis = -1;
+  for (int d = 0; d < v_.nd; ++d) {
+    if (coeff[d].size() != grid.size())
+      view_error(loc, fmt::format("an index of tensor `{}`: dimension {} has {} coefficients for {} grid axes", name(),
+                                  d, coeff[d].size(), grid.size()));
+    // The index range along d: lowest and highest position reached.
+    int64_t lo = offset[d], hi = offset[d];
+    for (size_t a = 0; a < grid.size(); ++a) {
+      const int64_t span = coeff[d][a] * (grid[a] - 1);
+      (span < 0 ? lo : hi) += span;
+    }
+    if (lo < 0 || hi >= v_.size[d])
+      view_error(loc, fmt::format("Out-of-bound access for tensor `{}` on dimension {}: index range [{}, {}] exceed "
+                                  "dimension size of {}",
+                                  name(), d, lo, hi, v_.size[d]));
+    switch (v_.kind[d]) {
+      case detail::DimKind::free:
+        w.offset += offset[d] * v_.stride[d];
+        for (size_t a = 0; a < grid.size(); ++a) w.stride[a] += coeff[d][a] * v_.stride[d];
+        break;
+      case detail::DimKind::part:
+        w.part += offset[d];
+        for (size_t a = 0; a < grid.size(); ++a) {
+          if (coeff[d][a] == 0) continue;
+          if (coeff[d][a] != 1 || part_axis >= 0)
+            view_error(loc, fmt::format("the partition dimension of tensor `{}` must be indexed by one range with step "
+                                        "1 (the partitions are the engines' lanes)",
+                                        name()));
+          part_axis = static_cast<int>(a);
+        }
+        break;
+      case detail::DimKind::block: {
+        // A range over the tiles of an automatically placed tensor: its tiles lie one after the
+        // other in each partition, so the range is a free stride of whole tiles.
+        const detail::Storage& s = *st_;
+        const int bd = static_cast<int>(v_.stride[d]);  // which block dimension of the storage
+        int64_t tail = 1;
+        for (size_t e = static_cast<size_t>(bd) + 1; e < s.free_tiles.size(); ++e) tail *= s.free_tiles[e];
+        for (size_t a = 0; a < grid.size(); ++a) {
+          if (coeff[d][a] == 0 || grid[a] == 1) continue;
+          if (s.direct || !s.par_tiles.empty())
+            view_error(loc, fmt::format("block dimension {} of tensor `{}` (placed by mod_alloc) must be indexed by a "
+                                        "number (one tile per instruction)",
+                                        d, name()));
+          w.stride[a] += coeff[d][a] * tail * (s.tile_bytes / dtype_bytes(v_.dtype));
+        }
+        w.block[bd] += offset[d];
+        break;
+      }
+    }
+  }
+  if (part_axis >= 0) {
+    if (w.stride[part_axis] != 0)
+      view_error(loc, fmt::format("the range indexing the partitions of tensor `{}` also indexes a free dimension",
+                                  name()));
+    w.kind[part_axis] = detail::DimKind::part;
+    if (part_axis != 0)
+      view_error(loc, fmt::format("the partition dimension of tensor `{}` must stay the first dimension of the result",
+                                  name()));
+  } else if (on_chip()) {
+    // No range on the partitions: one partition, as a leading dimension of size 1.
+    bool has_part = false;
+    for (int d = 0; d < v_.nd; ++d) has_part |= v_.kind[d] == detail::DimKind::part;
+    if (has_part) {
+      if (w.nd >= kMaxDims) view_error(loc, "an index grid with too many axes");
+      for (int a = w.nd; a > 0; --a) {
+        w.size[a] = w.size[a - 1];
+        w.stride[a] = w.stride[a - 1];
+        w.kind[a] = w.kind[a - 1];
+      }
+      w.size[0] = 1;
+      w.stride[0] = 0;
+      w.kind[0] = detail::DimKind::part;
+      ++w.nd;
+    }
+  }
+  return Tensor(st_, w);
+}
+
 Tensor Tensor::reshape(const Shape& shape, Loc loc) const {
   if (!st_) view_error(loc, "reshaping an empty tensor");
   const std::string from = detail::shape_str(v_.size.data(), v_.nd);

@@ -258,7 +258,7 @@ void TracerImpl::capacity_error(BufferKind kind, const std::string& name, const 
 }
 
 std::unique_ptr<Ring> TracerImpl::make_ring(BufferKind kind, uint64_t slot_bytes, int64_t trip,
-                                            const std::string& name, const Loc& loc) {
+                                            const std::string& name, const Loc& loc, bool must) {
   auto r = std::make_unique<Ring>();
   r->kind = kind;
   r->slot_bytes = slot_bytes;
@@ -269,10 +269,25 @@ std::unique_ptr<Ring> TracerImpl::make_ring(BufferKind kind, uint64_t slot_bytes
       break;
     }
   }
-  if (r->k == 0) capacity_error(kind, name, loc, slot_bytes, 1);
+  if (r->k == 0) {
+    if (!must) return nullptr;
+    capacity_error(kind, name, loc, slot_bytes, 1);
+  }
   if (kind == BufferKind::sbuf) auto_names_[r->base] = name;
   r->live.resize(r->k);
   return r;
+}
+
+Storage::~Storage() {
+  if (owner && current() && current()->id() == trace) current()->release_tile(kind, byte_base);
+}
+
+void TracerImpl::release_tile(BufferKind kind, uint64_t offset) noexcept {
+  try {
+    allocator(kind).release(offset);
+  } catch (...) {
+  }
+  if (kind == BufferKind::sbuf) auto_names_.erase(offset);
 }
 
 void TracerImpl::release_ring(Ring& r, const std::string& why) noexcept {
@@ -336,6 +351,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
     if (!off) capacity_error(kind, name, loc, slot, 1);
     st->byte_base = *off;
     if (kind == BufferKind::sbuf) auto_names_[*off] = name;
+    if (!persistent) st->owner = this;
   } else {
     LoopFrame& f = loops_.back();
     SiteState& site = f.sites[SiteKey{loc.file, loc.line}];
@@ -344,20 +360,47 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
       site.occ = 0;
     }
     const size_t occ = static_cast<size_t>(site.occ++);
-    if (occ >= site.rings.size()) site.rings.emplace_back(make_ring(kind, slot, f.trip, name, loc));
-    std::unique_ptr<Ring>& ring = site.rings[occ];
-    if (ring->slot_bytes < slot || ring->kind != kind) {
-      release_ring(*ring, fmt::format("its buffers were reallocated for a larger tile at {}", where(loc)));
-      ring = make_ring(kind, slot, f.trip, name, loc);
+    // The same line allocating again within one iteration (a plain Python or C++ loop inside the
+    // kernel's loop) and no ring of its own yet: the ring of an earlier occurrence whose tile of
+    // this iteration is already dead (nothing refers to it), else a new ring while there is room,
+    // else a tile given back when its last view is gone.
+    size_t which = occ;
+    if (occ >= site.rings.size() && occ > 0)
+      for (size_t r = 0; r < site.rings.size(); ++r) {
+        const Ring& g = *site.rings[r];
+        const auto& cur = g.live[static_cast<size_t>(f.iter % g.k)];
+        if (g.kind == kind && g.slot_bytes >= slot && (!cur || (cur.use_count() == 1 && cur->alive))) {
+          which = r;
+          break;
+        }
+      }
+    std::unique_ptr<Ring> fresh;
+    if (which >= site.rings.size()) fresh = make_ring(kind, slot, f.trip, name, loc, occ == 0);
+    if (which >= site.rings.size() && !fresh) {
+      auto off = allocator(kind).allocate(slot);
+      if (!off) capacity_error(kind, name, loc, slot, 1);
+      st->byte_base = *off;
+      st->owner = this;
+      if (kind == BufferKind::sbuf) auto_names_[*off] = name;
+    } else {
+      if (fresh) {
+        site.rings.emplace_back(std::move(fresh));
+        which = site.rings.size() - 1;
+      }
+      std::unique_ptr<Ring>& ring = site.rings[which];
+      if (ring->slot_bytes < slot || ring->kind != kind) {
+        release_ring(*ring, fmt::format("its buffers were reallocated for a larger tile at {}", where(loc)));
+        ring = make_ring(kind, slot, f.trip, name, loc);
+      }
+      const int b = static_cast<int>(f.iter % ring->k);
+      if (auto& old = ring->live[b]) {
+        old->alive = false;
+        old->reused_by = f.iter;
+        old->reused_in = f.loc;
+      }
+      st->byte_base = ring->base + static_cast<uint64_t>(b) * ring->slot_bytes;
+      ring->live[b] = st;
     }
-    const int b = static_cast<int>(f.iter % ring->k);
-    if (auto& old = ring->live[b]) {
-      old->alive = false;
-      old->reused_by = f.iter;
-      old->reused_in = f.loc;
-    }
-    st->byte_base = ring->base + static_cast<uint64_t>(b) * ring->slot_bytes;
-    ring->live[b] = st;
   }
   if (kind == BufferKind::psum) {
     // A new tile: the accumulation groups of the tile that had these banks are closed.
@@ -730,6 +773,25 @@ ncore::Program TracerImpl::finish() {
   p.hbm_tensors = hbm_;
   p.hbm_bytes = align_up(hbm_end_);
   p.locations = locs_;
+  // Every output is written by some instruction (NKI: err_tensor_output_not_written_to).
+  for (const ncore::HbmTensor& t : hbm_) {
+    if (t.role != ncore::TensorRole::output) continue;
+    const ncore::Box out{0, 1, static_cast<int64_t>(t.offset), static_cast<int64_t>(t.offset + t.bytes)};
+    bool written = false;
+    for (const auto& st : p.streams)
+      for (const auto& in : st.insns)
+        if (!written && in.insn.opcode != ncore::isa::Opcode::sem_wait && in.insn.dst.mem == ncore::isa::Buffer::hbm &&
+            in.insn.dst.num_part != 0) {
+          ncore::Box b = ncore::region_of(in.insn.dst).box;
+          b.p_lo = 0;
+          b.p_hi = 1;
+          written = b.overlaps(out);
+        }
+    if (!written)
+      throw ncore::KernelError(fmt::format("the kernel's output `{}` {} is never written to "
+                                           "(err_tensor_output_not_written_to)",
+                                           t.name, shape_str(t.shape.data(), t.shape.size())));
+  }
   try {
     ncore::validate_program(p, preset_);
   } catch (const ncore::SimError& e) {

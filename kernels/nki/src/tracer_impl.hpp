@@ -48,6 +48,10 @@ struct Storage {
   int64_t reused_by = -1;  // the iteration that took over its ring buffer, if that killed it
   Loc reused_in;           // ... of the loop at
   std::string dead_reason;  // otherwise, why it died
+  // A tile allocated outside the kernel's loops gives its bytes back when its last view is gone
+  // (the allocator's range at byte_base, if the trace that made it is still being recorded).
+  TracerImpl* owner = nullptr;
+  ~Storage();
 };
 
 // Physical buffers for one allocation site in one loop: K slots of slot_bytes, used in turn
@@ -100,6 +104,10 @@ struct Ctx {
 
 class TracerImpl {
  public:
+  // A tile made outside the loops whose last view is gone: its bytes are free again (the
+  // scheduler orders the next user of the bytes after this one's accesses).
+  void release_tile(BufferKind kind, uint64_t offset) noexcept;
+
   TracerImpl(std::string kernel, const ncore::Preset& preset, const TraceOptions& opts);
 
   const ncore::Preset& preset() const { return preset_; }
@@ -164,8 +172,10 @@ class TracerImpl {
     std::string name;
   };
   ncore::SbufAllocator& allocator(BufferKind k) { return k == BufferKind::psum ? psum_ : sbuf_; }
+  // A ring of up to kRingDepth slots (fewer when space is short); none at all is an error, or
+  // with must = false nullptr.
   std::unique_ptr<Ring> make_ring(BufferKind kind, uint64_t slot_bytes, int64_t trip, const std::string& name,
-                                  const Loc& loc);
+                                  const Loc& loc, bool must = true);
   void release_ring(Ring& r, const std::string& why) noexcept;
   [[noreturn]] void capacity_error(BufferKind kind, const std::string& name, const Loc& loc, uint64_t bytes,
                                    int k) const;

@@ -120,6 +120,10 @@ Tensor ndarray(const Shape& shape, Dtype dtype, const Alloc& alloc, const std::s
 Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, Loc loc = Loc::here());
 Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, const std::string& name, Loc loc = Loc::here());
 
+// Every element of an on-chip tensor set to `value`: one memset per logical tile (a tensor with
+// block dimensions has several).
+void fill(const Tensor& t, float value, Loc loc = Loc::here());
+
 // A copy of an on-chip tile (SBUF or PSUM) into a new SBUF tile, cast to `dtype` (nl.copy;
 // nisa::tensor_copy on the vector engine). res_sb = nl::copy(res_psum, result.dtype()).
 Tensor copy(const Tensor& x, Dtype dtype, Loc loc = Loc::here());

@@ -156,6 +156,17 @@ class Tensor {
                     Loc loc = Loc::here()) const;
   // One index per leading dimension, as many as the tensor has (the Python front end's t[...]).
   Tensor index(const std::vector<Index>& idx, Loc loc = Loc::here()) const;
+  // The dimensions reordered (order[i]: the dimension that becomes dimension i; a view, no copy).
+  // On chip only the free dimensions move: block and partition dimensions stay in front.
+  Tensor permute(const std::vector<int>& order, Loc loc = Loc::here()) const;
+  // Dimension `dim` of size 1 read `size` times (stride 0; free dimensions only): a broadcast view.
+  Tensor broadcast(int dim, int64_t size, Loc loc = Loc::here()) const;
+  // An affine view (the Python front end's nl.arange/nl.mgrid indexing): the result has one
+  // dimension per grid axis (sizes `grid`); tensor dimension d is indexed by
+  // offset[d] + sum over axes a of coeff[d][a] * i_a. A partition dimension takes at most one
+  // axis, with coefficient 1; the result's dimension for that axis is its partition dimension.
+  Tensor affine(const std::vector<int64_t>& offset, const std::vector<std::vector<int64_t>>& coeff,
+                const std::vector<int64_t>& grid, Loc loc = Loc::here()) const;
   // The same elements under a new shape; only where the view's strides allow it.
   Tensor reshape(const Shape& shape, Loc loc = Loc::here()) const;
 

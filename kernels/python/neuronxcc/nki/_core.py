@@ -205,14 +205,9 @@ def _fast_index(key):
 _IndexExpr = None
 
 
-def _norm_index(key, ndim):
-    """Python indices (ints, slices, ..., index expressions) as the native index list."""
-    global _IndexExpr
-    if _IndexExpr is None:
-        from .language import IndexExpr as _IndexExpr
+def _expand_ellipsis(key, ndim):
     if not isinstance(key, tuple):
         key = (key,)
-    # Ellipsis: fills the dimensions not indexed otherwise.
     n_ell = sum(1 for k in key if k is Ellipsis)
     if n_ell > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -222,11 +217,14 @@ def _norm_index(key, ndim):
         if fill < 0:
             raise IndexError(f"too many indices for a tensor of {ndim} dimensions")
         key = key[:i] + (slice(None),) * fill + key[i + 1:]
+    return key
+
+
+def _norm_index(key, ndim):
+    """Python indices (ints, slices, ...) as the native index list."""
     items = []
-    for k in key:
-        if isinstance(k, _IndexExpr):
-            items.append(k.as_item(len(items)))
-        elif isinstance(k, slice):
+    for k in _expand_ellipsis(key, ndim):
+        if isinstance(k, slice):
             items.append(_slice_item(k))
         elif isinstance(k, (int, np.integer)):
             items.append(int(k))
@@ -236,6 +234,50 @@ def _norm_index(key, ndim):
             raise IndexError(f"an NKI tensor is indexed by ints, slices, '...' and nl.arange/nl.mgrid expressions, "
                              f"not {type(k).__name__}")
     return items
+
+
+def _affine_index(key, shape):
+    """A key with nl.arange/nl.mgrid expressions as (offset, coeff, grid) for the native affine view:
+    the grid's axes are the expressions' (placed) axes, then one per slice, in order."""
+    key = _expand_ellipsis(key, len(shape))
+    if len(key) > len(shape):
+        raise IndexError(f"too many indices for a tensor of {len(shape)} dimensions: {len(key)} given")
+    key = key + (slice(None),) * (len(shape) - len(key))
+    placed = [k.ndim for k in key if isinstance(k, _IndexExpr) and k.ndim is not None]
+    if len(set(placed)) > 1:
+        raise IndexError("the index expressions of one index must be placed on one grid (same number of axes)")
+    sizes = {}
+    naxes = placed[0] if placed else 0
+    terms = []
+    for d, k in enumerate(key):
+        if isinstance(k, _IndexExpr):
+            t = dict(k.terms)
+            sz = dict(k.sizes)
+            if k.ndim is None:  # a 1-D nl.arange: an axis of its own
+                t, sz = {naxes: t[None]}, {naxes: sz[None]}
+                naxes += 1
+            for a, n in sz.items():
+                if sizes.setdefault(a, n) != n:
+                    raise IndexError(f"axis {a} of the index grid has two sizes, {sizes[a]} and {n}")
+            terms.append((k.start, t))
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(shape[d])
+            n = max(0, (stop - start + step - 1) // step) if step > 0 else 0
+            if n == 0:
+                raise IndexError(f"empty slice {k} on dimension {d}")
+            sizes[naxes] = n
+            terms.append((start, {naxes: step}))
+            naxes += 1
+        elif isinstance(k, (int, np.integer)):
+            i = int(k)
+            terms.append((i + shape[d] if i < 0 else i, {}))
+        else:
+            raise IndexError(f"an NKI tensor is indexed by ints, slices, '...' and nl.arange/nl.mgrid expressions, "
+                             f"not {type(k).__name__}")
+    grid = [sizes.get(a, 1) for a in range(naxes)]
+    offset = [t[0] for t in terms]
+    coeff = [[t[1].get(a, 0) for a in range(naxes)] for t in terms]
+    return offset, coeff, grid
 
 
 def _slice_item(s):
@@ -272,6 +314,21 @@ def _resolve_neg(items, shape):
         else:
             out.append(it)
     return out
+
+
+def _view(t, key, loc):
+    """The native view t[key]."""
+    items = _fast_index(key)
+    if items is not None:
+        return t.index(items, loc)
+    ks = key if isinstance(key, tuple) else (key,)
+    global _IndexExpr
+    if _IndexExpr is None:
+        from .language import IndexExpr as _IndexExpr
+    if any(isinstance(k, _IndexExpr) for k in ks):
+        offset, coeff, grid = _affine_index(key, t.shape)
+        return t.affine(offset, coeff, grid, loc)
+    return t.index(_resolve_neg(_norm_index(key, t.ndim), t.shape), loc)
 
 
 class Tensor:
@@ -350,25 +407,44 @@ class Tensor:
 
     # -- indexing
     def __getitem__(self, key):
-        t = self._t if self._t is not None else self._native()
-        items = _fast_index(key)
-        if items is None:
-            items = _resolve_neg(_norm_index(key, t.ndim), t.shape)
-        loc = caller()
-        return Tensor(t.index(items, loc))
+        return Tensor(_view(self._t if self._t is not None else self._native(), key, caller()))
 
     def __setitem__(self, key, value):
         require_trace("assignment")
         loc = caller()
-        t = self._native()
-        dst = Tensor(t.index(_resolve_neg(_norm_index(key, t.ndim), t.shape), loc))
+        dst = Tensor(_view(self._native(), key, loc))
         assign(dst, value, loc)
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, **kwargs):
+        if "shape" in kwargs:
+            shape = (kwargs.pop("shape"),)
+        if kwargs:
+            raise TypeError(f"reshape() got unexpected keyword arguments {sorted(kwargs)}")
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         loc = caller()
         return Tensor(self._native().reshape([int(s) for s in shape], loc))
+
+    def broadcast_to(self, shape):
+        """The tile read as `shape`: its size-1 free dimensions repeated (NumPy's broadcast rules;
+        the partition dimension cannot be broadcast, it is the engines' lanes)."""
+        loc = caller()
+        t = self._native()
+        shape = tuple(int(s) for s in shape)
+        have = tuple(t.shape)
+        if len(shape) != len(have):
+            raise ValueError(f"{loc}: cannot broadcast {self} of shape {have} to {shape}: give the shape with as many "
+                             "dimensions (size-1 free dimensions are repeated)")
+        for d, (h, s) in enumerate(zip(have, shape)):
+            if h == s:
+                continue
+            if h != 1:
+                raise ValueError(f"{loc}: cannot broadcast {self} of shape {have} to {shape}")
+            t = t.broadcast(d, s, loc)
+        return Tensor(t)
+
+    def expand_dims(self, axis):
+        return _expand_dims(self, axis, caller())
 
     # -- arithmetic (nl's element-wise calls)
     def _ew(self, op, other, reverse=False):
@@ -442,10 +518,26 @@ def assign(dst, value, loc):
 
 
 def emit_into(value, dst, acc):
-    """Emits the pending `value` into the native view dst (older pending tiles first)."""
+    """Emits the pending `value` into the native view dst (older pending tiles first). A tensor
+    engine result goes to PSUM: assigned to an SBUF view it lands in a PSUM tile of its own first,
+    then a copy moves it (as NKI lowers it)."""
     while _state.pending and _state.pending[0] is not value:
         _state.pending[0]._materialize()
+    if value._kind in ("nc_matmul", "nc_transpose") and dst.buffer != "psum":
+        t = value._materialize()
+        _native.tensor_copy(dst, t, None, value._loc)
+        return
     value._materialize(dst, acc)
+
+
+def _expand_dims(x, axis, loc):
+    shape = list(x.shape)
+    axes = sorted(a + len(shape) + 1 if a < 0 else a for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    for a in axes:
+        if a == 0:
+            raise ValueError(f"{loc}: expand_dims before the partition dimension of {x}")
+        shape.insert(a, 1)
+    return Tensor(x._native().reshape(shape, loc))
 
 
 def pending(kind, emit, loc):

@@ -104,7 +104,17 @@ def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, **kwargs):
     _no_mask(mask, "tensor_tensor")
     loc = caller()
     a, b, o, dt = _core.native(data1), _core.native(data2), alu_name(op), _dt(dtype)
+    if _per_partition(a) != _per_partition(b):
+        # A (P, 1) operand against a tile: broadcast along the free axes, as tensor_scalar.
+        return _producer("tensor_tensor", lambda dst: _native.elementwise(dst, o, a, b, dt, loc))
     return _producer("tensor_tensor", lambda dst: _native.tensor_tensor(dst, a, b, o, dt, loc))
+
+
+def _per_partition(t):
+    n = 1
+    for s in t.shape[1:]:
+        n *= s
+    return n == 1
 
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *, dtype=None,
@@ -203,17 +213,18 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
 
 
 def nc_transpose(data, *, mask=None, dtype=None, engine=0, **kwargs):
-    """data [P <= 128, F <= 128] transposed on the tensor engine into a PSUM tile [F, P] (float32)."""
+    """data [P <= 128, F <= 128] transposed on the tensor engine into a PSUM tile [F, P] (float32);
+    dtype: then copied to the SBUF in that dtype. engine=vector_engine (a 32x32 transpose on the
+    vector engine) also runs on the tensor engine here: the same values, the tensor engine's timing."""
     _core.require_trace("nc_transpose")
     _no_mask(mask, "nc_transpose")
     loc = caller()
-    if engine == vector_engine:
-        raise ValueError(f"{loc}: nc_transpose on the vector engine is not modelled; use the tensor engine")
     d = _core.native(data)
+    t = _producer("nc_transpose", lambda dst: _native.nc_transpose(dst, d, loc))
     if dtype is not None:
-        raise ValueError(f"{loc}: nc_transpose(dtype=...) is not supported by this model; copy the PSUM result "
-                         "with nisa.tensor_copy(dtype=...)")
-    return _producer("nc_transpose", lambda dst: _native.nc_transpose(dst, d, loc))
+        # NKI inserts a cast: the PSUM result copied to the SBUF in `dtype`.
+        return tensor_copy(t, dtype=dtype)
+    return t
 
 
 # --- not modelled --------------------------------------------------------------------------------------
@@ -234,6 +245,19 @@ for _n in ["iota", "affine_select", "bn_stats", "bn_aggr", "dropout", "local_gat
            "tensor_scalar_reduce", "tensor_tensor_scan", "range_select", "select_reduce", "sequence_bounds",
            "max8", "nc_find_index8", "nc_match_replace8", "builtin_custom_op", "exponential"]:
     globals()[_n] = _unmodelled(_n)
+
+
+class _Enum:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class constants:
+    """nki.isa.constants: the engine, out-of-bounds and descriptor-generation enums."""
+    engine = _Enum(unknown=unknown_engine, tensor=tensor_engine, vector=vector_engine, scalar=scalar_engine,
+                   gpsimd=gpsimd_engine, dma=dma_engine)
+    oob_mode = _Enum(error=0, skip=1)
+    dge_mode = _Enum(unknown=0, none=1, swdge=2, hwdge=3)
 
 
 def __getattr__(name):

@@ -125,7 +125,7 @@ def zeros(shape, dtype, buffer=None, name="", **kwargs):
     if not isinstance(b, str):
         t = Tensor(_native.ndarray_alloc(_shape_arg(shape), _dtype(dtype).name, b.base_addr, b.base_partition,
                                          list(b.num_par_tiles), list(b.num_free_tiles), _name(name), loc))
-        _native.memset(t._native(), 0.0, loc)
+        _native.fill(t._native(), 0.0, loc)
         return t
     return Tensor(_native.zeros(_shape_arg(shape), _dtype(dtype).name, b, _name(name), loc))
 
@@ -140,8 +140,36 @@ def full(shape, fill_value, dtype, buffer=None, name="", **kwargs):
         raise ValueError(f"{loc}: Creating HBM tensor with init value is not supported. "
                          "(err_hbm_tensor_with_init_value_not_supported)")
     t = Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), loc))
-    _native.memset(t._native(), float(fill_value), loc)
+    _native.fill(t._native(), float(fill_value), loc)
     return t
+
+
+def ones(shape, dtype, buffer=None, name="", **kwargs):
+    """A new on-chip tile filled with ones."""
+    return full(shape, 1.0, dtype, buffer=buffer, name=name)
+
+
+def broadcast_to(src, shape, **kwargs):
+    """src read as `shape`: its size-1 free dimensions repeated (a view; the partitions cannot be
+    broadcast, they are the engines' lanes)."""
+    return src.broadcast_to(shape)
+
+
+def expand_dims(data, axis):
+    """data with a size-1 dimension inserted at `axis` (a free dimension: axis >= 1)."""
+    return _core._expand_dims(data, axis, caller())
+
+
+def load_transpose2d(src, dtype=None, mask=None, **kwargs):
+    """The 2-D HBM view src [K, M] loaded transposed into a new SBUF tile [M, K] (one DMA transfer
+    whose access pattern walks src by columns)."""
+    _core.require_trace("load_transpose2d")
+    _no_mask(mask, "load_transpose2d")
+    loc = caller()
+    s = _core.native(src)
+    if s.ndim != 2:
+        raise ValueError(f"{loc}: load_transpose2d takes a 2-D tensor, got {src}")
+    return load(Tensor(s.permute([1, 0], loc)), dtype=dtype)
 
 
 def empty_like(a, dtype=None, buffer=None, name="", **kwargs):
@@ -276,6 +304,11 @@ for _n in ["exp", "log", "tanh", "sigmoid", "gelu", "gelu_apprx_tanh", "silu", "
            "square", "abs", "sin", "cos", "erf", "softplus", "mish", "sign", "negative", "softmax", "rms_norm",
            "ceil", "floor", "trunc", "logical_not", "invert"]:
     globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have")
+for _n in ["tan", "arctan", "gelu_dx", "silu_dx", "erf_dx", "logsigmoid", "rms_norm"]:
+    globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have")
+for _n in ["atomic_rmw", "rand", "random_seed", "shared_constant", "shared_identity_matrix", "all_reduce",
+           "loop_reduce", "gather_flattened", "dynamic_range", "invert", "logical_not"]:
+    globals()[_n] = _unmodelled(_n, "an operation the model does not have")
 for _n in ["divide", "power", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "equal",
            "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_xor",
            "mod", "fmod", "mean", "var", "all", "where", "dropout"]:
@@ -361,17 +394,21 @@ def ds(start, size):
 # --- index expressions: nl.arange, nl.mgrid --------------------------------------------------------
 
 class IndexExpr:
-    """An affine index over one axis of an index grid: start + step * i for i in range(size).
-    nl.arange(n)[:, None] is axis 0 of a 2-D grid, nl.arange(n)[None, :] axis 1; adding an int
-    shifts it, multiplying by an int strides it."""
+    """An affine index over the axes of an index grid: start + sum of coeff[a] * i_a for i_a in
+    range(size[a]). nl.arange(n)[:, None] is axis 0 of a 2-D grid and nl.arange(n)[None, :] axis 1;
+    adding an int shifts it, multiplying by an int strides it, adding two expressions of one grid
+    (2 * i + j) combines their axes."""
 
-    def __init__(self, start, step, size, axis=None, ndim=1):
-        self.start, self.step, self.size, self.axis, self.ndim = start, step, size, axis, ndim
+    def __init__(self, start, terms, sizes, ndim):
+        self.start = start
+        self.terms = terms    # axis -> coefficient (axis None: not yet placed on a grid)
+        self.sizes = sizes    # axis -> range size
+        self.ndim = ndim      # rank of the grid it is placed on (None: a 1-D nl.arange)
 
     def __getitem__(self, key):
         if not isinstance(key, tuple):
             key = (key,)
-        if self.axis is not None and self.ndim > 1:
+        if self.ndim is not None:
             raise IndexError("an index expression is placed on its axis once")
         axis = None
         for i, k in enumerate(key):
@@ -383,26 +420,38 @@ class IndexExpr:
                 raise IndexError("nl.arange(n)[...] takes ':' and None only, e.g. [:, None]")
         if axis is None:
             raise IndexError("nl.arange(n)[...] needs one ':'")
-        return IndexExpr(self.start, self.step, self.size, axis, len(key))
-
-    def _shift(self, k):
-        if isinstance(k, IndexExpr):
-            raise ValueError("adding two index expressions is not supported: index with each on its own axis")
-        return IndexExpr(self.start + int(k), self.step, self.size, self.axis, self.ndim)
+        return IndexExpr(self.start, {axis: self.terms[None]}, {axis: self.sizes[None]}, len(key))
 
     def __add__(self, k):
-        return self._shift(k)
+        if isinstance(k, IndexExpr):
+            if self.ndim != k.ndim or self.ndim is None:
+                raise ValueError("adding index expressions needs both placed on one grid (nl.arange(n)[:, None], "
+                                 "nl.arange(m)[None, :] or nl.mgrid)")
+            terms, sizes = dict(self.terms), dict(self.sizes)
+            for a, c in k.terms.items():
+                if a in sizes and sizes[a] != k.sizes[a]:
+                    raise ValueError(f"axis {a} of the index grid has two sizes, {sizes[a]} and {k.sizes[a]}")
+                terms[a] = terms.get(a, 0) + c
+                sizes[a] = k.sizes[a]
+            return IndexExpr(self.start + k.start, terms, sizes, self.ndim)
+        return IndexExpr(self.start + int(k), self.terms, self.sizes, self.ndim)
 
     __radd__ = __add__
 
     def __sub__(self, k):
-        return self._shift(-int(k))
+        return self + (-k if isinstance(k, IndexExpr) else -int(k))
+
+    def __rsub__(self, k):
+        return (-self) + k
+
+    def __neg__(self):
+        return self * -1
 
     def __mul__(self, k):
         if isinstance(k, IndexExpr):
-            raise ValueError("multiplying two index expressions is not supported")
+            raise ValueError("multiplying two index expressions is not affine")
         k = int(k)
-        return IndexExpr(self.start * k, self.step * k, self.size, self.axis, self.ndim)
+        return IndexExpr(self.start * k, {a: c * k for a, c in self.terms.items()}, self.sizes, self.ndim)
 
     __rmul__ = __mul__
 
@@ -410,17 +459,12 @@ class IndexExpr:
         raise ValueError("Control-flow depending on `nl.arange` or `nl.mgrid` is not supported. "
                          "(err_control_flow_condition_depending_on_arange)")
 
-    def as_item(self, dim):
-        if self.step <= 0:
-            raise IndexError("an index expression must increase (a positive step)")
-        return (self.start, self.size, self.step)
-
 
 def arange(*args):
     """nl.arange(n) or nl.arange(start, stop[, step]): an index expression (place it on an axis
     with [:, None] or [None, :])."""
     r = builtins.range(*[int(a) for a in args])
-    return IndexExpr(r.start, r.step, len(r))
+    return IndexExpr(r.start, {None: r.step}, {None: len(r)}, None)
 
 
 class _MGrid:
@@ -432,7 +476,7 @@ class _MGrid:
             if not isinstance(k, builtins.slice):
                 raise IndexError("nl.mgrid takes slices: nl.mgrid[0:128, 0:512]")
             r = builtins.range(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step)
-            out.append(IndexExpr(r.start, r.step, len(r), i, len(key)))
+            out.append(IndexExpr(r.start, {i: r.step}, {i: len(r)}, len(key)))
         return tuple(out) if len(out) > 1 else out[0]
 
 

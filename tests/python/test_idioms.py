@@ -1,0 +1,189 @@
+"""Forms that kernels written for the chip use (the CS149 conv2d and kernels files): affine index
+expressions, reductions over any free axes, free-axis broadcast, transposes with a dtype, tiles made
+in plain Python loops, block dimensions in nl.zeros, outputs never written. Each against NumPy on the
+golden model (whose results are the RTL's bit for bit)."""
+import numpy as np
+import pytest
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+
+import ncore
+
+rng = np.random.default_rng(11)
+
+
+def rand(*shape, dtype=np.float32):
+    return rng.uniform(-2, 2, size=shape).astype(dtype)
+
+
+def sim(kernel, *args):
+    return nki.simulate_kernel(kernel, *args)
+
+
+def test_index_from_a_sum_of_aranges_pairs_columns():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 7), dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        ip = nl.arange(128)[:, None, None]
+        i = nl.arange(7)[None, :, None]
+        j = nl.arange(2)[None, None, :]
+        nl.store(out, nl.max(x[ip, 2 * i + j], axis=[2]))
+        return out
+
+    a = rand(128, 14)
+    np.testing.assert_array_equal(sim(k, a), a.reshape(128, 7, 2).max(axis=2))
+
+
+def test_affine_index_with_offset_and_two_pooled_axes():
+    # 2x2 max pooling of a [128, 6, 8] tile through x[p, 2*i + di, 2*j + dj] with an offset of one row
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 2, 4), dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        ip = nl.arange(128)[:, None, None, None, None]
+        i = nl.arange(2)[None, :, None, None, None]
+        di = nl.arange(2)[None, None, :, None, None]
+        j = nl.arange(4)[None, None, None, :, None]
+        dj = nl.arange(2)[None, None, None, None, :]
+        nl.store(out, nl.max(x[ip, 1 + 2 * i + di, 2 * j + dj], axis=[2, 4]))
+        return out
+
+    a = rand(128, 6, 8)
+    want = a[:, 1:5, :].reshape(128, 2, 2, 4, 2).max(axis=(2, 4))
+    np.testing.assert_array_equal(sim(k, a), want)
+
+
+@pytest.mark.parametrize("axis,keep", [(1, False), ((1, 3), False), (2, True)])
+def test_tensor_reduce_over_axes_that_are_not_trailing(axis, keep):
+    @nki.jit
+    def k(a):
+        x = nl.load(a)
+        r = nisa.tensor_reduce(nl.max, x, axis=axis, keepdims=keep)
+        out = nl.ndarray(r.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
+    a = rand(128, 2, 3, 4)
+    np.testing.assert_array_equal(sim(k, a), a.max(axis=axis, keepdims=keep))
+
+
+def test_tensor_reduce_over_a_size_one_axis_is_a_copy():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 14), dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.ndarray((128, 14, 1), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=x, src=a.reshape((128, 14, 1)))
+        nisa.dma_copy(dst=out, src=nisa.tensor_reduce(nl.max, x, axis=[2]))
+        return out
+
+    a = rand(128, 14)
+    np.testing.assert_array_equal(sim(k, a), a)
+
+
+def test_tensor_tensor_broadcasts_a_one_column_operand():
+    @nki.jit
+    def k(a, bias):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.tensor_tensor(nl.load(a), nl.load(bias), op=nl.add))
+        return out
+
+    a, bias = rand(128, 14), rand(128, 1)
+    np.testing.assert_array_equal(sim(k, a, bias), a + bias)
+
+
+def test_broadcast_to_ones_expand_dims_and_reshape_keyword():
+    @nki.jit
+    def k(a, bias):
+        out = nl.ndarray((128, 14), dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a.reshape(shape=(128, 14)))
+        b = nl.broadcast_to(nl.load(bias), shape=(128, 14))
+        c = nl.load(bias).broadcast_to((128, 14))
+        y = nl.add(nl.multiply(x, nl.ones((128, 14), dtype=a.dtype)), b)
+        nl.store(out, nl.subtract(y, c))
+        return out
+
+    a, bias = rand(128, 2, 7), rand(128, 1)
+    want = (a.reshape(128, 14) * np.float32(1) + bias) - bias
+    np.testing.assert_array_equal(sim(k, a, bias), want)
+
+
+def test_load_transpose2d_and_nc_transpose_with_dtype():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((2, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out[0], nl.load_transpose2d(a))
+        x = nl.load(a)
+        t = nisa.nc_transpose(x, dtype=nl.float32)
+        nl.store(out[1], nl.copy(t))
+        return out
+
+    a = rand(64, 128)
+    got = sim(k, a)
+    np.testing.assert_array_equal(got[0], a.T)
+    np.testing.assert_array_equal(got[1], a.T)
+
+
+def test_tensor_engine_result_named_then_assigned_to_sbuf():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        y = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.sbuf)
+        t = nisa.nc_transpose(x)
+        y[...] = t
+        nl.store(out, y)
+        return out
+
+    a = rand(128, 128)
+    np.testing.assert_array_equal(sim(k, a), a.T)
+
+
+def test_tiles_made_in_plain_python_loops_are_released():
+    # 10 PSUM results (8 banks) and 400 SBUF tiles of 2 KiB per partition (24 MiB SBUF) only fit if
+    # each is released when its last view is gone.
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((10, 128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((128, 512), dtype=b.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        for i in range(10):
+            nl.store(out[i], nl.copy(nisa.nc_transpose(x), dtype=a.dtype))
+        for i in range(400):
+            y = nl.ndarray((128, 512), dtype=b.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=y, src=b)
+            z = nisa.tensor_copy(y)
+        nl.store(out2, z)
+        return out, out2
+
+    a, b = rand(128, 128), rand(128, 512)
+    got, got2 = sim(k, a, b)
+    np.testing.assert_array_equal(got, np.broadcast_to(a.T, (10, 128, 128)))
+    np.testing.assert_array_equal(got2, b)
+
+
+def test_zeros_with_a_block_dimension():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((2, 128, 16), dtype=a.dtype, buffer=nl.shared_hbm)
+        z = nl.zeros((2, nl.par_dim(128), 16), dtype=a.dtype, buffer=nl.sbuf)
+        for i in nl.affine_range(2):
+            nisa.dma_copy(dst=out[i], src=z[i])
+        return out
+
+    a = rand(2, 128, 16) + 5
+    np.testing.assert_array_equal(sim(k, a), np.zeros((2, 128, 16), np.float32))
+
+
+def test_an_output_never_written_is_an_error():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 14), dtype=a.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(14 // 512):  # no iterations
+            nl.store(out, nl.load(a))
+        return out
+
+    with pytest.raises(ValueError, match="never written"):
+        sim(k, rand(128, 14))
