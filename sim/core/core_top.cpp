@@ -60,12 +60,11 @@ void CoreTop::check_program(const Program& prog, const std::vector<uint8_t>& hbm
     throw SimError(fmt::format("the program has {} streams; preset {} needs {} (5 engines + {} DMA queues)",
                                prog.streams.size(), preset_.name, kNumEngineStreams + q, q));
   validate_program(prog, preset_);
-  for (const StreamKind k : {StreamKind::pool})  // engines this model has no sequencer for
-    for (const auto& in : prog.streams[static_cast<unsigned>(k)].insns)
-      if (in.insn.opcode != isa::Opcode::sem_wait)
-        throw SimError(fmt::format("stream {} holds '{}', but this model has no {} engine yet",
-                                   prog.streams[static_cast<unsigned>(k)].name, isa::to_string(in.insn.opcode),
-                                   prog.streams[static_cast<unsigned>(k)].name));
+  const Stream& pool = prog.streams[static_cast<unsigned>(StreamKind::pool)];  // no sequencer for its engine
+  for (const auto& in : pool.insns)
+    if (in.insn.opcode != isa::Opcode::sem_wait)
+      throw SimError(fmt::format("stream {} holds '{}', but this model has no {} engine yet", pool.name,
+                                 isa::to_string(in.insn.opcode), pool.name));
 }
 
 RunResult CoreTop::run(const Program& prog, std::vector<uint8_t>& hbm, const RunOptions& opt) {
