@@ -1,8 +1,8 @@
-// The trn1 preset's SystemC top level (see core_sim_impl.hpp).
+// The trn1 preset's SystemC top level: its Verilated model's port binding.
 #include "Vncore_top_trn1.h"
 #include "Vncore_top_trn1___024root.h"
-#include "core/core_sim_impl.hpp"
 #include "core/core_presets.hpp"
+#include "core/verilated_rtl.hpp"
 
 namespace ncore::sim {
 namespace {
@@ -14,5 +14,5 @@ struct Trn1 {
 };
 }  // namespace
 
-Core* make_core_trn1(const Preset& p) { return make_sc_core<Trn1>(p, "ncore_trn1", "ncore_trn1_top"); }
+Core* make_core_trn1(const Preset& p) { return make_core<Trn1>(p, "ncore_trn1", "ncore_trn1_top"); }
 }  // namespace ncore::sim

@@ -1,8 +1,8 @@
-// The trn2 preset's SystemC top level, single-thread model (see core_sim_impl.hpp).
+// The trn2 preset's SystemC top level, single-thread model: its Verilated model's port binding.
 #include "Vncore_top_trn2.h"
 #include "Vncore_top_trn2___024root.h"
-#include "core/core_sim_impl.hpp"
 #include "core/core_presets.hpp"
+#include "core/verilated_rtl.hpp"
 
 namespace ncore::sim {
 namespace {
@@ -14,5 +14,5 @@ struct Trn2 {
 };
 }  // namespace
 
-Core* make_core_trn2(const Preset& p) { return make_sc_core<Trn2>(p, "ncore_trn2", "ncore_trn2_top"); }
+Core* make_core_trn2(const Preset& p) { return make_core<Trn2>(p, "ncore_trn2", "ncore_trn2_top"); }
 }  // namespace ncore::sim

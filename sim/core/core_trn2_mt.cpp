@@ -1,9 +1,9 @@
-// The trn2 preset's SystemC top level, two-thread model (see core_sim_impl.hpp and
-// sim/CMakeLists.txt).
+// The trn2 preset's SystemC top level, two-thread model (sim/CMakeLists.txt says why): its
+// Verilated model's port binding.
 #include "Vncore_top_trn2_mt.h"
 #include "Vncore_top_trn2_mt___024root.h"
-#include "core/core_sim_impl.hpp"
 #include "core/core_presets.hpp"
+#include "core/verilated_rtl.hpp"
 
 namespace ncore::sim {
 namespace {
@@ -15,5 +15,5 @@ struct Trn2Mt {
 };
 }  // namespace
 
-Core* make_core_trn2_mt(const Preset& p) { return make_sc_core<Trn2Mt>(p, "ncore_trn2", "ncore_trn2_top"); }
+Core* make_core_trn2_mt(const Preset& p) { return make_core<Trn2Mt>(p, "ncore_trn2", "ncore_trn2_top"); }
 }  // namespace ncore::sim

@@ -328,34 +328,9 @@ void GoldenModel::activation(const isa::Insn& insn) {
   if (insn.dst2.num_part != 0) scatter(insn.dst2, sums);
 }
 
-bool sem_cond_holds(isa::SemCond cond, uint32_t s, uint32_t val) {
-  switch (cond) {
-    case isa::SemCond::none: return true;
-    case isa::SemCond::eq: return s == val;
-    case isa::SemCond::ne: return s != val;
-    case isa::SemCond::ge: return s >= val;
-    case isa::SemCond::gt: return s > val;
-    case isa::SemCond::le: return s <= val;
-    case isa::SemCond::lt: return s < val;
-  }
-  throw SimError(fmt::format("unknown semaphore condition {}", static_cast<unsigned>(cond)));
-}
-
-uint32_t sem_apply(isa::SemOp op, uint32_t s, uint32_t val) {
-  switch (op) {
-    case isa::SemOp::none: return s;
-    case isa::SemOp::inc: return s + 1;
-    case isa::SemOp::dec: return s - 1;
-    case isa::SemOp::add: return s + val;
-    case isa::SemOp::sub: return s - val;
-    case isa::SemOp::set: return val;
-  }
-  throw SimError(fmt::format("unknown semaphore update {}", static_cast<unsigned>(op)));
-}
-
 GoldenModel::RunStats GoldenModel::run(const Program& prog) {
   prog.load_constants(hbm_.data(), hbm_.size());
-  sem_.fill(0);
+  sem_.reset();
   RunStats stats;
   std::vector<size_t> head(prog.streams.size(), 0);
   for (;;) {
@@ -368,13 +343,11 @@ GoldenModel::RunStats GoldenModel::run(const Program& prog) {
       if (insn.wait_sem >= kNumSemaphores || insn.upd_sem >= kNumSemaphores)
         throw SimError(fmt::format("stream {} instruction {}: semaphore index is outside 0..{}", st.name, head[s],
                                    kNumSemaphores - 1));
-      if (!sem_cond_holds(insn.wait_cond, sem_[insn.wait_sem], insn.wait_val)) continue;
+      if (!sem_.wait_holds(insn)) continue;
       execute(insn);
-      const bool transfer = insn.opcode == isa::Opcode::dma_copy;
-      const uint64_t fires = transfer ? preset_.dma_engines : 1;
-      for (uint64_t f = 0; f < fires; ++f) sem_[insn.upd_sem] = sem_apply(insn.upd_op, sem_[insn.upd_sem], insn.upd_val);
+      sem_.fire_all(insn, preset_);
       ++stats.instructions;
-      stats.dma_transfers += transfer;
+      stats.dma_transfers += insn.opcode == isa::Opcode::dma_copy;
       ++head[s];
       progress = true;
     }

@@ -18,6 +18,7 @@
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
+#include "ncore/semaphores.hpp"
 #include "numerics.hpp"
 
 namespace ncore {
@@ -49,8 +50,8 @@ class GoldenModel {
 
   // Runs a whole Program on the model alone with 256 uint32 semaphores starting at zero. Streams
   // take turns, one instruction per turn: a stream whose head instruction's wait condition holds
-  // executes it and fires its update (a dma_copy fires it once per DMA engine, preset.dma_engines
-  // times; a sem_wait once). Throws SimError listing the blocked streams' head instructions when no
+  // executes it and fires its update as often as ncore/semaphores.hpp says (a dma_copy once per
+  // DMA engine, anything else once). Throws SimError listing the blocked streams' head instructions when no
   // stream can proceed (deadlock).
   struct RunStats {
     uint64_t instructions = 0;
@@ -59,7 +60,7 @@ class GoldenModel {
   RunStats run(const Program& prog);
 
   // Semaphore values at the end of the last run() (each run() starts them at zero).
-  const std::array<uint32_t, kNumSemaphores>& semaphores() const { return sem_; }
+  const SemaphoreFile::Values& semaphores() const { return sem_.values(); }
 
  private:
   uint8_t* elem_ptr(isa::Buffer mem, uint32_t partition, int64_t byte_addr, unsigned nbytes);
@@ -87,12 +88,8 @@ class GoldenModel {
     isa::Dtype dtype{};
     std::vector<uint32_t> w;  // [k * m + j]
   } stationary_;
-  std::array<uint32_t, kNumSemaphores> sem_{};
+  SemaphoreFile sem_;
 };
-
-// Whether S <cond> val holds (SemCond::none: always), and the value after an update.
-bool sem_cond_holds(isa::SemCond cond, uint32_t s, uint32_t val);
-uint32_t sem_apply(isa::SemOp op, uint32_t s, uint32_t val);
 
 // The first element where two memories differ inside an operand (used by check mode).
 //   partition: start_part + p (for HBM: the row p; its address is absolute)

@@ -10,36 +10,12 @@
 
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
+#include "ncore/semaphores.hpp"
 
 namespace fwtest {
 namespace isa = ncore::isa;
 
 namespace {
-
-bool holds(isa::SemCond c, int64_t s, int64_t v) {
-  switch (c) {
-    case isa::SemCond::none: return true;
-    case isa::SemCond::eq: return s == v;
-    case isa::SemCond::ne: return s != v;
-    case isa::SemCond::ge: return s >= v;
-    case isa::SemCond::gt: return s > v;
-    case isa::SemCond::le: return s <= v;
-    case isa::SemCond::lt: return s < v;
-  }
-  return false;
-}
-
-void apply(const isa::Insn& i, std::vector<int64_t>& sem, const ncore::Preset& pr) {
-  int64_t& s = sem[i.upd_sem];
-  switch (i.upd_op) {
-    case isa::SemOp::none: break;
-    case isa::SemOp::inc: s += (i.opcode == isa::Opcode::dma_copy) ? static_cast<int64_t>(pr.dma_engines) : 1; break;
-    case isa::SemOp::dec: s -= 1; break;
-    case isa::SemOp::add: s += i.upd_val; break;
-    case isa::SemOp::sub: s -= i.upd_val; break;
-    case isa::SemOp::set: s = i.upd_val; break;
-  }
-}
 
 // Exact footprint: per (buffer, partition), merged byte intervals.
 using Footprint = std::map<std::pair<int, uint32_t>, std::vector<std::pair<int64_t, int64_t>>>;
@@ -98,7 +74,7 @@ bool intersect(const Footprint& a, const Footprint& b) {
 Execution execute(const ncore::Program& p, const ncore::Preset& preset, uint64_t seed) {
   Execution e;
   const size_t ns = p.streams.size();
-  std::vector<int64_t> sem(ncore::kNumSemaphores, 0);
+  ncore::SemaphoreFile sem;
   std::vector<size_t> next(ns, 0);
   std::vector<std::deque<size_t>> inflight(ns);
   e.start.resize(ns);
@@ -118,7 +94,7 @@ Execution execute(const ncore::Program& p, const ncore::Preset& preset, uint64_t
       if (next[s] < v.size()) {
         done = false;
         const isa::Insn& i = v[next[s]].insn;
-        if (holds(i.wait_cond, sem[i.wait_sem], i.wait_val)) acts.emplace_back(s, true);
+        if (sem.wait_holds(i)) acts.emplace_back(s, true);
       }
       if (!inflight[s].empty()) {
         done = false;
@@ -145,10 +121,10 @@ Execution execute(const ncore::Program& p, const ncore::Preset& preset, uint64_t
       const size_t k = next[s]++;
       const isa::Insn& i = p.streams[s].insns[k].insn;
       e.start[s][k] = t;
-      if (i.upd_when == isa::SemWhen::read) apply(i, sem, preset);
+      if (i.upd_when == isa::SemWhen::read) sem.fire_all(i, preset);
       if (i.opcode == isa::Opcode::sem_wait) {
         e.finish[s][k] = t;
-        if (i.upd_when == isa::SemWhen::complete) apply(i, sem, preset);
+        if (i.upd_when == isa::SemWhen::complete) sem.fire_all(i, preset);
       } else {
         inflight[s].push_back(k);
       }
@@ -157,7 +133,7 @@ Execution execute(const ncore::Program& p, const ncore::Preset& preset, uint64_t
       inflight[s].pop_front();
       e.finish[s][k] = t;
       const isa::Insn& i = p.streams[s].insns[k].insn;
-      if (i.upd_when == isa::SemWhen::complete) apply(i, sem, preset);
+      if (i.upd_when == isa::SemWhen::complete) sem.fire_all(i, preset);
     }
   }
 }

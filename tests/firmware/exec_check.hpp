@@ -1,8 +1,15 @@
 // A test-side model of how a Program runs, independent of the scheduler: every stream starts
 // its instructions in order once their semaphore wait holds, may have several in flight,
-// completes them in order and applies each update with the ISA's meaning (a DMA inc adds one
-// per DMA engine). The order of starts and completions across streams is drawn at random, so
-// repeated runs explore different interleavings.
+// completes them in order and applies each update with the ISA's meaning. The order of starts
+// and completions across streams is drawn at random, so repeated runs explore different
+// interleavings.
+//
+// What a wait and an update mean (and that a dma_copy fires its update once per DMA engine) is
+// the ISA's, shared with the hardware models through ncore/semaphores.hpp: the check is of the
+// waits the scheduler chose, under the semantics the hardware runs them with. The stream model
+// is this file's own on purpose: it allows more than the sequencers do (any number in flight on
+// every stream, any interleaving, no timing), so a Program that is hazard-free here is so under
+// every schedule the simulator or a later sequencer may produce.
 //
 // check_hazards then takes the order in which the kernel issued its instructions and demands
 // that every pair touching a common byte, one of them writing, ran in that order: the earlier
