@@ -4,6 +4,8 @@ ncore_fp_pkg.sv
 ncore_ap_pkg.sv
 ncore_clk_en.sv
 ncore_ap_iter.sv
+ncore_prim_lane_arb.sv
+ncore_sbuf_arb.sv
 ncore_sbuf.sv
 ncore_eng_front.sv
 ncore_dve.sv
