@@ -8,6 +8,7 @@ ncore_prim_lane_arb.sv
 ncore_sbuf_arb.sv
 ncore_sbuf.sv
 ncore_eng_front.sv
+ncore_eng_route.sv
 ncore_dve.sv
 ncore_act.sv
 ncore_dma_engine.sv
