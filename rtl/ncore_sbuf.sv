@@ -33,7 +33,8 @@
 module ncore_sbuf
   import ncore_cfg_pkg::*;
 #(
-  parameter cfg_t        Cfg      = CfgTrn2,
+  parameter int unsigned Preset   = 0,  // the preset by number, for a bench that Verilates this alone (-GPreset)
+  parameter cfg_t        Cfg      = preset(Preset),
   parameter int unsigned NumEngRd = 1,
   parameter int unsigned NumEngWr = 1,
   localparam int unsigned P       = Cfg.NumPartitions,
