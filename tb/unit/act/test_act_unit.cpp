@@ -91,21 +91,7 @@ uint64_t random_run(uint64_t count, uint64_t seed, Tally& tally, bool noise = fa
     const CeMode ce = static_cast<CeMode>(gen.rng()() % 3);
     INFO("instruction " << k << " (" << to_string(ce) << "): " << ncore::format_insn(insn));
     REQUIRE_NOTHROW(ncore::validate_insn(insn, tiny(), TinyBench::kHbmBytes));
-    RunStats st;
-    REQUIRE(b.run(insn, ce, st));
-    const std::string diff = b.check(insn);
-    INFO(diff);
-    REQUIRE(diff.empty());
-    INFO("engine cycles " << st.engine_cycles << ", rd_start at " << st.rd_start_cycle << ", first request at "
-                          << st.first_req_cycle);
-    REQUIRE(st.dones == 1);
-    REQUIRE(st.rd_starts == 1);
-    REQUIRE(st.rd_start_cycle >= 1);
-    REQUIRE(uint64_t(st.rd_start_cycle) < st.engine_cycles);
-    REQUIRE_FALSE(st.ready_while_busy);
-    REQUIRE(st.idle_after_done);
-    REQUIRE(st.first_req_cycle >= int64_t(tiny().act_access_start_cycles));
-    REQUIRE(st.engine_cycles >= tiny().act_min_ii);
+    const RunStats st = run_and_check(b, insn, ce, tiny().act_access_start_cycles, tiny().act_min_ii);
     const uint64_t want = expected_cycles(insn, tiny());
     if (noise) REQUIRE(st.engine_cycles >= want);
     else REQUIRE(st.engine_cycles == want);

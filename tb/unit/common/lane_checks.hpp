@@ -14,6 +14,31 @@
 
 namespace ncore::tb {
 
+// Runs `insn` in clock-enable mode `ce` and holds it to the golden model (both memories after
+// it) and to the protocol both lane engines document: exactly one rd_start pulse, before done, and
+// exactly one done; not ready until done, ready again after it; no request in the first
+// `start_cycles` engine cycles (the access start); at least `min_ii` engine cycles. Returns what
+// the run showed.
+template <class B>
+RunStats run_and_check(B& b, const isa::Insn& insn, CeMode ce, uint64_t start_cycles, uint64_t min_ii) {
+  RunStats st;
+  REQUIRE(b.run(insn, ce, st));
+  const std::string diff = b.check(insn);
+  INFO(diff);
+  REQUIRE(diff.empty());
+  INFO("engine cycles " << st.engine_cycles << ", rd_start at " << st.rd_start_cycle << ", first request at "
+                        << st.first_req_cycle);
+  REQUIRE(st.dones == 1);
+  REQUIRE(st.rd_starts == 1);
+  REQUIRE(st.rd_start_cycle >= 1);
+  REQUIRE(uint64_t(st.rd_start_cycle) < st.engine_cycles);  // strictly before the done edge
+  REQUIRE_FALSE(st.ready_while_busy);
+  REQUIRE(st.idle_after_done);
+  REQUIRE(st.first_req_cycle >= int64_t(start_cycles));
+  REQUIRE(st.engine_cycles >= min_ii);
+  return st;
+}
+
 // Runs `insn` once in each clock-enable mode (always high, ncore_clk_en at ce_num/ce_den, random);
 // every run must leave the golden model's memories, and take the same engine cycles whatever the
 // mode: as many clocks as engine cycles with the enable high, ce_den clocks per ce_num engine

@@ -86,23 +86,8 @@ uint64_t random_run(uint64_t count, uint64_t seed, bool partial_only, Imm imm, T
     const CeMode ce = static_cast<CeMode>(gen.rng()() % 3);
     INFO("instruction " << k << " (" << kind_name(kind) << ", " << to_string(ce) << "): " << ncore::format_insn(insn));
     REQUIRE_NOTHROW(ncore::validate_insn(insn, tiny(), Bench::kHbmBytes));
-    RunStats st;
-    REQUIRE(b.run(insn, ce, st));
-    const std::string diff = b.check(insn);
-    INFO(diff);
-    REQUIRE(diff.empty());
-    // protocol and timing
-    INFO("engine cycles " << st.engine_cycles << ", rd_start at " << st.rd_start_cycle << ", first request at "
-                          << st.first_req_cycle);
-    REQUIRE(st.dones == 1);
-    REQUIRE(st.rd_starts == 1);
-    REQUIRE(st.rd_start_cycle >= 1);
-    REQUIRE(uint64_t(st.rd_start_cycle) < st.engine_cycles);  // strictly before the done edge
-    REQUIRE_FALSE(st.ready_while_busy);
+    const RunStats st = run_and_check(b, insn, ce, kStart, kMinIi);
     REQUIRE(st.psum_reads + st.psum_writes == 0);  // the operands are all in the SBUF
-    REQUIRE(st.idle_after_done);
-    REQUIRE(st.first_req_cycle >= int64_t(kStart));
-    REQUIRE(st.engine_cycles >= kMinIi);
     const auto [lo, hi] = expected_cycles(insn);
     REQUIRE(st.engine_cycles >= lo);
     if (!noise) REQUIRE(st.engine_cycles <= hi);
