@@ -28,6 +28,7 @@ module ncore_dma_engine
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
+  import ncore_ap_pkg::*;
 #(
   parameter cfg_t         Cfg      = CfgTrn2,
   localparam int unsigned Q        = Cfg.DmaQueues,
@@ -158,15 +159,11 @@ module ncore_dma_engine
   assign ap_req_o   = ce_i && pick_valid;
   assign ap_req_q_o = pick_q;
 
-  function automatic logic [1:0] esz_log2(dtype_e dt);
-    return (dtype_bytes(dt) == 3'd4) ? 2'd2 : 2'd1;
-  endfunction
-
   function automatic logic [HAddrW-1:0] row_base(ap_t a, logic [7:0] row);
     if (a.mem == BUF_HBM) begin
       logic signed [HAddrW-1:0] off;
       off = HAddrW'($signed(a.part_stride)) * HAddrW'(row);
-      return a.offset + HAddrW'(off <<< esz_log2(a.dtype));
+      return a.offset + HAddrW'(off <<< ap_esz_log2(a.dtype));
     end
     return a.offset;
   endfunction
@@ -180,11 +177,11 @@ module ncore_dma_engine
 
   ncore_ap_iter #(.AddrW(HAddrW)) u_it_s (
     .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(ap_src_i, cur_row_q)),
-    .esz_log2_i(esz_log2(ap_src_i.dtype)), .size_i(ap_src_i.size), .stride_i(ap_src_i.stride),
+    .esz_log2_i(ap_esz_log2(ap_src_i.dtype)), .size_i(ap_src_i.size), .stride_i(ap_src_i.stride),
     .step_i(it_step), .step_n_i(it_n), .addr_o(s_addr), .rem0_o(s_rem0), .last_o(unused_s_last));
   ncore_ap_iter #(.AddrW(HAddrW)) u_it_d (
     .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(ap_dst_i, cur_row_q)),
-    .esz_log2_i(esz_log2(ap_dst_i.dtype)), .size_i(ap_dst_i.size), .stride_i(ap_dst_i.stride),
+    .esz_log2_i(ap_esz_log2(ap_dst_i.dtype)), .size_i(ap_dst_i.size), .stride_i(ap_dst_i.stride),
     .step_i(it_step), .step_n_i(it_n), .addr_o(d_addr), .rem0_o(d_rem0), .last_o(unused_d_last));
 
   // ---------------------------------------------------------------------------------------
@@ -203,8 +200,8 @@ module ncore_dma_engine
     if (act_q) begin  // only an engine issuing a row needs it
       s_room = 32'(LineB) - 32'(s_addr[LineSh-1:0]);
       d_room = 32'(LineB) - 32'(d_addr[LineSh-1:0]);
-      ks = s_unit_q ? (s_room >> esz_log2(s_dt_q)) : 32'd1;
-      kd = d_unit_q ? (d_room >> esz_log2(d_dt_q)) : 32'd1;
+      ks = s_unit_q ? (s_room >> ap_esz_log2(s_dt_q)) : 32'd1;
+      kd = d_unit_q ? (d_room >> ap_esz_log2(d_dt_q)) : 32'd1;
       if (ks > s_rem0) ks = s_rem0;
       if (kd > d_rem0) kd = d_rem0;
       kk = (ks < kd) ? ks : kd;

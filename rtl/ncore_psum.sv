@@ -34,7 +34,8 @@ module ncore_psum
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
 #(
-  parameter cfg_t         Cfg      = CfgTrn2,
+  parameter int unsigned  Preset   = 0,  // the preset by number, for a bench that Verilates this alone (-GPreset)
+  parameter cfg_t         Cfg      = preset(Preset),
   parameter int unsigned  NumEngRd = 1,
   parameter int unsigned  NumEngWr = 1,
   localparam int unsigned P        = Cfg.NumPartitions,
@@ -89,32 +90,25 @@ module ncore_psum
     end
   end
 
-  logic [Banks-1:0][P-1:0] rd_busy, wr_busy;
-  always_comb begin
-    rd_busy  = te_busy;
-    er_gnt_o = '0;
-    for (int r = 0; r < NumEngRd; r++) begin
-      logic [BankW-1:0] b;
-      b = bank_of_word(WordW'(er_addr_i[r] >> 2));
-      if (er_req_i[r] && (rd_busy[b] & er_mask_i[r]) == '0) begin
-        er_gnt_o[r] = 1'b1;
-        rd_busy[b]  = rd_busy[b] | er_mask_i[r];
-      end
-    end
+  // Then the engine ports, reads and writes separately, the lower port number first.
+  logic [NumEngRd-1:0][BankW-1:0] er_bank;
+  logic [NumEngWr-1:0][BankW-1:0] ew_bank;
+  logic [Banks-1:0][P-1:0]        unused_rd_busy, unused_wr_busy;
+  logic [Banks-1:0]               unused_rd_conflict, unused_wr_conflict;
+
+  for (genvar r = 0; r < NumEngRd; r++) begin : g_er_bank
+    assign er_bank[r] = bank_of_word(WordW'(er_addr_i[r] >> 2));
+  end
+  for (genvar w = 0; w < NumEngWr; w++) begin : g_ew_bank
+    assign ew_bank[w] = bank_of_word(WordW'(ew_addr_i[w] >> 2));
   end
 
-  always_comb begin
-    wr_busy  = te_busy;
-    ew_gnt_o = '0;
-    for (int w = 0; w < NumEngWr; w++) begin
-      logic [BankW-1:0] b;
-      b = bank_of_word(WordW'(ew_addr_i[w] >> 2));
-      if (ew_req_i[w] && (wr_busy[b] & ew_mask_i[w]) == '0) begin
-        ew_gnt_o[w] = 1'b1;
-        wr_busy[b]  = wr_busy[b] | ew_mask_i[w];
-      end
-    end
-  end
+  ncore_prim_lane_arb #(.N(NumEngRd), .Banks(Banks), .P(P)) u_rd_arb (
+    .req_i(er_req_i), .bank_i(er_bank), .mask_i(er_mask_i), .busy_i(te_busy), .gnt_o(er_gnt_o),
+    .busy_o(unused_rd_busy), .conflict_o(unused_rd_conflict));
+  ncore_prim_lane_arb #(.N(NumEngWr), .Banks(Banks), .P(P)) u_wr_arb (
+    .req_i(ew_req_i), .bank_i(ew_bank), .mask_i(ew_mask_i), .busy_i(te_busy), .gnt_o(ew_gnt_o),
+    .busy_o(unused_wr_busy), .conflict_o(unused_wr_conflict));
 
   // ---------------------------------------------------------------------------------------
   // Performance counters: bytes of the accesses granted this cycle (see the header)

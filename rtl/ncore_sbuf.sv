@@ -14,11 +14,12 @@
 // Read data is registered: it appears the cycle after the grant and holds until the port's
 // next granted read.
 //
-// Arbitration: two reads (or two writes) that touch the same bank of the same partition in
-// one cycle conflict, and at most one DMA port may read (write) a given partition per cycle.
-// The loser is not granted and retries; a conflict stalls, it never corrupts. Between the
-// engine side and the DMA side the priority flips after every conflict on a bank, so neither
-// side starves; within a side, the lower port number wins.
+// Arbitration (ncore_sbuf_arb, one for the reads and one for the writes): two reads (or two
+// writes) that touch the same bank of the same partition in one cycle conflict, and at most one
+// DMA port may read (write) a given partition per cycle. The loser is not granted and retries; a
+// conflict stalls, it never corrupts. Between the engine side and the DMA side the priority flips
+// after every conflict on a bank, so neither side starves; within a side, the lower port number
+// wins.
 //
 // Performance counters (the profile's sbuf_read_bytes and sbuf_write_bytes), 64 bits, cleared
 // by rst_ni, counting granted accesses only (a refused access retries and is counted once, when
@@ -32,7 +33,8 @@
 module ncore_sbuf
   import ncore_cfg_pkg::*;
 #(
-  parameter cfg_t        Cfg      = CfgTrn2,
+  parameter int unsigned Preset   = 0,  // the preset by number, for a bench that Verilates this alone (-GPreset)
+  parameter cfg_t        Cfg      = preset(Preset),
   parameter int unsigned NumEngRd = 1,
   parameter int unsigned NumEngWr = 1,
   localparam int unsigned P       = Cfg.NumPartitions,
@@ -87,96 +89,30 @@ module ncore_sbuf
   endfunction
 
   // ---------------------------------------------------------------------------------------
-  // Arbitration
+  // Arbitration: reads and writes separately (1R1W banks), each side with the same scheme
+  // (ncore_sbuf_arb).
   // ---------------------------------------------------------------------------------------
-  logic [Banks-1:0] rd_dma_first_q, wr_dma_first_q;  // priority per bank, flips on conflict
+  logic [NumEngRd-1:0][BankW-1:0] er_bank;
+  logic [NumEngWr-1:0][BankW-1:0] ew_bank;
+  logic [NumDma-1:0][BankW-1:0]   dr_bank, dw_bank;
 
-  // Reads and writes are arbitrated separately (1R1W banks), each with the same scheme.
-  // `busy` marks (bank, partition) pairs already granted this cycle.
-  logic [Banks-1:0][P-1:0] rd_busy, wr_busy;
-  logic [P-1:0]            rd_dma_part, wr_dma_part;  // partitions a DMA port already holds
-  logic [Banks-1:0]        rd_conflict, wr_conflict;
-
-  always_comb begin
-    rd_busy     = '0;
-    rd_dma_part = '0;
-    rd_conflict = '0;
-    er_gnt_o    = '0;
-    dr_gnt_o    = '0;
-    for (int pass = 0; pass < 2; pass++) begin
-      // pass 0 serves the side with priority on each bank; pass 1 the other side.
-      for (int r = 0; r < NumEngRd; r++) begin
-        logic [BankW-1:0] b;
-        b = bank_of_line(LineAddrW'(er_addr_i[r] >> LineSh));
-        if (er_req_i[r] && ((pass == 0) != rd_dma_first_q[b])) begin
-          if ((rd_busy[b] & er_mask_i[r]) == '0) begin
-            er_gnt_o[r] = 1'b1;
-            rd_busy[b]  = rd_busy[b] | er_mask_i[r];
-          end else begin
-            rd_conflict[b] = 1'b1;
-          end
-        end
-      end
-      for (int d = 0; d < NumDma; d++) begin
-        logic [BankW-1:0] b;
-        b = bank_of_line(dr_line_i[d]);
-        if (dr_req_i[d] && ((pass == 0) == rd_dma_first_q[b])) begin
-          if (!rd_busy[b][dr_part_i[d]] && !rd_dma_part[dr_part_i[d]]) begin
-            dr_gnt_o[d]                = 1'b1;
-            rd_busy[b][dr_part_i[d]]   = 1'b1;
-            rd_dma_part[dr_part_i[d]]  = 1'b1;
-          end else begin
-            rd_conflict[b] = 1'b1;
-          end
-        end
-      end
-    end
+  for (genvar r = 0; r < NumEngRd; r++) begin : g_er_bank
+    assign er_bank[r] = bank_of_line(LineAddrW'(er_addr_i[r] >> LineSh));
+  end
+  for (genvar w = 0; w < NumEngWr; w++) begin : g_ew_bank
+    assign ew_bank[w] = bank_of_line(LineAddrW'(ew_addr_i[w] >> LineSh));
+  end
+  for (genvar d = 0; d < NumDma; d++) begin : g_dma_bank
+    assign dr_bank[d] = bank_of_line(dr_line_i[d]);
+    assign dw_bank[d] = bank_of_line(dw_line_i[d]);
   end
 
-  always_comb begin
-    wr_busy     = '0;
-    wr_dma_part = '0;
-    wr_conflict = '0;
-    ew_gnt_o    = '0;
-    dw_gnt_o    = '0;
-    for (int pass = 0; pass < 2; pass++) begin
-      for (int w = 0; w < NumEngWr; w++) begin
-        logic [BankW-1:0] b;
-        b = bank_of_line(LineAddrW'(ew_addr_i[w] >> LineSh));
-        if (ew_req_i[w] && ((pass == 0) != wr_dma_first_q[b])) begin
-          if ((wr_busy[b] & ew_mask_i[w]) == '0) begin
-            ew_gnt_o[w] = 1'b1;
-            wr_busy[b]  = wr_busy[b] | ew_mask_i[w];
-          end else begin
-            wr_conflict[b] = 1'b1;
-          end
-        end
-      end
-      for (int d = 0; d < NumDma; d++) begin
-        logic [BankW-1:0] b;
-        b = bank_of_line(dw_line_i[d]);
-        if (dw_req_i[d] && ((pass == 0) == wr_dma_first_q[b])) begin
-          if (!wr_busy[b][dw_part_i[d]] && !wr_dma_part[dw_part_i[d]]) begin
-            dw_gnt_o[d]               = 1'b1;
-            wr_busy[b][dw_part_i[d]]  = 1'b1;
-            wr_dma_part[dw_part_i[d]] = 1'b1;
-          end else begin
-            wr_conflict[b] = 1'b1;
-          end
-        end
-      end
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      rd_dma_first_q <= '0;
-      wr_dma_first_q <= '0;
-    end else begin
-      rd_dma_first_q <= rd_dma_first_q ^ rd_conflict;
-      wr_dma_first_q <= wr_dma_first_q ^ wr_conflict;
-    end
-  end
+  ncore_sbuf_arb #(.NumEng(NumEngRd), .NumDma(NumDma), .Banks(Banks), .P(P)) u_rd_arb (
+    .clk_i, .rst_ni, .eng_req_i(er_req_i), .eng_bank_i(er_bank), .eng_mask_i(er_mask_i), .eng_gnt_o(er_gnt_o),
+    .dma_req_i(dr_req_i), .dma_bank_i(dr_bank), .dma_part_i(dr_part_i), .dma_gnt_o(dr_gnt_o));
+  ncore_sbuf_arb #(.NumEng(NumEngWr), .NumDma(NumDma), .Banks(Banks), .P(P)) u_wr_arb (
+    .clk_i, .rst_ni, .eng_req_i(ew_req_i), .eng_bank_i(ew_bank), .eng_mask_i(ew_mask_i), .eng_gnt_o(ew_gnt_o),
+    .dma_req_i(dw_req_i), .dma_bank_i(dw_bank), .dma_part_i(dw_part_i), .dma_gnt_o(dw_gnt_o));
 
   // ---------------------------------------------------------------------------------------
   // Performance counters: bytes of the accesses granted this cycle (see the header)

@@ -55,6 +55,7 @@ module ncore_te
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
+  import ncore_ap_pkg::*;
 #(
   parameter cfg_t         Cfg     = CfgTrn2,
   parameter int unsigned  Groups  = 2,    // PE array column groups (Verilator threads)
@@ -110,15 +111,6 @@ module ncore_te
     return m;
   endfunction
 
-  function automatic logic [1:0] esz_log2(dtype_e dt);
-    return (dtype_bytes(dt) == 3'd4) ? 2'd2 : 2'd1;
-  endfunction
-
-  // Elements of an access pattern (per partition).
-  function automatic logic [31:0] ap_count(logic [3:0][31:0] size);
-    return size[0] * size[1] * size[2] * size[3];
-  endfunction
-
   // Row k's element (fp32 bits) from the lane of partition start + k; zero for rows >= K.
   function automatic logic [P-1:0][31:0] to_rows(logic [P-1:0][31:0] data, logic [7:0] start,
                                                  logic [P-1:0] rows, logic hi, dtype_e dt);
@@ -127,8 +119,7 @@ module ncore_te
     for (int k = 0; k < P; k++) begin
       r[k] = '0;
       if (rows[k]) begin
-        raw = data[ColW'(32'(start) + 32'(k))];
-        if (dtype_bytes(dt) != 3'd4) raw = {16'd0, hi ? raw[31:16] : raw[15:0]};
+        raw = ap_elem_of_word(data[ColW'(32'(start) + 32'(k))], hi, dt);
         r[k] = fp_to_f32(raw, dt);
       end
     end
@@ -184,7 +175,7 @@ module ncore_te
     end else begin
       if (take_ls) begin
         cur_set_q          <= !cur_set_q;
-        set_m_q[!cur_set_q] <= (ColW + 1)'(ap_count(cur.src0.size));
+        set_m_q[!cur_set_q] <= (ColW + 1)'(ap_elems(cur.src0.size));
       end
       for (int s = 0; s < 2; s++) begin
         mm_cnt_q[s] <= mm_cnt_q[s] + 2'((take_mm && cur_set_q == 1'(s)) ? 1 : 0)
@@ -232,7 +223,7 @@ module ncore_te
 
   ncore_ap_iter #(.AddrW(AddrW)) u_it_ld (
     .clk_i, .rst_ni, .init_i(take_ls), .base_i(AddrW'(cur.src0.offset)),
-    .esz_log2_i(esz_log2(cur.src0.dtype)), .size_i(cur.src0.size), .stride_i(cur.src0.stride),
+    .esz_log2_i(ap_esz_log2(cur.src0.dtype)), .size_i(cur.src0.size), .stride_i(cur.src0.stride),
     .step_i(ld_fire), .step_n_i(5'd1), .addr_o(ld_addr), .rem0_o(unused_ld_rem0), .last_o(unused_ld_last));
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -250,7 +241,7 @@ module ncore_te
         ld_act_q   <= 1'b1;
         ld_first_q <= 1'b1;
         ld_set_q   <= !cur_set_q;
-        ld_m_q     <= ap_count(cur.src0.size);
+        ld_m_q     <= ap_elems(cur.src0.size);
         ld_rd_q    <= '0;
         ld_rows_q  <= low_mask(cur.src0.num_part);
         ld_start_q <= cur.src0.start_part;
@@ -390,7 +381,7 @@ module ncore_te
 
   ncore_ap_iter #(.AddrW(AddrW)) u_it_mv (
     .clk_i, .rst_ni, .init_i(mp_go), .base_i(AddrW'(mp_ap_q.offset)),
-    .esz_log2_i(esz_log2(mp_ap_q.dtype)), .size_i(mp_ap_q.size), .stride_i(mp_ap_q.stride),
+    .esz_log2_i(ap_esz_log2(mp_ap_q.dtype)), .size_i(mp_ap_q.size), .stride_i(mp_ap_q.stride),
     .step_i(mv_fire), .step_n_i(5'd1), .addr_o(mv_addr), .rem0_o(unused_mv_rem0), .last_o(unused_mv_last));
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -418,7 +409,7 @@ module ncore_te
         ma_first_q <= 1'b1;
         ma_set_q   <= mp_set_q;
         ma_slot_q  <= mp_slot_q;
-        ma_n_q     <= ap_count(mp_ap_q.size);
+        ma_n_q     <= ap_elems(mp_ap_q.size);
         ma_rd_q    <= '0;
         ma_rows_q  <= low_mask(mp_ap_q.num_part);
         ma_start_q <= mp_ap_q.start_part;

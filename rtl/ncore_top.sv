@@ -165,32 +165,27 @@ module ncore_top
   logic [1:0][P-1:0][31:0]   pr_rdata;
 
   // The vector engine ([0]) and the scalar engine ([1]): each has one read and one write port
-  // that go to the SBUF or the PSUM per access.
+  // that go to the SBUF or the PSUM per access (ncore_eng_route).
   logic dve_busy, dma_busy, te_busy, act_busy;
-  logic [1:0]              en_rd_req, en_rd_psum, en_wr_req, en_wr_psum, en_rd_gnt, en_wr_gnt, en_rd_sel_q;
+  logic [1:0]              en_rd_req, en_rd_psum, en_wr_req, en_wr_psum, en_rd_gnt, en_wr_gnt;
   logic [1:0][AddrW-1:0]   en_rd_addr, en_wr_addr;
   logic [1:0][P-1:0]       en_rd_mask;
   logic [1:0][P-1:0][31:0] en_rd_data;
 
   for (genvar e = 0; e < 2; e++) begin : g_eng
     localparam int unsigned SbRd = e + 1;   // SBUF read port: DVE 1, ACT 2
-    assign er_req[SbRd]  = en_rd_req[e] && !en_rd_psum[e];
     assign er_addr[SbRd] = en_rd_addr[e];
     assign er_mask[SbRd] = en_rd_mask[e];
-    assign pr_req[e]     = en_rd_req[e] && en_rd_psum[e];
-    assign pr_addr[e]    = PAddrW'(en_rd_addr[e]);
-    assign ew_req[e]     = en_wr_req[e] && !en_wr_psum[e];
     assign ew_addr[e]    = en_wr_addr[e];
-    assign pw_req[e]     = en_wr_req[e] && en_wr_psum[e];
-    assign pw_addr[e]    = PAddrW'(en_wr_addr[e]);
-    assign en_rd_gnt[e]  = en_rd_psum[e] ? pr_gnt[e] : er_gnt[SbRd];
-    assign en_wr_gnt[e]  = en_wr_psum[e] ? pw_gnt[e] : ew_gnt[e];
-    // Read data stays on a port until its next granted read: select by the last granted one.
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) en_rd_sel_q[e] <= 1'b0;
-      else if (en_rd_req[e] && en_rd_gnt[e]) en_rd_sel_q[e] <= en_rd_psum[e];
-    end
-    assign en_rd_data[e] = en_rd_sel_q[e] ? pr_rdata[e] : er_rdata[SbRd];
+    ncore_eng_route #(.P(P), .AddrW(AddrW), .PAddrW(PAddrW)) u_route (
+      .clk_i, .rst_ni,
+      .rd_req_i(en_rd_req[e]), .rd_psum_i(en_rd_psum[e]), .rd_addr_i(en_rd_addr[e]), .rd_gnt_o(en_rd_gnt[e]),
+      .rd_data_o(en_rd_data[e]), .wr_req_i(en_wr_req[e]), .wr_psum_i(en_wr_psum[e]), .wr_addr_i(en_wr_addr[e]),
+      .wr_gnt_o(en_wr_gnt[e]),
+      .sb_rd_req_o(er_req[SbRd]), .sb_rd_gnt_i(er_gnt[SbRd]), .sb_rd_data_i(er_rdata[SbRd]),
+      .sb_wr_req_o(ew_req[e]), .sb_wr_gnt_i(ew_gnt[e]),
+      .ps_rd_req_o(pr_req[e]), .ps_rd_addr_o(pr_addr[e]), .ps_rd_gnt_i(pr_gnt[e]), .ps_rd_data_i(pr_rdata[e]),
+      .ps_wr_req_o(pw_req[e]), .ps_wr_addr_o(pw_addr[e]), .ps_wr_gnt_i(pw_gnt[e]));
   end
 
   // A registered instruction or HBM response not yet seen by its engine counts as busy too.

@@ -28,14 +28,6 @@ namespace act_tb {
 
 using namespace ncore::tb;
 
-using ncore::isa::ActFunc;
-using ncore::isa::AluOp;
-using ncore::isa::Ap;
-using ncore::isa::Buffer;
-using ncore::isa::Dtype;
-using ncore::isa::Insn;
-using ncore::isa::Opcode;
-
 enum class Overlap { disjoint, in_place };
 
 class ActGen {
@@ -72,25 +64,14 @@ class ActGen {
     i.opcode = Opcode::activation;
     i.engine = ncore::isa::Engine::act;
     // fields the engine does not use: junk
-    i.dma_queue = below(static_cast<uint32_t>(pr_.dma_queues));
-    i.wait_sem = below(256);
-    i.wait_cond = static_cast<ncore::isa::SemCond>(below(7));
-    i.wait_val = static_cast<uint32_t>(rng_());
-    i.upd_sem = below(256);
-    i.upd_op = static_cast<ncore::isa::SemOp>(below(6));
-    i.upd_when = static_cast<ncore::isa::SemWhen>(below(2));
-    i.upd_val = static_cast<uint32_t>(rng_());
-    i.op0 = static_cast<AluOp>(below(6));
-    i.op1 = static_cast<AluOp>(below(6));
-    i.rev0 = chance(50);
-    i.rev1 = chance(50);
+    g_.junk_control(i, static_cast<uint32_t>(pr_.dma_queues));
     i.acc = chance(50);
     i.red_axes = below(8);
     g_.junk(i.src1);
     g_.junk(i.dst2);
     i.dst2.num_part = 0;  // no add-reduce unless drawn below (the other fields stay junk)
-    i.s0 = {static_cast<Buffer>(below(3)), g_.dtype(), below(256), rng_() & 0xFFFFFFFFFFull};
-    i.s1 = {static_cast<Buffer>(below(3)), g_.dtype(), below(256), rng_() & 0xFFFFFFFFFFull};
+    g_.junk(i.s0);
+    g_.junk(i.s1);
 
     i.func = chance(50) ? ActFunc::relu : ActFunc::copy;
     const uint32_t np = chance(30) ? P : chance(20) ? 1 : 1 + below(P);

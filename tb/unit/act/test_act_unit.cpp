@@ -1,6 +1,7 @@
 // Scalar-engine unit bench: rtl/ncore_act.sv with an SBUF and a PSUM (tiny preset: 16 lanes,
-// 4 KiB of SBUF and 1 KiB of PSUM per partition) through the wrapper ncore_act_tb, against the
-// golden model (tb/golden).
+// 4 KiB of SBUF and 1 KiB of PSUM per partition) through the lane-engine wrapper
+// (tb/unit/common/ncore_lane_tb.sv, built with the scalar engine) and its bench (lane_bench.hpp),
+// against the golden model (tb/golden).
 //
 // Every random instruction (act_random.hpp) passes ncore::validate_insn; both models start from
 // the same random bytes; after the engine's done pulse the whole SBUF and PSUM must equal the
@@ -29,8 +30,14 @@
 
 #include <fmt/format.h>
 
-#include "act_bench.hpp"
+#include "Vncore_act_tb.h"
+#include "Vncore_act_tb___024root.h"
+#include "Vncore_act_tb_trn2.h"
+#include "Vncore_act_tb_trn2___024root.h"
 #include "act_random.hpp"
+#include "bench_dut.hpp"
+#include "lane_bench.hpp"
+#include "lane_checks.hpp"
 #include "ncore/ap.hpp"
 #include "ncore/validate.hpp"
 
@@ -38,14 +45,15 @@ using namespace act_tb;
 
 namespace {
 
+using TinyBench = LaneBench<Vncore_act_tb>;
+using Trn2Bench = LaneBench<Vncore_act_tb_trn2>;
+
+// An operand over partitions [0, np) of `n` contiguous elements at byte `off`.
+Ap row(Buffer mem, Dtype dt, uint64_t off, uint32_t np, uint32_t n) { return rows_ap(mem, dt, off, np, n); }
+
 // Engine cycles beyond the access start, the operand reads and N: the read-to-write cycle of the
 // stream and the HOLD cycle that pulses done.
 constexpr uint64_t kTail = 2;
-
-uint64_t env_count(const char* name, uint64_t dflt) {
-  const char* s = std::getenv(name);
-  return s && *s ? std::strtoull(s, nullptr, 0) : dflt;
-}
 
 // Engine cycles an instruction takes alone on the memories.
 uint64_t expected_cycles(const Insn& i, const ncore::Preset& pr) {
@@ -54,16 +62,6 @@ uint64_t expected_cycles(const Insn& i, const ncore::Preset& pr) {
   const uint64_t red = i.dst2.num_part ? std::max<uint64_t>(pr.act_reduce_cycles, 1) : 0;
   return std::max<uint64_t>(pr.act_min_ii, pr.act_access_start_cycles + scal + n + red + kTail);
 }
-
-struct Tally {
-  std::map<std::string, uint64_t> n;
-  void add(const std::string& k) { ++n[k]; }
-  std::string str() const {
-    std::string s;
-    for (const auto& [k, v] : n) s += "\n  " + k + ": " + std::to_string(v);
-    return s;
-  }
-};
 
 void tally_insn(Tally& t, const Insn& i, Overlap kind, CeMode ce) {
   t.add(std::string("func ") + ncore::isa::to_string(i.func));
@@ -80,7 +78,7 @@ void tally_insn(Tally& t, const Insn& i, Overlap kind, CeMode ce) {
 uint64_t random_run(uint64_t count, uint64_t seed, Tally& tally, bool noise = false, uint64_t* refusals = nullptr,
                     uint64_t* psum_refusals = nullptr) {
   TinyBench b(tiny(), seed);
-  b.set_noise(noise);
+  b.set_noise(noise, noise);
   ActGen gen(tiny(), seed * 7919 + 1, b.sbuf_limit(), b.psum_limit());
   uint64_t cycles = 0;
   for (uint64_t k = 0; k < count; ++k) {
@@ -93,21 +91,7 @@ uint64_t random_run(uint64_t count, uint64_t seed, Tally& tally, bool noise = fa
     const CeMode ce = static_cast<CeMode>(gen.rng()() % 3);
     INFO("instruction " << k << " (" << to_string(ce) << "): " << ncore::format_insn(insn));
     REQUIRE_NOTHROW(ncore::validate_insn(insn, tiny(), TinyBench::kHbmBytes));
-    RunStats st;
-    REQUIRE(b.run(insn, ce, st));
-    const std::string diff = b.check(insn);
-    INFO(diff);
-    REQUIRE(diff.empty());
-    INFO("engine cycles " << st.engine_cycles << ", rd_start at " << st.rd_start_cycle << ", first request at "
-                          << st.first_req_cycle);
-    REQUIRE(st.dones == 1);
-    REQUIRE(st.rd_starts == 1);
-    REQUIRE(st.rd_start_cycle >= 1);
-    REQUIRE(uint64_t(st.rd_start_cycle) < st.engine_cycles);
-    REQUIRE_FALSE(st.ready_while_busy);
-    REQUIRE(st.idle_after_done);
-    REQUIRE(st.first_req_cycle >= int64_t(tiny().act_access_start_cycles));
-    REQUIRE(st.engine_cycles >= tiny().act_min_ii);
+    const RunStats st = run_and_check(b, insn, ce, tiny().act_access_start_cycles, tiny().act_min_ii);
     const uint64_t want = expected_cycles(insn, tiny());
     if (noise) REQUIRE(st.engine_cycles >= want);
     else REQUIRE(st.engine_cycles == want);
@@ -127,26 +111,9 @@ uint64_t random_run(uint64_t count, uint64_t seed, Tally& tally, bool noise = fa
   return cycles;
 }
 
-// An operand over partitions [0, np) of `n` contiguous elements at byte `off`.
-Ap row(Buffer mem, Dtype dt, uint64_t off, uint32_t np, uint32_t n) {
-  Ap a;
-  a.mem = mem;
-  a.dtype = dt;
-  a.start_part = 0;
-  a.num_part = np;
-  a.offset = off;
-  a.size = {n, 1, 1, 1};
-  a.stride = {1, 0, 0, 0};
-  return a;
-}
-
 Insn activation(ActFunc f, const Ap& dst, const Ap& src, uint32_t scale = 0x3F800000u, uint32_t bias = 0x80000000u) {
-  Insn i;
-  i.opcode = Opcode::activation;
-  i.engine = ncore::isa::Engine::act;
+  Insn i = lane_insn(Opcode::activation, ncore::isa::Engine::act, dst, src);
   i.func = f;
-  i.dst = dst;
-  i.src0 = src;
   i.imm0 = scale;
   i.imm1 = bias;
   return i;
@@ -220,24 +187,9 @@ TEST_CASE("ACT streams one element per lane per cycle", "[act]") {
       }
       INFO(name << " N=" << n << ": " << ncore::format_insn(i));
       REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), TinyBench::kHbmBytes));
-      uint64_t per_mode[3];
-      for (int m = 0; m < 3; ++m) {
-        RunStats st;
-        REQUIRE(b.run(i, static_cast<CeMode>(m), st));
-        INFO(to_string(static_cast<CeMode>(m)));
-        const std::string diff = b.check(i);
-        INFO(diff);
-        REQUIRE(diff.empty());
-        per_mode[m] = st.engine_cycles;
-        if (m == 0) CHECK(st.clocks == st.engine_cycles);
-        // ncore_clk_en at Num/Den: Num enabled clocks in every Den (within one period)
-        if (m == 1) CHECK(st.clocks * tiny().act_ce_num >= (st.engine_cycles - 1) * tiny().act_ce_den);
-        if (m == 1) CHECK(st.clocks * tiny().act_ce_num <= (st.engine_cycles + 1) * tiny().act_ce_den);
-      }
-      CHECK(per_mode[1] == per_mode[0]);
-      CHECK(per_mode[2] == per_mode[0]);
-      CHECK(per_mode[0] == expected_cycles(i, tiny()));
-      cyc[name][n] = per_mode[0];
+      const uint64_t c = cycles_in_every_ce_mode(b, i, tiny().act_ce_num, tiny().act_ce_den);
+      CHECK(c == expected_cycles(i, tiny()));
+      cyc[name][n] = c;
     }
   }
   std::string rep;
@@ -287,18 +239,8 @@ TEST_CASE("ACT special values and rounding order, by hand", "[act]") {
   for (const Case& c : cases) {
     const Insn i = activation(c.f, row(Buffer::sbuf, Dtype::fp32, 256, 3, 10), row(Buffer::sbuf, Dtype::fp32, 0, 3, 10),
                               c.scale, c.bias);
-    INFO(ncore::format_insn(i));
     REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), TinyBench::kHbmBytes));
-    RunStats st;
-    REQUIRE(b.run(i, CeMode::random, st));
-    for (unsigned p = 0; p < 3; ++p)
-      for (unsigned k = 0; k < 10; ++k) {
-        INFO("partition " << p << " element " << k);
-        CHECK(b.rtl_sbuf(p, 64 + k) == c.want[k]);
-      }
-    const std::string diff = b.check(i);
-    INFO(diff);
-    CHECK(diff.empty());
+    check_by_hand(b, i, 3, 64, c.want, 10);
   }
   // The add-reduce: from +0, left to right in fp32, one rounding at the end. 1 + 3 * 2^-8 is
   // exact in fp32 (0x3F818000) and a tie in bf16 that goes to the even 0x3F82; rounding every

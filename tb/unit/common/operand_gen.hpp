@@ -1,7 +1,8 @@
-// Random access patterns for the engine benches' instruction generators (vector and scalar
-// engine): free-element counts, 1-4 dimensional shapes, strides (row-major, reversed, random,
-// broadcast zeros, junk on size-1 dims), placement inside a partition, junk for unused fields,
-// and the byte sets that decide how a destination overlaps its sources.
+// Random operands for the engine benches' instruction generators (vector, scalar and tensor
+// engine, DMA): free-element counts, 1-4 dimensional shapes, strides (row-major, reversed,
+// random, broadcast zeros, junk on size-1 dims), placement inside a partition, junk for the
+// fields an engine does not use, and the byte sets that decide how a destination overlaps its
+// sources.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +15,15 @@
 #include "ncore/isa_gen.hpp"
 
 namespace ncore::tb {
+
+// The ISA names the instruction generators and the tests spell out.
+using isa::ActFunc;
+using isa::AluOp;
+using isa::Ap;
+using isa::Buffer;
+using isa::Dtype;
+using isa::Insn;
+using isa::Opcode;
 
 class ApGen {
  public:
@@ -34,8 +44,8 @@ class ApGen {
     }
   }
 
-  // sizes[0..3] with product n, in 1-4 dims, sometimes with size-1 dims inside
-  std::array<uint32_t, 4> shape(uint32_t n) {
+  // sizes[0..3] with product n, in 1-4 dims, sometimes (shuffle_pct) with size-1 dims inside
+  std::array<uint32_t, 4> shape(uint32_t n, unsigned shuffle_pct = 25) {
     std::array<uint32_t, 4> s{1, 1, 1, 1};
     const unsigned dims = 1 + below(4);
     uint32_t rem = n;
@@ -47,7 +57,7 @@ class ApGen {
       rem /= s[d];
     }
     s[dims - 1] = rem;
-    if (chance(25)) std::shuffle(s.begin(), s.end(), rng_);
+    if (chance(shuffle_pct)) std::shuffle(s.begin(), s.end(), rng_);
     return s;
   }
 
@@ -103,6 +113,28 @@ class ApGen {
     return place(a, limit);
   }
 
+  // Every control field random: the semaphore fields (the sequencer's), the DMA queue and the ALU
+  // fields, which an engine ignores where its instruction does not use them.
+  void junk_control(isa::Insn& i, uint32_t dma_queues) {
+    i.dma_queue = below(dma_queues);
+    i.wait_sem = below(256);
+    i.wait_cond = static_cast<isa::SemCond>(below(7));
+    i.wait_val = static_cast<uint32_t>(rng_());
+    i.upd_sem = below(256);
+    i.upd_op = static_cast<isa::SemOp>(below(6));
+    i.upd_when = static_cast<isa::SemWhen>(below(2));
+    i.upd_val = static_cast<uint32_t>(rng_());
+    i.op0 = static_cast<isa::AluOp>(below(6));
+    i.op1 = static_cast<isa::AluOp>(below(6));
+    i.rev0 = chance(50);
+    i.rev1 = chance(50);
+  }
+
+  // Every field random: what an engine must ignore in a per-partition operand it does not read.
+  void junk(isa::Sref& s) {
+    s = {static_cast<isa::Buffer>(below(3)), dtype(), below(256), rng_() & 0xFFFFFFFFFFull};
+  }
+
   // Every field random: what an engine must ignore in an operand its instruction does not use.
   void junk(isa::Ap& a) {
     a.mem = static_cast<isa::Buffer>(below(3));
@@ -118,6 +150,30 @@ class ApGen {
  private:
   std::mt19937_64& rng_;
 };
+
+// A hand-made operand over partitions [0, np) of `mem`: n1 rows of n0 elements, row-major and
+// contiguous from byte `off` (the strides of unused dims are 0).
+inline Ap rows_ap(Buffer mem, Dtype dt, uint64_t off, uint32_t np, uint32_t n0, uint32_t n1 = 1) {
+  Ap a;
+  a.mem = mem;
+  a.dtype = dt;
+  a.start_part = 0;
+  a.num_part = np;
+  a.offset = off;
+  a.size = {n0, n1, 1, 1};
+  a.stride = {1, n1 > 1 ? static_cast<int32_t>(n0) : 0, 0, 0};
+  return a;
+}
+
+// A hand-made instruction of `engine`: `opcode` from src0 to dst, every other field zero.
+inline Insn lane_insn(Opcode opcode, isa::Engine engine, const Ap& dst, const Ap& src0) {
+  Insn i;
+  i.opcode = opcode;
+  i.engine = engine;
+  i.dst = dst;
+  i.src0 = src0;
+  return i;
+}
 
 // Bytes of one partition (of `mem_bytes`) an operand touches, and whether it touches one twice.
 inline std::vector<bool> touched_bytes(const isa::Ap& a, uint64_t mem_bytes, bool* repeats = nullptr) {

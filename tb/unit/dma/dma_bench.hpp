@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "bench_bits.hpp"
+#include "bench_dut.hpp"
 #include "Vncore_dma_tb.h"
 #include "Vncore_dma_tb___024root.h"
 #include "golden_model.hpp"
@@ -43,13 +44,10 @@
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
-#include "verilated.h"
 
 namespace dma_tb {
 
 using namespace ncore::tb;
-
-inline const ncore::Preset& tiny() { return *ncore::find_preset("tiny"); }
 
 constexpr unsigned kE = 2;            // DMA engines (tiny)
 constexpr unsigned kQ = 4;            // queues (tiny)
@@ -92,11 +90,7 @@ class Bench {
  public:
   static constexpr uint64_t kHbmBytes = 128 * 1024;
 
-  explicit Bench(uint64_t seed)
-      : ctx_(std::make_unique<VerilatedContext>()), dut_(std::make_unique<Vncore_dma_tb>(ctx_.get())),
-        golden_(tiny(), kHbmBytes), hbm_(kHbmBytes, 0), rng_(seed) {
-    dut_->clk_i = 0;
-    dut_->rst_ni = 0;
+  explicit Bench(uint64_t seed) : golden_(tiny(), kHbmBytes), hbm_(kHbmBytes, 0), rng_(seed) {
     dut_->ce_sel_i = 0;
     dut_->ce_i = 1;
     dut_->insn_valid_i = 0;
@@ -105,11 +99,7 @@ class Bench {
     dut_->ha_valid_i = 0;
     dut_->er_req_i = 0;
     dut_->ew_req_i = 0;
-    dut_->eval();
-    edge();
-    edge();
-    dut_->rst_ni = 1;
-    dut_->eval();
+    dut_.reset();
   }
 
   void configure(const Config& c) {
@@ -162,14 +152,7 @@ class Bench {
     if (!waiting_.empty()) {
       const unsigned q = waiting_.front().dma_queue;
       if (get_bits(dut_->q_free_o, q, 1) && !active_[q]) {
-        uint8_t img[ncore::isa::kInsnBytes];
-        ncore::isa::encode(waiting_.front(), img);
-        for (unsigned w = 0; w < (ncore::isa::kInsnBits + 31) / 32; ++w) {
-          uint32_t v;
-          std::memcpy(&v, img + 4 * w, 4);
-          dut_->insn_i[w] = v;
-        }
-        dut_->insn_valid_i = 1;
+        put_insn(*dut_, waiting_.front());
         taking = int(q);
       }
     }
@@ -215,7 +198,7 @@ class Bench {
       active_[taking] = std::move(x);
       waiting_.pop_front();
     }
-    edge();
+    dut_.edge();
     ++clock_;
     ce_cycles_ += ce;
 
@@ -335,13 +318,6 @@ class Bench {
   void set_ce() {
     if (cfg_.ce == CeMode::random) dut_->ce_i = rng_() % 2;
     else dut_->ce_i = 1;
-  }
-
-  void edge() {
-    dut_->clk_i = 1;
-    dut_->eval();
-    dut_->clk_i = 0;
-    dut_->eval();
   }
 
   bool hbm_quiet() const {
@@ -464,8 +440,7 @@ class Bench {
     return true;
   }
 
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vncore_dma_tb> dut_;
+  Dut<Vncore_dma_tb> dut_;
   ncore::GoldenModel golden_;
   std::vector<uint8_t> hbm_;
   std::mt19937_64 rng_;

@@ -22,17 +22,11 @@
 #include <vector>
 
 #include "dma_bench.hpp"
+#include "operand_gen.hpp"
 #include "ncore/ap.hpp"
 #include "ncore/isa_gen.hpp"
 
 namespace dma_tb {
-
-using ncore::isa::Ap;
-using ncore::isa::Buffer;
-using ncore::isa::Dtype;
-using ncore::isa::Insn;
-using ncore::isa::Opcode;
-
 
 // ---- footprints ------------------------------------------------------------------------------
 struct Footprint {
@@ -129,29 +123,13 @@ class XferGen {
   bool chance(unsigned pct) { return below(100) < pct; }
   Dtype dtype() { return static_cast<Dtype>(below(3)); }
 
-  std::array<uint32_t, 4> shape(uint32_t n) {
-    std::array<uint32_t, 4> s{1, 1, 1, 1};
-    const unsigned dims = 1 + below(4);
-    uint32_t rem = n;
-    for (unsigned d = 0; d + 1 < dims; ++d) {
-      std::vector<uint32_t> div;
-      for (uint32_t k = 1; k <= rem; ++k)
-        if (rem % k == 0) div.push_back(k);
-      s[d] = div[below(div.size())];
-      rem /= s[d];
-    }
-    s[dims - 1] = rem;
-    if (chance(20)) std::shuffle(s.begin(), s.end(), rng_);
-    return s;
-  }
-
   bool operand(Ap& a, bool hbm, Dtype dt, uint32_t np, uint32_t n, bool source) {
     a = Ap{};
     a.mem = hbm ? Buffer::hbm : Buffer::sbuf;
     a.dtype = dt;
     a.num_part = np;
     a.start_part = hbm ? 0 : below(kP - np + 1);
-    a.size = shape(n);
+    a.size = g_.shape(n, 20);
     const unsigned kind = below(10);
     int64_t run = 1;
     for (int d = 0; d < 4; ++d) {
@@ -190,6 +168,7 @@ class XferGen {
 
   uint64_t hbm_bytes_;
   std::mt19937_64 rng_;
+  ApGen g_{rng_};
 };
 
 }  // namespace dma_tb

@@ -33,11 +33,6 @@ using namespace dma_tb;
 
 namespace {
 
-uint64_t env_count(const char* name, uint64_t dflt) {
-  const char* s = std::getenv(name);
-  return s && *s ? std::strtoull(s, nullptr, 0) : dflt;
-}
-
 // Partition rows of a transfer that fall on engine e (the SBUF side's partitions decide).
 unsigned rows_of_engine(const Insn& i, unsigned e) {
   const unsigned ppe = kP / kE;

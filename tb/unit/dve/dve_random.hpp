@@ -1,11 +1,5 @@
-// Random SBUF contents and random vector-engine instructions for the DVE bench.
-//
-// Contents: every 32-bit word is either an fp32 pattern or two 16-bit patterns, drawn so that
-// every dtype reading them meets zeros, infinities, NaNs (quiet, signalling, with payloads),
-// subnormals, the largest finite values, values near 1 (rounding ties and carries) and uniform
-// bits.
-//
-// Instructions: tensor_tensor (add, subtract, multiply, max, min), tensor_scalar (immediate or
+// Random vector-engine instructions for the DVE bench (its SBUF contents: random_bytes,
+// bench_bits.hpp): tensor_tensor (add, subtract, multiply, max, min), tensor_scalar (immediate or
 // per-partition operands, rev0/rev1, op1 bypass or not), tensor_copy, memset and tensor_reduce
 // (add, multiply, max, min over the 1-4 innermost free dims of src0); all three
 // dtypes on every operand; random partition ranges; free shapes of 1-4 dims whose operands may
@@ -39,24 +33,6 @@
 namespace dve_tb {
 
 using namespace ncore::tb;
-
-using ncore::isa::AluOp;
-using ncore::isa::Ap;
-using ncore::isa::Buffer;
-using ncore::isa::Dtype;
-using ncore::isa::Insn;
-using ncore::isa::Opcode;
-
-inline std::vector<uint8_t> random_sbuf(std::mt19937_64& rng, unsigned partitions, unsigned bytes) {
-  std::vector<uint8_t> img(size_t{partitions} * bytes);
-  for (size_t w = 0; w < img.size() / 4; ++w) {
-    uint32_t v;
-    if (rng() % 2) v = random_f32(rng);
-    else v = uint32_t{random_h16(rng)} | uint32_t{random_h16(rng)} << 16;
-    for (int b = 0; b < 4; ++b) img[4 * w + b] = static_cast<uint8_t>(v >> (8 * b));
-  }
-  return img;
-}
 
 // ---- instructions --------------------------------------------------------------------------
 enum class Overlap { disjoint, in_place, partial };
@@ -125,19 +101,8 @@ class InsnGen {
     const uint32_t P = static_cast<uint32_t>(pr_.num_partitions);
     i = Insn{};
     i.engine = ncore::isa::Engine::dve;
-    // semaphore and queue fields: the sequencer's business, junk to the engine
-    i.dma_queue = below(static_cast<uint32_t>(pr_.dma_queues));
-    i.wait_sem = below(256);
-    i.wait_cond = static_cast<ncore::isa::SemCond>(below(7));
-    i.wait_val = static_cast<uint32_t>(rng_());
-    i.upd_sem = below(256);
-    i.upd_op = static_cast<ncore::isa::SemOp>(below(6));
-    i.upd_when = static_cast<ncore::isa::SemWhen>(below(2));
-    i.upd_val = static_cast<uint32_t>(rng_());
-    i.op0 = op(true);
-    i.op1 = op(true);
-    i.rev0 = chance(50);
-    i.rev1 = chance(50);
+    // semaphore and queue fields (the sequencer's business), operands not drawn below: junk
+    g_.junk_control(i, static_cast<uint32_t>(pr_.dma_queues));
     i.imm0 = random_f32(rng_);
     i.imm1 = random_f32(rng_);
     g_.junk(i.src0);
@@ -145,8 +110,8 @@ class InsnGen {
     g_.junk(i.dst2);
     i.func = static_cast<ncore::isa::ActFunc>(below(16));
     i.red_axes = below(8);
-    i.s0 = {static_cast<Buffer>(below(3)), dtype(), below(256), rng_() & 0xFFFFFFFFFFull};
-    i.s1 = {static_cast<Buffer>(below(3)), dtype(), below(256), rng_() & 0xFFFFFFFFFFull};
+    g_.junk(i.s0);
+    g_.junk(i.s1);
 
     const unsigned pick = imm_ == Imm::only ? 45 : below(100);
     i.opcode = pick < 27   ? Opcode::tensor_tensor

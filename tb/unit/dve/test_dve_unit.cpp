@@ -1,5 +1,6 @@
 // Vector-engine unit bench: rtl/ncore_dve.sv with its SBUF (tiny preset: 16 lanes, 4 KiB per
-// partition) through the wrapper ncore_dve_tb, against the golden model (tb/golden).
+// partition) through the lane-engine wrapper (tb/unit/common/ncore_lane_tb.sv, built with the
+// vector engine) and its bench (lane_bench.hpp), against the golden model (tb/golden).
 //
 // Every instruction is random (dve_random.hpp) and passes ncore::validate_insn; both memories
 // start from the same random bytes; after the engine's done pulse the whole SBUF must equal the
@@ -25,8 +26,12 @@
 #include <map>
 #include <string>
 
-#include "dve_bench.hpp"
+#include "Vncore_dve_tb.h"
+#include "Vncore_dve_tb___024root.h"
+#include "bench_dut.hpp"
 #include "dve_random.hpp"
+#include "lane_bench.hpp"
+#include "lane_checks.hpp"
 #include "ncore/ap.hpp"
 #include "ncore/validate.hpp"
 
@@ -34,16 +39,13 @@ using namespace dve_tb;
 
 namespace {
 
+using Bench = LaneBench<Vncore_dve_tb>;
+
 const uint64_t kStart = tiny().dve_access_start_cycles;
 const uint64_t kMinIi = tiny().dve_min_ii;
 // Engine cycles beyond the streaming ones and the access start: the last element's write, the
 // HOLD state and the done pulse. The engine documents "about" N and 2N; this is the slack.
 constexpr uint64_t kTail = 4;
-
-uint64_t env_count(const char* name, uint64_t dflt) {
-  const char* s = std::getenv(name);
-  return s && *s ? std::strtoull(s, nullptr, 0) : dflt;
-}
 
 const char* kind_name(Overlap k) {
   return k == Overlap::disjoint ? "disjoint" : k == Overlap::in_place ? "in place" : "partial overlap";
@@ -64,27 +66,17 @@ std::pair<uint64_t, uint64_t> expected_cycles(const Insn& i) {
   return {lo, hi};
 }
 
-struct Tally {
-  std::map<std::string, uint64_t> n;
-  void add(const std::string& k) { ++n[k]; }
-  std::string str() const {
-    std::string s;
-    for (const auto& [k, v] : n) s += "\n  " + k + ": " + std::to_string(v);
-    return s;
-  }
-};
-
 // Runs `count` random instructions; returns the engine cycles they took in all.
 // With `noise`, other traffic on the SBUF's DMA ports makes the engine wait now and then: the
 // results must not change, the timing only gets longer.
 uint64_t random_run(uint64_t count, uint64_t seed, bool partial_only, Imm imm, Tally& tally,
                     uint64_t* clocks = nullptr, bool noise = false, uint64_t* refusals = nullptr) {
-  Bench b(seed);
-  b.set_noise(noise);
-  InsnGen gen(tiny(), seed * 7919 + 1, imm, noise ? tiny().sbuf_bytes - Bench::kNoiseBytes : 0);
+  Bench b(tiny(), seed);
+  b.set_noise(noise, false);
+  InsnGen gen(tiny(), seed * 7919 + 1, imm, noise ? tiny().sbuf_bytes - Bench::kSbufNoiseBytes : 0);
   uint64_t cycles = 0, clk = 0, run = 0;
   for (uint64_t k = 0; k < count; ++k) {
-    if (k % 16 == 0) b.load_sbuf(random_sbuf(gen.rng(), unsigned(tiny().num_partitions), unsigned(tiny().sbuf_bytes)));
+    if (k % 16 == 0) b.load(random_bytes(gen.rng(), size_t(tiny().num_partitions) * tiny().sbuf_bytes), {});
     Overlap kind;
     Insn insn = gen.next(partial_only, kind);
     if (partial_only && kind != Overlap::partial) {
@@ -94,23 +86,8 @@ uint64_t random_run(uint64_t count, uint64_t seed, bool partial_only, Imm imm, T
     const CeMode ce = static_cast<CeMode>(gen.rng()() % 3);
     INFO("instruction " << k << " (" << kind_name(kind) << ", " << to_string(ce) << "): " << ncore::format_insn(insn));
     REQUIRE_NOTHROW(ncore::validate_insn(insn, tiny(), Bench::kHbmBytes));
-    RunStats st;
-    REQUIRE(b.run(insn, ce, st));
-    const std::string diff = b.check(insn);
-    INFO(diff);
-    REQUIRE(diff.empty());
-    // protocol and timing
-    INFO("engine cycles " << st.engine_cycles << ", rd_start at " << st.rd_start_cycle << ", first request at "
-                          << st.first_req_cycle);
-    REQUIRE(st.dones == 1);
-    REQUIRE(st.rd_starts == 1);
-    REQUIRE(st.rd_start_cycle >= 1);
-    REQUIRE(uint64_t(st.rd_start_cycle) < st.engine_cycles);  // strictly before the done edge
-    REQUIRE_FALSE(st.ready_while_busy);
-    REQUIRE_FALSE(st.psum_access);
-    REQUIRE(st.idle_after_done);
-    REQUIRE(st.first_req_cycle >= int64_t(kStart));
-    REQUIRE(st.engine_cycles >= kMinIi);
+    const RunStats st = run_and_check(b, insn, ce, kStart, kMinIi);
+    REQUIRE(st.psum_reads + st.psum_writes == 0);  // the operands are all in the SBUF
     const auto [lo, hi] = expected_cycles(insn);
     REQUIRE(st.engine_cycles >= lo);
     if (!noise) REQUIRE(st.engine_cycles <= hi);
@@ -173,20 +150,10 @@ TEST_CASE("DVE random instructions, long run", "[dve][.long]") {
 }
 
 TEST_CASE("DVE streaming rate: about N cycles for one input, 2N for tensor_tensor", "[dve]") {
-  Bench b(3);
+  Bench b(tiny(), 3);
   std::mt19937_64 rng(3);
-  b.load_sbuf(random_sbuf(rng, unsigned(tiny().num_partitions), unsigned(tiny().sbuf_bytes)));
-  auto ap = [](Dtype dt, uint64_t off, uint32_t n) {
-    Ap a;
-    a.mem = Buffer::sbuf;
-    a.dtype = dt;
-    a.start_part = 0;
-    a.num_part = 16;
-    a.offset = off;
-    a.size = {n, 1, 1, 1};
-    a.stride = {1, 0, 0, 0};
-    return a;
-  };
+  b.load(random_bytes(rng, size_t(tiny().num_partitions) * tiny().sbuf_bytes), {});
+  auto ap = [](Dtype dt, uint64_t off, uint32_t n) { return rows_ap(Buffer::sbuf, dt, off, 16, n); };
   std::map<std::string, std::map<uint32_t, uint64_t>> cyc;  // op -> N -> engine cycles
   for (uint32_t n : {1u, 64u, 256u}) {
     for (int kind = 0; kind < 4; ++kind) {
@@ -215,25 +182,12 @@ TEST_CASE("DVE streaming rate: about N cycles for one input, 2N for tensor_tenso
           break;
       }
       REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
-      uint64_t per_mode[3];
-      for (int m = 0; m < 3; ++m) {
-        RunStats st;
-        REQUIRE(b.run(i, static_cast<CeMode>(m), st));
-        INFO(name << " N=" << n << " " << to_string(static_cast<CeMode>(m)));
-        REQUIRE(b.check(i).empty());
-        per_mode[m] = st.engine_cycles;
-        if (m == 0) CHECK(st.clocks == st.engine_cycles);
-        // ncore_clk_en at Num/Den: Num enabled clocks in every Den (within one period)
-        if (m == 1)
-          CHECK(st.clocks * tiny().dve_ce_num >= (st.engine_cycles - 1) * tiny().dve_ce_den);
-      }
       INFO(name << " N=" << n);
-      CHECK(per_mode[1] == per_mode[0]);  // the engine's own cycles do not depend on the enable
-      CHECK(per_mode[2] == per_mode[0]);
-      cyc[name][n] = per_mode[0];
+      const uint64_t c = cycles_in_every_ce_mode(b, i, tiny().dve_ce_num, tiny().dve_ce_den);
+      cyc[name][n] = c;
       const auto [lo, hi] = expected_cycles(i);
-      CHECK(per_mode[0] >= lo);
-      CHECK(per_mode[0] <= hi);
+      CHECK(c >= lo);
+      CHECK(c <= hi);
     }
   }
   std::string rep;
@@ -256,14 +210,8 @@ TEST_CASE("DVE destination partially overlapping a source is refused", "[dve]") 
   // they are read (copying 1 2 3 4 two elements on gives 1 2 1 2 1 2, not the 1 2 1 2 3 4 of
   // reading everything first). The ISA allows only operands exactly in place or apart, and
   // validate_insn refuses the rest before any engine sees them.
-  Insn i;
-  i.opcode = Opcode::tensor_copy;
-  i.engine = ncore::isa::Engine::dve;
-  i.src0.mem = i.dst.mem = Buffer::sbuf;
-  i.src0.dtype = i.dst.dtype = Dtype::fp32;
-  i.src0.num_part = i.dst.num_part = 1;
-  i.src0.size = i.dst.size = {4, 1, 1, 1};
-  i.src0.stride = i.dst.stride = {1, 0, 0, 0};
+  const Ap four = rows_ap(Buffer::sbuf, Dtype::fp32, 0, 1, 4);
+  Insn i = lane_insn(Opcode::tensor_copy, ncore::isa::Engine::dve, four, four);
   i.dst.offset = 8;
   REQUIRE_THROWS_WITH(ncore::validate_insn(i, tiny(), Bench::kHbmBytes), Catch::Contains("overlaps operand src0"));
   i.dst.offset = 0;  // exactly in place
@@ -276,24 +224,17 @@ TEST_CASE("DVE tensor_scalar with immediate operands", "[dve]") {
   // Immediate operands (s0_vec/s1_vec = 0) come from the instruction, not from the lane
   // registers the per-partition operands load. Minimal case: x * 2 + 1 on four fp32 elements.
   {
-  Bench b(5);
+  Bench b(tiny(), 5);
   std::vector<uint8_t> img(size_t{tiny().num_partitions} * tiny().sbuf_bytes, 0);
   const uint32_t x[4] = {0x3F800000, 0x40400000, 0xBF000000, 0x00000000};  // 1, 3, -0.5, 0
   for (unsigned p = 0; p < 2; ++p) std::memcpy(img.data() + size_t{p} * tiny().sbuf_bytes, x, sizeof x);
-  b.load_sbuf(img);
-  Insn i;
-  i.opcode = Opcode::tensor_scalar;
-  i.engine = ncore::isa::Engine::dve;
+  b.load(img, {});
+  Insn i = lane_insn(Opcode::tensor_scalar, ncore::isa::Engine::dve, rows_ap(Buffer::sbuf, Dtype::fp32, 64, 2, 4),
+                     rows_ap(Buffer::sbuf, Dtype::fp32, 0, 2, 4));
   i.op0 = AluOp::multiply;
   i.imm0 = 0x40000000;  // 2
   i.op1 = AluOp::add;
   i.imm1 = 0x3F800000;  // 1
-  i.src0.mem = i.dst.mem = Buffer::sbuf;
-  i.src0.dtype = i.dst.dtype = Dtype::fp32;
-  i.src0.num_part = i.dst.num_part = 2;
-  i.src0.size = i.dst.size = {4, 1, 1, 1};
-  i.src0.stride = i.dst.stride = {1, 0, 0, 0};
-  i.dst.offset = 64;
   REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
   RunStats st;
   REQUIRE(b.run(i, CeMode::high, st));
@@ -302,7 +243,7 @@ TEST_CASE("DVE tensor_scalar with immediate operands", "[dve]") {
   for (unsigned p = 0; p < 2; ++p)
     for (unsigned k = 0; k < 4; ++k) {
       INFO("partition " << p << " element " << k);
-      CHECK(b.rtl_word(p, 16 + k) == want[k]);
+      CHECK(b.rtl_sbuf(p, 16 + k) == want[k]);
     }
   const std::string diff = b.check(i);
   INFO(diff);
@@ -317,27 +258,15 @@ TEST_CASE("DVE tensor_scalar with immediate operands", "[dve]") {
 
 namespace {
 
-// An fp32 SBUF operand over partitions [0, np): `groups` x `r` elements, row-major, at `off`.
+// An SBUF operand over partitions [0, np): `groups` x `r` elements, row-major, at `off`.
 Ap reduce_ap(Dtype dt, uint64_t off, uint32_t np, uint32_t r, uint32_t groups) {
-  Ap a;
-  a.mem = Buffer::sbuf;
-  a.dtype = dt;
-  a.start_part = 0;
-  a.num_part = np;
-  a.offset = off;
-  a.size = {r, groups, 1, 1};
-  a.stride = {1, int32_t(r), 0, 0};
-  return a;
+  return rows_ap(Buffer::sbuf, dt, off, np, r, groups);
 }
 
 Insn reduce_insn(AluOp op, const Ap& src, const Ap& dst, uint32_t axes) {
-  Insn i;
-  i.opcode = Opcode::tensor_reduce;
-  i.engine = ncore::isa::Engine::dve;
+  Insn i = lane_insn(Opcode::tensor_reduce, ncore::isa::Engine::dve, dst, src);
   i.op0 = op;
   i.red_axes = axes;
-  i.src0 = src;
-  i.dst = dst;
   return i;
 }
 
@@ -367,64 +296,46 @@ TEST_CASE("DVE tensor_reduce: fold order and special values", "[dve][reduce]") {
       {AluOp::min, {0x33800000, 0xFF800000, 0x80000000, 0x80000000, 0x7FC00000, 0xC0400000}},
       {AluOp::multiply, {0x27800000, 0xFF800000, 0x80000000, 0x00000000, 0x7FC00000, 0xC0C00000}},
   };
-  Bench b(11);
+  Bench b(tiny(), 11);
   std::vector<uint8_t> img(size_t{tiny().num_partitions} * tiny().sbuf_bytes, 0);
   for (unsigned p = 0; p < 3; ++p) std::memcpy(img.data() + size_t{p} * tiny().sbuf_bytes, x, sizeof x);
-  b.load_sbuf(img);
+  b.load(img, {});
   for (const Case& c : cases) {
     const Insn i = reduce_insn(c.op, reduce_ap(Dtype::fp32, 0, 3, 3, 6), reduce_ap(Dtype::fp32, 256, 3, 1, 6), 1);
-    INFO(ncore::format_insn(i));
     REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
-    RunStats st;
-    REQUIRE(b.run(i, CeMode::random, st));
-    for (unsigned p = 0; p < 3; ++p)
-      for (unsigned g = 0; g < 6; ++g) {
-        INFO("partition " << p << " group " << g);
-        CHECK(b.rtl_word(p, 64 + g) == c.want[g]);
-      }
-    const std::string diff = b.check(i);
-    INFO(diff);
-    CHECK(diff.empty());
+    check_by_hand(b, i, 3, 64, c.want, 6);
   }
   // one rounding, at the end: the sum -6 written as bf16, and all 18 elements (two axes) at once
   Insn i = reduce_insn(AluOp::add, reduce_ap(Dtype::fp32, 0, 3, 3, 6), reduce_ap(Dtype::bf16, 512, 3, 1, 6), 1);
   RunStats st;
   REQUIRE(b.run(i, CeMode::high, st));
-  CHECK((b.rtl_word(0, 128 + 2) >> 16) == 0xC0C0u);  // group 5: bytes 522..523
+  CHECK((b.rtl_sbuf(0, 128 + 2) >> 16) == 0xC0C0u);  // group 5: bytes 522..523
   CHECK(b.check(i).empty());
   i = reduce_insn(AluOp::max, reduce_ap(Dtype::fp32, 0, 3, 3, 6), reduce_ap(Dtype::fp32, 768, 3, 1, 1), 2);
   REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
   REQUIRE(b.run(i, CeMode::high, st));
-  CHECK(b.rtl_word(1, 192) == 0x7FC00000u);
+  CHECK(b.rtl_sbuf(1, 192) == 0x7FC00000u);
   CHECK(b.check(i).empty());
 }
 
 TEST_CASE("DVE tensor_reduce streams one input element per cycle", "[dve][reduce]") {
   // The cost is the input's N, whatever the grouping: one output of N elements or N outputs of
   // one element take the same cycles; the writes of a group's result overlap the next reads.
-  Bench b(12);
+  Bench b(tiny(), 12);
   std::mt19937_64 rng(12);
-  b.load_sbuf(random_sbuf(rng, unsigned(tiny().num_partitions), unsigned(tiny().sbuf_bytes)));
+  b.load(random_bytes(rng, size_t(tiny().num_partitions) * tiny().sbuf_bytes), {});
   std::map<std::string, uint64_t> cyc;
   for (uint32_t n : {64u, 256u}) {
     for (uint32_t r : {1u, 4u, n}) {
       const Insn i =
           reduce_insn(AluOp::add, reduce_ap(Dtype::fp32, 0, 16, r, n / r), reduce_ap(Dtype::bf16, 2048, 16, 1, n / r), 1);
       REQUIRE_NOTHROW(ncore::validate_insn(i, tiny(), Bench::kHbmBytes));
-      uint64_t per_mode[3];
-      for (int m = 0; m < 3; ++m) {
-        RunStats st;
-        REQUIRE(b.run(i, static_cast<CeMode>(m), st));
-        REQUIRE(b.check(i).empty());
-        per_mode[m] = st.engine_cycles;
-      }
       INFO("N=" << n << " R=" << r);
-      CHECK(per_mode[1] == per_mode[0]);
-      CHECK(per_mode[2] == per_mode[0]);
+      const uint64_t c = cycles_in_every_ce_mode(b, i, tiny().dve_ce_num, tiny().dve_ce_den);
       const auto [lo, hi] = expected_cycles(i);
-      CHECK(per_mode[0] >= lo);
-      CHECK(per_mode[0] <= hi);
-      cyc["N=" + std::to_string(n) + " R=" + std::to_string(r)] = per_mode[0];
+      CHECK(c >= lo);
+      CHECK(c <= hi);
+      cyc["N=" + std::to_string(n) + " R=" + std::to_string(r)] = c;
     }
   }
   std::string rep;

@@ -33,16 +33,17 @@
 #include "Vncore_te_tb.h"
 #include "Vncore_te_tb___024root.h"
 #include "bench_bits.hpp"
+#include "bench_dut.hpp"
 #include "golden_model.hpp"
 #include "ncore/ap.hpp"
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
-#include "verilated.h"
+#include "sbuf_noise.hpp"
 
 namespace te_tb {
 
-inline const ncore::Preset& tiny() { return *ncore::find_preset("tiny"); }
+using ncore::tb::tiny;
 
 // What one program did on the engine's ports, by cycle (0 = the first cycle of run()).
 struct RunLog {
@@ -64,24 +65,18 @@ class Bench {
   static constexpr unsigned kPsumNoiseWords = 4;    // end of every PSUM bank
 
   explicit Bench(uint64_t seed)
-      : ctx_(std::make_unique<VerilatedContext>()), dut_(std::make_unique<Vncore_te_tb>(ctx_.get())),
-        golden_(tiny(), kHbmBytes), rng_(seed) {
+      : golden_(tiny(), kHbmBytes), rng_(seed),
+        sbuf_noise_(rng_, unsigned(tiny().num_partitions), unsigned(tiny().sbuf_bytes), kSbufNoiseBytes, 2) {
     P_ = static_cast<unsigned>(tiny().num_partitions);
     sbuf_bytes_ = static_cast<unsigned>(tiny().sbuf_bytes);
     psum_words_ = static_cast<unsigned>(tiny().psum_bytes / 4);
     bank_words_ = static_cast<unsigned>(tiny().psum_bank_bytes / 4);
-    dut_->clk_i = 0;
-    dut_->rst_ni = 0;
     dut_->insn_valid_i = 0;
     dut_->dr_req_i = 0;
     dut_->dw_req_i = 0;
     dut_->per_req_i = 0;
     dut_->pew_req_i = 0;
-    dut_->eval();
-    edge();
-    edge();
-    dut_->rst_ni = 1;
-    dut_->eval();
+    dut_.reset();
   }
 
   ncore::GoldenModel& golden() { return golden_; }
@@ -136,7 +131,7 @@ class Bench {
         } else {
           const bool ls = prog[next].opcode == ncore::isa::Opcode::load_stationary;
           if (ls ? dut_->ls_ready_o : dut_->mm_ready_o) {
-            present(prog[next]);
+            ncore::tb::put_insn(*dut_, prog[next]);
             log.present[next] = c;
             ++next;
             waiting = true;
@@ -187,7 +182,7 @@ class Bench {
       if (!dut_->busy_o && (dut_->sr_req_o || dut_->mr_req_o || dut_->pw_valid_o))
         return fail(c, "busy_o low while the engine reads the SBUF or writes the PSUM");
       if (noise_) noise_grants(log);
-      edge();
+      dut_.edge();
       if (all_done && !dut_->busy_o) {
         if (++idle_since > 8) {
           log.cycles = c + 1;
@@ -207,17 +202,6 @@ class Bench {
   }
 
  private:
-  void present(const ncore::isa::Insn& insn) {
-    uint8_t img[ncore::isa::kInsnBytes];
-    ncore::isa::encode(insn, img);
-    for (unsigned w = 0; w < (ncore::isa::kInsnBits + 31) / 32; ++w) {
-      uint32_t v;
-      std::memcpy(&v, img + 4 * w, 4);
-      dut_->insn_i[w] = v;
-    }
-    dut_->insn_valid_i = 1;
-  }
-
   std::string fail(uint64_t c, const std::string& what) const {
     return "cycle " + std::to_string(c) + ": " + what;
   }
@@ -268,28 +252,7 @@ class Bench {
 
   // ---- other traffic -----------------------------------------------------------------------
   void noise_inputs() {
-    const unsigned lines = sbuf_bytes_ / 16, noise_lines = kSbufNoiseBytes / 16;
-    for (unsigned d = 0; d < 2; ++d) {
-      if (!((dr_on_ >> d) & 1) && rng_() % 5 < 2) {
-        dr_on_ |= 1u << d;
-        dr_[d] = {unsigned(rng_() % P_), unsigned(rng_() % lines)};
-      }
-      if (!((dw_on_ >> d) & 1) && rng_() % 5 < 2) {
-        dw_on_ |= 1u << d;
-        dw_[d] = {unsigned(rng_() % P_), unsigned(lines - noise_lines + rng_() % noise_lines)};
-        dw_ben_[d] = uint16_t(rng_());
-        for (unsigned w = 0; w < 4; ++w) dw_data_[d][w] = uint32_t(rng_());
-      }
-    }
-    dut_->dr_req_i = dr_on_;
-    dut_->dw_req_i = dw_on_;
-    dut_->dr_part_i = uint8_t(dr_[0][0] | dr_[1][0] << 4);
-    dut_->dr_line_i = uint16_t(dr_[0][1] | dr_[1][1] << 8);
-    dut_->dw_part_i = uint8_t(dw_[0][0] | dw_[1][0] << 4);
-    dut_->dw_line_i = uint16_t(dw_[0][1] | dw_[1][1] << 8);
-    dut_->dw_ben_i = uint32_t(dw_ben_[0]) | uint32_t(dw_ben_[1]) << 16;
-    for (unsigned d = 0; d < 2; ++d)
-      for (unsigned w = 0; w < 4; ++w) dut_->dw_wdata_i[4 * d + w] = dw_data_[d][w];
+    sbuf_noise_.drive(*dut_);
     // PSUM engine ports: a request stays until it is granted, as an engine's would
     const unsigned banks = psum_words_ / bank_words_;
     if (!per_on_ && rng_() % 3 == 0) {
@@ -318,15 +281,7 @@ class Bench {
   }
 
   void noise_grants(RunLog& log) {
-    const uint32_t rg = dut_->dr_gnt_o & dr_on_, wg = dut_->dw_gnt_o & dw_on_;
-    for (unsigned d = 0; d < 2; ++d) {
-      if ((rg >> d) & 1) dr_on_ &= ~(1u << d);
-      if (!((wg >> d) & 1)) continue;
-      dw_on_ &= ~(1u << d);
-      uint8_t* line = golden_.sbuf(dw_[d][0]) + 16 * dw_[d][1];
-      for (unsigned b = 0; b < 16; ++b)
-        if ((dw_ben_[d] >> b) & 1) line[b] = uint8_t(dw_data_[d][b / 4] >> (8 * (b % 4)));
-    }
+    sbuf_noise_.retire(*dut_, golden_);
     if (per_on_) {
       if (dut_->per_gnt_o) per_on_ = false;
       else ++log.noise_refusals;
@@ -347,23 +302,12 @@ class Bench {
     }
   }
 
-  void edge() {
-    dut_->clk_i = 1;
-    dut_->eval();
-    dut_->clk_i = 0;
-    dut_->eval();
-  }
-
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Vncore_te_tb> dut_;
+  ncore::tb::Dut<Vncore_te_tb> dut_;
   ncore::GoldenModel golden_;
   std::mt19937_64 rng_;
+  ncore::tb::SbufDmaNoise sbuf_noise_;
   unsigned P_ = 0, sbuf_bytes_ = 0, psum_words_ = 0, bank_words_ = 0;
   bool noise_ = false, gaps_ = false;
-  uint32_t dr_on_ = 0, dw_on_ = 0;
-  std::array<std::array<unsigned, 2>, 2> dr_{}, dw_{};
-  std::array<uint16_t, 2> dw_ben_{};
-  std::array<std::array<uint32_t, 4>, 2> dw_data_{};
   bool per_on_ = false, pew_on_ = false;
   unsigned per_addr_ = 0, pew_addr_ = 0;
   uint16_t per_mask_ = 0, pew_mask_ = 0;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_bits.hpp"
+#include "operand_gen.hpp"
 #include "ncore/ap.hpp"
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
@@ -29,11 +30,7 @@
 
 namespace te_tb {
 
-using ncore::isa::Ap;
-using ncore::isa::Buffer;
-using ncore::isa::Dtype;
-using ncore::isa::Insn;
-using ncore::isa::Opcode;
+using namespace ncore::tb;
 
 // Knobs of one program.
 struct ProgramShape {
@@ -50,7 +47,7 @@ class ProgramGen {
   // Operands stay below byte sbuf_limit of each SBUF partition; PSUM results avoid the last
   // psum_noise_words words of every bank.
   ProgramGen(const ncore::Preset& pr, uint64_t seed, uint64_t sbuf_limit, unsigned psum_noise_words)
-      : pr_(pr), rng_(seed), sbuf_limit_(sbuf_limit), noise_words_(psum_noise_words) {}
+      : pr_(pr), rng_(seed), g_(rng_), sbuf_limit_(sbuf_limit), noise_words_(psum_noise_words) {}
 
   std::mt19937_64& rng() { return rng_; }
 
@@ -85,52 +82,14 @@ class ProgramGen {
   uint32_t P() const { return static_cast<uint32_t>(pr_.num_partitions); }
   uint32_t bank_words() const { return static_cast<uint32_t>(pr_.psum_bank_bytes / 4); }
 
+  // Fields the engine does not use: junk.
   void junk_fields(Insn& i) {
-    i.dma_queue = below(static_cast<uint32_t>(pr_.dma_queues));
-    i.wait_sem = below(256);
-    i.wait_cond = static_cast<ncore::isa::SemCond>(below(7));
-    i.wait_val = static_cast<uint32_t>(rng_());
-    i.upd_sem = below(256);
-    i.upd_op = static_cast<ncore::isa::SemOp>(below(6));
-    i.upd_when = static_cast<ncore::isa::SemWhen>(below(2));
-    i.upd_val = static_cast<uint32_t>(rng_());
-    i.op0 = static_cast<ncore::isa::AluOp>(below(6));
-    i.op1 = static_cast<ncore::isa::AluOp>(below(6));
-    i.rev0 = chance(50);
-    i.rev1 = chance(50);
+    g_.junk_control(i, static_cast<uint32_t>(pr_.dma_queues));
     i.imm0 = static_cast<uint32_t>(rng_());
     i.imm1 = static_cast<uint32_t>(rng_());
-    junk_ap(i.src1);
-    i.s0 = {static_cast<Buffer>(below(3)), static_cast<Dtype>(below(3)), below(256), rng_() & 0xFFFFFFFFFFull};
-    i.s1 = {static_cast<Buffer>(below(3)), static_cast<Dtype>(below(3)), below(256), rng_() & 0xFFFFFFFFFFull};
-  }
-
-  void junk_ap(Ap& a) {
-    a.mem = static_cast<Buffer>(below(3));
-    a.dtype = static_cast<Dtype>(below(3));
-    a.start_part = below(256);
-    a.num_part = below(256);
-    a.part_stride = static_cast<int32_t>(rng_());
-    a.offset = rng_() & 0xFFFFFFFFFFull;
-    for (auto& s : a.size) s = static_cast<uint32_t>(rng_());
-    for (auto& s : a.stride) s = static_cast<int32_t>(rng_());
-  }
-
-  // sizes with product n in 1-4 dims, sometimes shuffled (size-1 dims inside)
-  std::array<uint32_t, 4> shape(uint32_t n) {
-    std::array<uint32_t, 4> s{1, 1, 1, 1};
-    const unsigned dims = 1 + below(4);
-    uint32_t rem = n;
-    for (unsigned d = 0; d + 1 < dims; ++d) {
-      std::vector<uint32_t> div;
-      for (uint32_t q = 1; q <= rem; ++q)
-        if (rem % q == 0) div.push_back(q);
-      s[d] = div[below(div.size())];
-      rem /= s[d];
-    }
-    s[dims - 1] = rem;
-    if (chance(25)) std::shuffle(s.begin(), s.end(), rng_);
-    return s;
+    g_.junk(i.src1);
+    g_.junk(i.s0);
+    g_.junk(i.s1);
   }
 
   std::array<int32_t, 4> strides(const std::array<uint32_t, 4>& sz) {
@@ -151,21 +110,6 @@ class ProgramGen {
     return st;
   }
 
-  // Places an SBUF operand at a random offset below the noise region (false: it cannot fit).
-  bool place(Ap& a) {
-    const int64_t esz = ncore::isa::dtype_bytes(a.dtype);
-    const int64_t elems = static_cast<int64_t>(sbuf_limit_) / esz;
-    int64_t lo = 0, hi = 0;
-    for (int d = 0; d < 4; ++d) {
-      const int64_t span = int64_t{a.stride[d]} * (int64_t{a.size[d]} - 1);
-      (span < 0 ? lo : hi) += span;
-    }
-    const int64_t first = -lo, last = elems - 1 - hi;
-    if (first > last) return false;
-    a.offset = static_cast<uint64_t>((first + static_cast<int64_t>(rng_() % uint64_t(last - first + 1))) * esz);
-    return true;
-  }
-
   void sbuf_operand(Ap& a, Dtype dt, uint32_t sp, uint32_t np, uint32_t n, bool contiguous) {
     for (;;) {
       a = Ap{};
@@ -173,16 +117,16 @@ class ProgramGen {
       a.dtype = dt;
       a.start_part = sp;
       a.num_part = np;
-      a.size = contiguous ? std::array<uint32_t, 4>{n, 1, 1, 1} : shape(n);
+      a.size = contiguous ? std::array<uint32_t, 4>{n, 1, 1, 1} : g_.shape(n);
       a.stride = contiguous ? std::array<int32_t, 4>{1, 1, 1, 1} : strides(a.size);
-      if (place(a)) return;
+      if (g_.place(a, sbuf_limit_)) return;
     }
   }
 
   Insn load(const ProgramShape& sh, uint32_t& k, uint32_t& m, Dtype& sdt) {
     Insn i{};
     junk_fields(i);
-    junk_ap(i.dst);
+    g_.junk(i.dst);
     i.opcode = Opcode::load_stationary;
     i.engine = ncore::isa::Engine::pe;
     i.acc = chance(50);
@@ -219,7 +163,7 @@ class ProgramGen {
       d.dtype = Dtype::fp32;
       d.start_part = sh.full ? 0 : below(P() - m + 1);
       d.num_part = m;
-      d.size = shape(n);
+      d.size = g_.shape(n);
       uint32_t run = 1;
       for (int q = 0; q < 4; ++q) {
         d.stride[q] = static_cast<int32_t>(run);
@@ -239,6 +183,7 @@ class ProgramGen {
 
   const ncore::Preset& pr_;
   std::mt19937_64 rng_;
+  ApGen g_;
   uint64_t sbuf_limit_;
   unsigned noise_words_;
 };

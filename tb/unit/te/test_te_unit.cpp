@@ -32,6 +32,7 @@
 #include "te_random.hpp"
 
 using namespace te_tb;
+using namespace ncore::tb;
 using ncore::isa::Dtype;
 using ncore::isa::Insn;
 using ncore::isa::Opcode;
@@ -41,21 +42,6 @@ namespace {
 const uint32_t kP = static_cast<uint32_t>(tiny().num_partitions);
 const uint64_t kMin = tiny().pe_mm_min_cycles;
 const uint64_t kPasses = tiny().pe_fp32_passes;
-
-uint64_t env_count(const char* name, uint64_t dflt) {
-  const char* s = std::getenv(name);
-  return s && *s ? std::strtoull(s, nullptr, 0) : dflt;
-}
-
-struct Tally {
-  std::map<std::string, uint64_t> n;
-  void add(const std::string& k, uint64_t v = 1) { n[k] += v; }
-  std::string str() const {
-    std::string s;
-    for (const auto& [k, v] : n) s += "\n  " + k + ": " + std::to_string(v);
-    return s;
-  }
-};
 
 void tally_program(const std::vector<Insn>& prog, Tally& t) {
   for (const auto& i : prog) {

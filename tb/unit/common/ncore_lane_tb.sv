@@ -1,24 +1,27 @@
-// Test-bench wrapper of the scalar engine (rtl/ncore_act.sv) for the Catch2 bench next to it: the
-// engine on one engine read and one engine write port of an SBUF (rtl/ncore_sbuf.sv) and of a
-// PSUM (rtl/ncore_psum.sv), routed by the engine's rd_psum_o/wr_psum_o as ncore_top routes the
-// vector engine's: read data comes back from the memory the last granted read went to. The bench
-// loads and reads both memories through u_sbuf.mem_q and u_psum.mem_q (public_flat_rd).
+// Test-bench wrapper of a lane engine, the vector engine (rtl/ncore_dve.sv) or the scalar engine
+// (rtl/ncore_act.sv) as Engine says (its ncore_isa_pkg::engine_e id: ENGINE_DVE, ENGINE_ACT),
+// for the Catch2 benches of tb/unit/dve and tb/unit/act: the engine on one engine read and one
+// engine write port of an SBUF (rtl/ncore_sbuf.sv) and of a PSUM (rtl/ncore_psum.sv), routed by
+// operand as in ncore_top (rtl/ncore_eng_route.sv). The benches load and read both memories
+// through u_sbuf.mem_q and u_psum.mem_q (public_flat_rd).
 //
 // Other traffic, on the wrapper's ports, makes the engine lose arbitration: the SBUF's DMA ports
 // (reads anywhere, writes where the instruction does not look), a PSUM engine read port that wins
 // bank conflicts over the engine's (port 0), and the PSUM's tensor-engine write port, which has
 // priority over every engine write to its banks (overwrites where the instruction does not look).
 //
-// Clock enable: ce_sel_i = 1 takes it from ncore_clk_en at the preset's scalar-engine ratio
-// (ActCeNum/ActCeDen); ce_sel_i = 0 takes ce_i from the bench. Both are registered first, as
-// ncore_top registers its inputs, so that no logic of the engine is combinational from a port
-// (Verilator would evaluate it again on every eval()); ce_o shows the enable the engine sees.
-// Preset 2 (tiny) is the unit bench's; 0 (trn2) the full-width timing and speed test's.
-module ncore_act_tb
+// Clock enable: ce_sel_i = 1 takes it from ncore_clk_en at the preset's ratio for the engine
+// (DveCeNum/DveCeDen, ActCeNum/ActCeDen); ce_sel_i = 0 takes ce_i from the bench. Both are
+// registered first, as ncore_top registers its inputs, so that no logic of the engine is
+// combinational from a port (Verilator would evaluate it again on every eval()); ce_o shows the
+// enable the engine sees. Preset 2 (tiny) is the unit benches'; 0 (trn2) the full-width timing
+// and speed tests'.
+module ncore_lane_tb
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
 #(
   parameter int unsigned  Preset = 2,
+  parameter int unsigned  Engine = 32'(ENGINE_DVE),
   localparam cfg_t        Cfg    = preset(Preset),
   localparam int unsigned P      = Cfg.NumPartitions,
   localparam int unsigned AddrW  = $clog2(Cfg.SbufBytes),
@@ -72,13 +75,17 @@ module ncore_act_tb
   logic [P-1:0]       rd_mask, wr_mask;
   logic [3:0]         wr_ben;
   logic [P-1:0][31:0] rd_data, wr_data, s_rdata;
-  logic               s_rd_gnt, s_wr_gnt, p_wr_gnt, rd_sel_q;
+  logic               s_rd_req, s_wr_req, p_rd_req, p_wr_req, s_rd_gnt, s_wr_gnt, p_wr_gnt;
+  logic [PAddrW-1:0]  p_rd_addr, p_wr_addr;
   logic [1:0]         p_rd_gnt;
   logic [1:0][P-1:0][31:0]   p_rdata;
   logic [E-1:0][LineB*8-1:0] unused_dr_rdata;
   logic [P-1:0][31:0]        unused_pn_rdata;
 
-  ncore_clk_en #(.Num(Cfg.ActCeNum), .Den(Cfg.ActCeDen)) u_ce (.clk_i, .rst_ni, .en_o(ce_div));
+  localparam bit Act = Engine == 32'(ENGINE_ACT);
+
+  ncore_clk_en #(.Num(Act ? Cfg.ActCeNum : Cfg.DveCeNum), .Den(Act ? Cfg.ActCeDen : Cfg.DveCeDen)) u_ce (
+    .clk_i, .rst_ni, .en_o(ce_div));
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       ce_sel_q <= 1'b0;
@@ -91,39 +98,45 @@ module ncore_act_tb
   assign ce   = ce_sel_q ? ce_div : ce_q;
   assign ce_o = ce;
 
-  // Routing by operand, as in ncore_top.
-  assign rd_gnt_o = rd_psum_o ? p_rd_gnt[1] : s_rd_gnt;
-  assign wr_gnt_o = wr_psum_o ? p_wr_gnt : s_wr_gnt;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) rd_sel_q <= 1'b0;
-    else if (rd_req_o && rd_gnt_o) rd_sel_q <= rd_psum_o;
-  end
-  assign rd_data = rd_sel_q ? p_rdata[1] : s_rdata;
-  assign pn_gnt_o = p_rd_gnt[0];
+  // PSUM read port 1 is the engine's, port 0 the other traffic's (it wins bank conflicts).
+  ncore_eng_route #(.P(P), .AddrW(AddrW), .PAddrW(PAddrW)) u_route (
+    .clk_i, .rst_ni,
+    .rd_req_i(rd_req_o), .rd_psum_i(rd_psum_o), .rd_addr_i(rd_addr), .rd_gnt_o, .rd_data_o(rd_data),
+    .wr_req_i(wr_req_o), .wr_psum_i(wr_psum_o), .wr_addr_i(wr_addr), .wr_gnt_o,
+    .sb_rd_req_o(s_rd_req), .sb_rd_gnt_i(s_rd_gnt), .sb_rd_data_i(s_rdata), .sb_wr_req_o(s_wr_req),
+    .sb_wr_gnt_i(s_wr_gnt), .ps_rd_req_o(p_rd_req), .ps_rd_addr_o(p_rd_addr), .ps_rd_gnt_i(p_rd_gnt[1]),
+    .ps_rd_data_i(p_rdata[1]), .ps_wr_req_o(p_wr_req), .ps_wr_addr_o(p_wr_addr), .ps_wr_gnt_i(p_wr_gnt));
+  assign pn_gnt_o        = p_rd_gnt[0];
   assign unused_pn_rdata = p_rdata[0];
 
   ncore_sbuf #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_sbuf (
     .clk_i, .rst_ni,
-    .er_req_i(rd_req_o && !rd_psum_o), .er_addr_i(rd_addr), .er_mask_i(rd_mask), .er_gnt_o(s_rd_gnt),
-    .er_rdata_o(s_rdata),
-    .ew_req_i(wr_req_o && !wr_psum_o), .ew_addr_i(wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_ben),
-    .ew_wdata_i(wr_data), .ew_gnt_o(s_wr_gnt),
+    .er_req_i(s_rd_req), .er_addr_i(rd_addr), .er_mask_i(rd_mask), .er_gnt_o(s_rd_gnt), .er_rdata_o(s_rdata),
+    .ew_req_i(s_wr_req), .ew_addr_i(wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_ben), .ew_wdata_i(wr_data),
+    .ew_gnt_o(s_wr_gnt),
     .dr_req_i, .dr_part_i, .dr_line_i, .dr_gnt_o, .dr_rdata_o(unused_dr_rdata),
     .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o);
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(1)) u_psum (
     .clk_i, .rst_ni,
     .te_valid_i(tw_valid_i), .te_addr_i(tw_addr_i), .te_data_i(tw_data_i), .te_acc_i('0),
-    .er_req_i({rd_req_o && rd_psum_o, pn_req_i}), .er_addr_i({PAddrW'(rd_addr), pn_addr_i}),
-    .er_mask_i({rd_mask, pn_mask_i}), .er_gnt_o(p_rd_gnt), .er_rdata_o(p_rdata),
-    .ew_req_i(wr_req_o && wr_psum_o), .ew_addr_i(PAddrW'(wr_addr)), .ew_mask_i(wr_mask), .ew_ben_i(wr_ben),
-    .ew_wdata_i(wr_data), .ew_gnt_o(p_wr_gnt));
+    .er_req_i({p_rd_req, pn_req_i}), .er_addr_i({p_rd_addr, pn_addr_i}), .er_mask_i({rd_mask, pn_mask_i}),
+    .er_gnt_o(p_rd_gnt), .er_rdata_o(p_rdata),
+    .ew_req_i(p_wr_req), .ew_addr_i(p_wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_ben), .ew_wdata_i(wr_data),
+    .ew_gnt_o(p_wr_gnt));
 
-  ncore_act #(.Cfg(Cfg)) u_act (
-    .clk_i, .rst_ni, .ce_i(ce),
-    .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
-    .rd_req_o, .rd_psum_o, .rd_addr_o(rd_addr), .rd_mask_o(rd_mask), .rd_gnt_i(rd_gnt_o), .rd_data_i(rd_data),
-    .wr_req_o, .wr_psum_o, .wr_addr_o(wr_addr), .wr_mask_o(wr_mask), .wr_ben_o(wr_ben), .wr_data_o(wr_data),
-    .wr_gnt_i(wr_gnt_o));
+  if (Act) begin : g_act
+    ncore_act #(.Cfg(Cfg)) u_act (
+      .clk_i, .rst_ni, .ce_i(ce), .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
+      .rd_req_o, .rd_psum_o, .rd_addr_o(rd_addr), .rd_mask_o(rd_mask), .rd_gnt_i(rd_gnt_o), .rd_data_i(rd_data),
+      .wr_req_o, .wr_psum_o, .wr_addr_o(wr_addr), .wr_mask_o(wr_mask), .wr_ben_o(wr_ben), .wr_data_o(wr_data),
+      .wr_gnt_i(wr_gnt_o));
+  end else begin : g_dve
+    ncore_dve #(.Cfg(Cfg)) u_dve (
+      .clk_i, .rst_ni, .ce_i(ce), .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
+      .rd_req_o, .rd_psum_o, .rd_addr_o(rd_addr), .rd_mask_o(rd_mask), .rd_gnt_i(rd_gnt_o), .rd_data_i(rd_data),
+      .wr_req_o, .wr_psum_o, .wr_addr_o(wr_addr), .wr_mask_o(wr_mask), .wr_ben_o(wr_ben), .wr_data_o(wr_data),
+      .wr_gnt_i(wr_gnt_o));
+  end
 
 endmodule

@@ -1,20 +1,21 @@
-// The scalar-engine bench: a Verilated ncore_act_tb (engine + SBUF + PSUM) beside the golden
-// model, one instruction at a time. Bench<Model> takes the tiny model (Vncore_act_tb, the random
-// and directed tests) or the trn2 one (Vncore_act_tb_trn2, full width: timing and speed).
+// The lane-engine bench: a Verilated ncore_lane_tb (the vector or the scalar engine with an SBUF
+// and a PSUM) beside the golden model, one instruction at a time. LaneBench<Model> takes any
+// build of the wrapper: the vector engine's (tb/unit/dve) or the scalar engine's, tiny or trn2
+// (tb/unit/act).
 //
 // run() hands the instruction over (valid/ready), clocks until done, and records what the engine
 // showed on the way: clocks and engine cycles (clock enable high) from the accept edge to the
 // done edge, the rd_start and done pulses, the first engine cycle with a request, requests to
 // each memory. check() then executes the same instruction on the golden model and compares the
-// whole SBUF and PSUM. Clock-enable modes: always high, ncore_clk_en at the preset's scalar-engine
-// ratio, or random.
+// whole SBUF and PSUM. Clock-enable modes: always high, ncore_clk_en at the preset's ratio for
+// the engine, or random.
 //
-// With `noise` on (tiny model), other traffic makes the engine lose arbitration now and then:
-// line reads anywhere and line writes to the last kSbufNoiseBytes of every SBUF partition on the
-// SBUF's DMA ports; PSUM reads anywhere on an engine port that wins bank conflicts, and
-// tensor-engine writes to the last kPsumNoiseBytes of every PSUM partition, which win over the
-// engine's accesses to their banks. Instructions must stay out of the noise bytes; the noise
-// writes are mirrored into the golden model as they happen.
+// Other traffic (set_noise, tiny model) makes the engine lose arbitration now and then: on the
+// SBUF, line reads anywhere and line writes to the last kSbufNoiseBytes of every partition on its
+// DMA ports (SbufDmaNoise); on the PSUM, reads anywhere on an engine port that wins bank
+// conflicts, and tensor-engine writes to the last kPsumNoiseBytes of every partition, which win
+// over the engine's accesses to their banks. Instructions must stay out of the noise bytes; the
+// noise writes are mirrored into the golden model as they happen.
 #pragma once
 
 #include <array>
@@ -26,21 +27,15 @@
 #include <string>
 #include <vector>
 
-#include "Vncore_act_tb.h"
-#include "Vncore_act_tb___024root.h"
-#include "Vncore_act_tb_trn2.h"
-#include "Vncore_act_tb_trn2___024root.h"
 #include "bench_bits.hpp"
+#include "bench_dut.hpp"
 #include "golden_model.hpp"
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
-#include "verilated.h"
+#include "sbuf_noise.hpp"
 
-namespace act_tb {
-
-inline const ncore::Preset& tiny() { return *ncore::find_preset("tiny"); }
-inline const ncore::Preset& trn2() { return *ncore::find_preset("trn2"); }
+namespace ncore::tb {
 
 enum class CeMode { high, divider, random };
 inline const char* to_string(CeMode m) {
@@ -61,46 +56,37 @@ struct RunStats {
 };
 
 template <class Model>
-class Bench {
+class LaneBench {
  public:
-  static constexpr uint64_t kHbmBytes = 4096;      // the scalar engine has no HBM operand
+  static constexpr uint64_t kHbmBytes = 4096;      // the lane engines have no HBM operand
   static constexpr unsigned kSbufNoiseBytes = 256;  // end of every SBUF partition
   static constexpr unsigned kPsumNoiseBytes = 64;   // end of every PSUM partition
 
-  Bench(const ncore::Preset& pr, uint64_t seed)
-      : pr_(pr), ctx_(std::make_unique<VerilatedContext>()), dut_(std::make_unique<Model>(ctx_.get())),
-        golden_(pr, kHbmBytes), rng_(seed) {
+  LaneBench(const ncore::Preset& pr, uint64_t seed)
+      : pr_(pr), golden_(pr, kHbmBytes), rng_(seed),
+        sbuf_noise_(rng_, unsigned(pr.num_partitions), unsigned(pr.sbuf_bytes), kSbufNoiseBytes, 3) {
     P_ = static_cast<unsigned>(pr.num_partitions);
     sbuf_bytes_ = static_cast<unsigned>(pr.sbuf_bytes);
     psum_bytes_ = static_cast<unsigned>(pr.psum_bytes);
-    part_w_ = log2(P_);
-    line_w_ = log2(sbuf_bytes_ / 16);
-    dut_->clk_i = 0;
-    dut_->rst_ni = 0;
     dut_->ce_sel_i = 0;
     dut_->ce_i = 1;
     dut_->insn_valid_i = 0;
     dut_->dr_req_i = 0;
     dut_->dw_req_i = 0;
     dut_->pn_req_i = 0;
-    ncore::tb::put_bits(dut_->tw_valid_i, 0, P_, 0);
-    dut_->eval();
-    edge();
-    edge();
-    dut_->rst_ni = 1;
-    dut_->eval();
+    put_bits(dut_->tw_valid_i, 0, P_, 0);
+    dut_.reset();
   }
 
-  // Other traffic (the tiny model: up to 64 partitions).
-  void set_noise(bool on) {
-    noise_ = on && P_ <= 64;
-    if (!on) {
-      dr_on_ = dw_on_ = 0;
+  // Other traffic on the SBUF's DMA ports, on the PSUM (the tiny model: up to 64 partitions).
+  void set_noise(bool sbuf, bool psum) {
+    sbuf_noise_on_ = sbuf && P_ <= 64;
+    psum_noise_on_ = psum && P_ <= 64;
+    if (!sbuf) sbuf_noise_.stop(*dut_);
+    if (!psum) {
       pn_on_ = false;
-      dut_->dr_req_i = 0;
-      dut_->dw_req_i = 0;
       dut_->pn_req_i = 0;
-      ncore::tb::put_bits(dut_->tw_valid_i, 0, P_, 0);
+      put_bits(dut_->tw_valid_i, 0, P_, 0);
     }
   }
   uint64_t engine_refusals() const { return refusals_; }
@@ -112,8 +98,8 @@ class Bench {
   // Both models get the same bytes: `sbuf` holds partition p at [p * sbuf_bytes, ...), `psum`
   // at [p * psum_bytes, ...); an empty image leaves that memory as it is.
   void load(const std::vector<uint8_t>& sbuf, const std::vector<uint8_t>& psum) {
-    auto& sb = dut_->rootp->ncore_act_tb__DOT__u_sbuf__DOT__mem_q;
-    auto& ps = dut_->rootp->ncore_act_tb__DOT__u_psum__DOT__mem_q;
+    auto& sb = dut_->rootp->ncore_lane_tb__DOT__u_sbuf__DOT__mem_q;
+    auto& ps = dut_->rootp->ncore_lane_tb__DOT__u_psum__DOT__mem_q;
     for (unsigned p = 0; p < P_; ++p) {
       if (!sbuf.empty()) {
         std::memcpy(&sb[p][0], sbuf.data() + size_t{p} * sbuf_bytes_, sbuf_bytes_);
@@ -126,8 +112,8 @@ class Bench {
     }
   }
 
-  uint32_t rtl_sbuf(unsigned p, unsigned w) const { return dut_->rootp->ncore_act_tb__DOT__u_sbuf__DOT__mem_q[p][w]; }
-  uint32_t rtl_psum(unsigned p, unsigned w) const { return dut_->rootp->ncore_act_tb__DOT__u_psum__DOT__mem_q[p][w]; }
+  uint32_t rtl_sbuf(unsigned p, unsigned w) const { return dut_->rootp->ncore_lane_tb__DOT__u_sbuf__DOT__mem_q[p][w]; }
+  uint32_t rtl_psum(unsigned p, unsigned w) const { return dut_->rootp->ncore_lane_tb__DOT__u_psum__DOT__mem_q[p][w]; }
 
   // Runs one instruction to its done pulse (false: not accepted, or no done within `limit` clocks).
   bool run(const ncore::isa::Insn& insn, CeMode ce, RunStats& st, uint64_t limit = 200000) {
@@ -136,14 +122,7 @@ class Bench {
     dut_->ce_sel_i = ce == CeMode::divider;
     // a few idle clocks first (random), so that the divider's phase varies
     for (unsigned k = rng_() % 4; k > 0; --k) clock();
-    uint8_t img[ncore::isa::kInsnBytes];
-    ncore::isa::encode(insn, img);
-    for (unsigned w = 0; w < (ncore::isa::kInsnBits + 31) / 32; ++w) {
-      uint32_t v;
-      std::memcpy(&v, img + 4 * w, 4);
-      dut_->insn_i[w] = v;
-    }
-    dut_->insn_valid_i = 1;
+    put_insn(*dut_, insn);
     bool accepted = false;
     clock([&] { accepted = dut_->insn_ready_o; });
     dut_->insn_valid_i = 0;
@@ -224,40 +203,20 @@ class Bench {
   template <class F>
   void clock(F&& before) {
     set_ce();
-    if (noise_) noise_inputs();
+    if (sbuf_noise_on_) sbuf_noise_.drive(*dut_);
+    if (psum_noise_on_) psum_noise_inputs();
     dut_->eval();
     before();
-    if (noise_) noise_grants();
-    edge();
+    if (sbuf_noise_on_) sbuf_noise_.retire(*dut_, golden_);
+    if (psum_noise_on_) psum_noise_grants();
+    dut_.edge();
   }
   void clock() {
     clock([] {});
   }
 
-  void noise_inputs() {
-    using ncore::tb::put_bits;
-    const unsigned lines = sbuf_bytes_ / 16, noise_lines = kSbufNoiseBytes / 16;
-    for (unsigned d = 0; d < 2; ++d) {
-      if (!((dr_on_ >> d) & 1) && rng_() % 5 < 3) {
-        dr_on_ |= 1u << d;
-        dr_[d] = {unsigned(rng_() % P_), unsigned(rng_() % lines)};
-      }
-      if (!((dw_on_ >> d) & 1) && rng_() % 5 < 3) {
-        dw_on_ |= 1u << d;
-        dw_[d] = {unsigned(rng_() % P_), unsigned(lines - noise_lines + rng_() % noise_lines)};
-        dw_ben_[d] = uint16_t(rng_());
-        for (unsigned w = 0; w < 4; ++w) dw_data_[d][w] = uint32_t(rng_());
-      }
-      put_bits(dut_->dr_part_i, d * part_w_, part_w_, dr_[d][0]);
-      put_bits(dut_->dr_line_i, d * line_w_, line_w_, dr_[d][1]);
-      put_bits(dut_->dw_part_i, d * part_w_, part_w_, dw_[d][0]);
-      put_bits(dut_->dw_line_i, d * line_w_, line_w_, dw_[d][1]);
-      put_bits(dut_->dw_ben_i, d * 16, 16, dw_ben_[d]);
-      for (unsigned w = 0; w < 4; ++w) put_bits(dut_->dw_wdata_i, d * 128 + 32 * w, 32, dw_data_[d][w]);
-    }
-    dut_->dr_req_i = dr_on_;
-    dut_->dw_req_i = dw_on_;
-    // PSUM: a read held until granted, and tensor-engine writes in the noise bytes of some lanes
+  // PSUM: a read held until granted, and tensor-engine writes in the noise bytes of some lanes
+  void psum_noise_inputs() {
     if (!pn_on_ && rng_() % 5 < 2) {
       pn_on_ = true;
       put_bits(dut_->pn_addr_i, 0, log2(psum_bytes_), 4 * (rng_() % (psum_bytes_ / 4)));
@@ -276,48 +235,25 @@ class Bench {
     put_bits(dut_->tw_valid_i, 0, P_ < 64 ? P_ : 64, tw_valid_);
   }
 
-  void noise_grants() {
-    const uint32_t rg = dut_->dr_gnt_o & dr_on_, wg = dut_->dw_gnt_o & dw_on_;
-    for (unsigned d = 0; d < 2; ++d) {
-      if ((rg >> d) & 1) dr_on_ &= ~(1u << d);
-      if (!((wg >> d) & 1)) continue;
-      dw_on_ &= ~(1u << d);
-      uint8_t* line = golden_.sbuf(dw_[d][0]) + 16 * dw_[d][1];
-      for (unsigned b = 0; b < 16; ++b)
-        if ((dw_ben_[d] >> b) & 1) line[b] = uint8_t(dw_data_[d][b / 4] >> (8 * (b % 4)));
-    }
+  void psum_noise_grants() {
     if (pn_on_ && dut_->pn_gnt_o) pn_on_ = false;
     // tensor-engine writes are always taken
     for (unsigned p = 0; p < P_ && p < 64; ++p)
       if ((tw_valid_ >> p) & 1) std::memcpy(golden_.psum(p) + 4 * tw_addr_[p], &tw_data_[p], 4);
   }
 
-  void edge() {
-    dut_->clk_i = 1;
-    dut_->eval();
-    dut_->clk_i = 0;
-    dut_->eval();
-  }
-
   const ncore::Preset& pr_;
-  std::unique_ptr<VerilatedContext> ctx_;
-  std::unique_ptr<Model> dut_;
+  Dut<Model> dut_;
   ncore::GoldenModel golden_;
   std::mt19937_64 rng_;
+  SbufDmaNoise sbuf_noise_;
   CeMode ce_mode_ = CeMode::high;
-  unsigned P_ = 0, sbuf_bytes_ = 0, psum_bytes_ = 0, part_w_ = 0, line_w_ = 0;
-  bool noise_ = false, pn_on_ = false;
-  uint32_t dr_on_ = 0, dw_on_ = 0;                      // SBUF noise requests pending, per DMA port
-  std::array<std::array<unsigned, 2>, 2> dr_{}, dw_{};  // [port] = {partition, line}
-  std::array<uint16_t, 2> dw_ben_{};
-  std::array<std::array<uint32_t, 4>, 2> dw_data_{};
+  unsigned P_ = 0, sbuf_bytes_ = 0, psum_bytes_ = 0;
+  bool sbuf_noise_on_ = false, psum_noise_on_ = false, pn_on_ = false;
   uint64_t tw_valid_ = 0;                              // PSUM tensor-engine writes this cycle, per lane
   std::array<unsigned, 64> tw_addr_{};
   std::array<uint32_t, 64> tw_data_{};
   uint64_t refusals_ = 0, psum_refusals_ = 0;
 };
 
-using TinyBench = Bench<Vncore_act_tb>;
-using Trn2Bench = Bench<Vncore_act_tb_trn2>;
-
-}  // namespace act_tb
+}  // namespace ncore::tb

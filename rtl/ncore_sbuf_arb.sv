@@ -1,0 +1,89 @@
+// One side of the SBUF's arbitration (ncore_sbuf instances one for its reads and one for its
+// writes: the banks are 1R1W): engine ports, each asking for one bank in the partitions of its
+// lane mask, against DMA ports, each asking for one bank of one partition.
+//
+// Two accesses conflict when they touch the same bank of the same partition, and two DMA ports
+// also when they are on the same partition (at most one DMA port per partition per cycle). Each
+// bank gives priority to one side and flips it after every cycle with a conflict on it, so
+// neither side starves; within a side the lower port number wins. Engine ports on different banks
+// never meet, so the ports are served in three stages:
+//
+//   stage 0  the DMA ports on the banks where the DMA side has priority, port 0 first;
+//   engines  the engine ports (ncore_prim_lane_arb, as the PSUM's), port 0 first: on those banks
+//            after the DMA ports, on the others before any;
+//   stage 1  the DMA ports on the banks where the engine side has priority.
+//
+// A refused access is not granted and retries; a conflict stalls, it never corrupts. `conflict`
+// marks the banks with a refused access this cycle (their priority flips at the clock edge).
+module ncore_sbuf_arb #(
+  parameter int unsigned  NumEng = 1,
+  parameter int unsigned  NumDma = 1,
+  parameter int unsigned  Banks  = 1,
+  parameter int unsigned  P      = 1,
+  localparam int unsigned BankW  = (Banks > 1) ? $clog2(Banks) : 1,
+  localparam int unsigned PartW  = (P > 1) ? $clog2(P) : 1
+) (
+  input  logic                         clk_i,
+  input  logic                         rst_ni,
+  // engine ports: a bank, the partitions of a lane mask
+  input  logic [NumEng-1:0]            eng_req_i,
+  input  logic [NumEng-1:0][BankW-1:0] eng_bank_i,
+  input  logic [NumEng-1:0][P-1:0]     eng_mask_i,
+  output logic [NumEng-1:0]            eng_gnt_o,
+  // DMA ports: a bank of one partition
+  input  logic [NumDma-1:0]            dma_req_i,
+  input  logic [NumDma-1:0][BankW-1:0] dma_bank_i,
+  input  logic [NumDma-1:0][PartW-1:0] dma_part_i,
+  output logic [NumDma-1:0]            dma_gnt_o
+);
+  logic [Banks-1:0]        dma_first_q;  // per bank: the DMA side has priority
+  logic [Banks-1:0]        conflict, eng_conflict;
+  logic [Banks-1:0][P-1:0] eng_busy_in, eng_busy;
+
+  // The DMA stages. Each takes the (bank, partition) pairs and the partitions held before it and
+  // hands on what it holds after it.
+  for (genvar s = 0; s < 2; s++) begin : g_dma
+    logic [Banks-1:0][P-1:0] busy_in, busy;
+    logic [P-1:0]            part_in, part;
+    logic [NumDma-1:0]       gnt;
+    logic [Banks-1:0]        refused;  // banks with a refused DMA port
+
+    always_comb begin
+      busy    = busy_in;
+      part    = part_in;
+      gnt     = '0;
+      refused = '0;
+      for (int d = 0; d < NumDma; d++) begin
+        if (dma_req_i[d] && dma_first_q[dma_bank_i[d]] == (s == 0)) begin
+          if (!busy[dma_bank_i[d]][dma_part_i[d]] && !part[dma_part_i[d]]) begin
+            gnt[d]                             = 1'b1;
+            busy[dma_bank_i[d]][dma_part_i[d]] = 1'b1;
+            part[dma_part_i[d]]                = 1'b1;
+          end else begin
+            refused[dma_bank_i[d]] = 1'b1;
+          end
+        end
+      end
+    end
+  end
+
+  assign g_dma[0].busy_in = '0;
+  assign g_dma[0].part_in = '0;
+  assign eng_busy_in      = g_dma[0].busy;
+  ncore_prim_lane_arb #(.N(NumEng), .Banks(Banks), .P(P)) u_eng (
+    .req_i(eng_req_i), .bank_i(eng_bank_i), .mask_i(eng_mask_i), .busy_i(eng_busy_in), .gnt_o(eng_gnt_o),
+    .busy_o(eng_busy), .conflict_o(eng_conflict));
+  assign g_dma[1].busy_in = eng_busy;
+  assign g_dma[1].part_in = g_dma[0].part;
+
+  assign dma_gnt_o = g_dma[0].gnt | g_dma[1].gnt;
+  assign conflict  = g_dma[0].refused | eng_conflict | g_dma[1].refused;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) dma_first_q <= '0;
+    else         dma_first_q <= dma_first_q ^ conflict;
+  end
+
+  logic unused_last;
+  assign unused_last = ^{g_dma[1].busy, g_dma[1].part};
+endmodule

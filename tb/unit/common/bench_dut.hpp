@@ -1,0 +1,102 @@
+// What every unit bench does with its Verilated wrapper, written once: the model in its own
+// context, reset and clock edges, an instruction on an engine's instruction port; and the small
+// helpers the benches' messages and test lengths use.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "ncore/isa_gen.hpp"
+#include "ncore/presets_gen.hpp"
+#include "verilated.h"
+
+namespace ncore::tb {
+
+// The presets the benches build (the RTL takes the same numbers from ncore_cfg_pkg).
+inline const Preset& tiny() { return *find_preset("tiny"); }
+inline const Preset& trn2() { return *find_preset("trn2"); }
+
+// A Verilated model M (ports clk_i and rst_ni) with its own VerilatedContext; `dut->port`
+// reaches the model's ports. One model at a time per test: Verilator 5.006 unregisters a model's
+// scopes through the thread's current context, the last one evaluated, so a model that outlives
+// a later model's context hangs when it is destroyed.
+template <class M>
+class Dut {
+ public:
+  Dut() : ctx_(std::make_unique<VerilatedContext>()), m_(std::make_unique<M>(ctx_.get())) {}
+
+  M* operator->() { return m_.get(); }
+  const M* operator->() const { return m_.get(); }
+  M& operator*() { return *m_; }
+  const M& operator*() const { return *m_; }
+
+  // Two edges with rst_ni low (the inputs as the bench has set them), then rst_ni released.
+  void reset() {
+    m_->clk_i = 0;
+    m_->rst_ni = 0;
+    m_->eval();
+    edge();
+    edge();
+    m_->rst_ni = 1;
+    m_->eval();
+  }
+
+  // One rising edge, and the clock back low.
+  void edge() {
+    m_->clk_i = 1;
+    m_->eval();
+    m_->clk_i = 0;
+    m_->eval();
+  }
+
+ private:
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<M> m_;
+};
+
+// `insn` encoded onto the model's instruction port insn_i (the ISA's bit layout, a VlWide of
+// 32-bit words), valid raised.
+template <class M>
+void put_insn(M& m, const isa::Insn& insn) {
+  uint8_t img[isa::kInsnBytes];
+  isa::encode(insn, img);
+  for (unsigned w = 0; w < (isa::kInsnBits + 31) / 32; ++w) {
+    uint32_t v;
+    std::memcpy(&v, img + 4 * w, 4);
+    m.insn_i[w] = v;
+  }
+  m.insn_valid_i = 1;
+}
+
+inline std::string hex(uint64_t v) {
+  std::ostringstream s;
+  s << "0x" << std::hex << v;
+  return s.str();
+}
+
+// Byte j of a little-endian 32-bit word.
+inline void set_byte(uint32_t& w, unsigned j, uint8_t b) { w = (w & ~(0xFFu << (8 * j))) | (uint32_t{b} << (8 * j)); }
+
+// A count from the environment (the long runs' lengths), else `dflt`.
+inline uint64_t env_count(const char* name, uint64_t dflt) {
+  const char* s = std::getenv(name);
+  return s && *s ? std::strtoull(s, nullptr, 0) : dflt;
+}
+
+// Named counters of what a random run met, for the report and the coverage checks.
+struct Tally {
+  std::map<std::string, uint64_t> n;
+  void add(const std::string& k, uint64_t v = 1) { n[k] += v; }
+  std::string str() const {
+    std::string s;
+    for (const auto& [k, v] : n) s += "\n  " + k + ": " + std::to_string(v);
+    return s;
+  }
+};
+
+}  // namespace ncore::tb
