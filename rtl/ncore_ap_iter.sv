@@ -13,7 +13,7 @@
 //   dims[1] sweep base ----> [e e e e ... size0]   step: addr += n * stride0 * esz
 //   + stride1*esz ---------> [e e e e ... size0]   wrap: base1 += stride1 * esz; addr = base1
 module ncore_ap_iter #(
-  parameter int unsigned AddrW = 40
+  parameter int unsigned AddrW = 32  // every instance sets it: HBM or SBUF/PSUM address bits
 ) (
   input  logic             clk_i,
   input  logic             rst_ni,

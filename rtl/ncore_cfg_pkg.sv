@@ -16,6 +16,8 @@ package ncore_cfg_pkg;
     int unsigned PeFp32Passes;
     int unsigned DmaEngines;
     int unsigned DmaQueues;
+    int unsigned DmaHbmCredits;
+    int unsigned HbmAddrBits;
     int unsigned DmaOutstanding;
     int unsigned DveCeNum;
     int unsigned DveCeDen;
@@ -43,6 +45,8 @@ package ncore_cfg_pkg;
     PeFp32Passes: 4,
     DmaEngines: 16,
     DmaQueues: 16,
+    DmaHbmCredits: 4,
+    HbmAddrBits: 40,
     DmaOutstanding: 256,
     DveCeNum: 2,
     DveCeDen: 5,
@@ -70,6 +74,8 @@ package ncore_cfg_pkg;
     PeFp32Passes: 4,
     DmaEngines: 16,
     DmaQueues: 16,
+    DmaHbmCredits: 4,
+    HbmAddrBits: 40,
     DmaOutstanding: 256,
     DveCeNum: 2,
     DveCeDen: 5,
@@ -97,6 +103,8 @@ package ncore_cfg_pkg;
     PeFp32Passes: 4,
     DmaEngines: 2,
     DmaQueues: 4,
+    DmaHbmCredits: 4,
+    HbmAddrBits: 40,
     DmaOutstanding: 64,
     DveCeNum: 2,
     DveCeDen: 5,

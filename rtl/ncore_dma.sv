@@ -25,7 +25,7 @@ module ncore_dma
   localparam int unsigned LineB  = Cfg.SbufLineBytes,
   localparam int unsigned LineW  = LineB * 8,
   localparam int unsigned SLineW = $clog2(Cfg.SbufBytes) - $clog2(LineB),
-  localparam int unsigned HLineW = 40 - $clog2(LineB)
+  localparam int unsigned HLineW = Cfg.HbmAddrBits - $clog2(LineB)
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,

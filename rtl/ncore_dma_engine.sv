@@ -40,7 +40,8 @@ module ncore_dma_engine
   localparam int unsigned LineW    = LineB * 8,
   localparam int unsigned LineSh   = $clog2(LineB),
   localparam int unsigned SLineW   = SAddrW - LineSh,
-  localparam int unsigned HAddrW   = 40,
+  localparam int unsigned HAddrW   = Cfg.HbmAddrBits,
+  localparam int unsigned CrW      = $clog2(Cfg.DmaHbmCredits + 1),
   localparam int unsigned HLineW   = HAddrW - LineSh
 ) (
   input  logic                   clk_i,
@@ -93,7 +94,7 @@ module ncore_dma_engine
   localparam int unsigned MaxK   = LineB / 2;     // elements per chunk at most (2-byte dtypes)
   localparam int unsigned KW     = $clog2(MaxK + 1);
 
-  logic [2:0] credit_q;
+  logic [CrW-1:0] credit_q;  // HBM credits held, at most DmaHbmCredits
   logic       hq_ok;                                // a credit is available this cycle
   assign hq_ok = credit_q != '0;
 
@@ -163,9 +164,9 @@ module ncore_dma_engine
     if (a.mem == BUF_HBM) begin
       logic signed [HAddrW-1:0] off;
       off = HAddrW'($signed(a.part_stride)) * HAddrW'(row);
-      return a.offset + HAddrW'(off <<< ap_esz_log2(a.dtype));
+      return HAddrW'(a.offset) + HAddrW'(off <<< ap_esz_log2(a.dtype));
     end
-    return a.offset;
+    return HAddrW'(a.offset);
   endfunction
 
   logic             it_init;
@@ -475,9 +476,9 @@ module ncore_dma_engine
       end
       if (ha_valid_i && wa_count_q != 0) wa_head_q <= wa_head_q + 1;
       wa_count_q <= wa_count_q + CntW'(w_fire && h.dst_hbm) - CntW'(ha_valid_i && wa_count_q != 0);
-      // The HBM side keeps an engine's credits at 7 or fewer (the counter's range); a credit
-      // arriving in the cycle one is spent is counted, not dropped.
-      credit_q <= credit_q + 3'(hq_credit_i) - 3'(hq_valid_o);
+      // The HBM side keeps an engine's credits at DmaHbmCredits or fewer (the counter's
+      // range); a credit arriving in the cycle one is spent is counted, not dropped.
+      credit_q <= credit_q + CrW'(hq_credit_i) - CrW'(hq_valid_o);
     end
   end
 endmodule

@@ -29,7 +29,7 @@
 //     read of the stored word happens inside the PSUM and is not counted as a read);
 //   engine ports, as in ncore_sbuf: a granted read counts popcount(mask) x 4 bytes (the 32-bit
 //     word of each lane), a granted write popcount(mask) x popcount(ben) bytes.
-// They are read from outside only, like the storage, through public_flat_rd.
+// They leave through perf_rd_bytes_o and perf_wr_bytes_o.
 module ncore_psum
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
@@ -62,15 +62,23 @@ module ncore_psum
   input  logic [NumEngWr-1:0][P-1:0]        ew_mask_i,
   input  logic [NumEngWr-1:0][3:0]          ew_ben_i,
   input  logic [NumEngWr-1:0][P-1:0][31:0]  ew_wdata_i,
-  output logic [NumEngWr-1:0]               ew_gnt_o
+  output logic [NumEngWr-1:0]               ew_gnt_o,
+  // performance counters (see the header)
+  output logic [63:0]                       perf_rd_bytes_o,
+  output logic [63:0]                       perf_wr_bytes_o
 );
   localparam int unsigned Banks     = Cfg.PsumBytes / Cfg.PsumBankBytes;
   localparam int unsigned BankW     = (Banks > 1) ? $clog2(Banks) : 1;
   localparam int unsigned BankWords = Cfg.PsumBankBytes / 4;
 
-  // The storage. Read from outside only by test benches (check mode), through Verilator's
-  // public_flat_rd, which adds no logic.
-  logic [31:0] mem_q [P][Words] /*verilator public_flat_rd*/;
+  // The storage. The simulator sees it through the trace interface: at time 0
+  // the instance hands the array, by reference, to a DPI-C import (sim/trace/rtl_trace.cpp),
+  // which registers it under this instance's scope. Simulation only: it adds no logic.
+  logic [31:0] mem_q [P][Words];
+`ifndef SYNTHESIS
+  import "DPI-C" context function void ncore_trace_memory(input string var_name, input logic [31:0] mem [][]);
+  initial ncore_trace_memory("mem_q", mem_q);
+`endif
 
   function automatic logic [BankW-1:0] bank_of_word(logic [WordW-1:0] w);
     return BankW'(w / WordW'(BankWords));
@@ -113,8 +121,10 @@ module ncore_psum
   // ---------------------------------------------------------------------------------------
   // Performance counters: bytes of the accesses granted this cycle (see the header)
   // ---------------------------------------------------------------------------------------
-  logic [63:0] perf_rd_bytes_q /*verilator public_flat_rd*/;
-  logic [63:0] perf_wr_bytes_q /*verilator public_flat_rd*/;
+  logic [63:0] perf_rd_bytes_q;
+  logic [63:0] perf_wr_bytes_q;
+  assign perf_rd_bytes_o = perf_rd_bytes_q;
+  assign perf_wr_bytes_o = perf_wr_bytes_q;
   logic [31:0] perf_rd_bytes, perf_wr_bytes;
 
   always_comb begin

@@ -29,7 +29,7 @@
 //   engine ports: a granted read counts popcount(mask) x 4 bytes (the SRAM delivers the 32-bit
 //     word holding each lane's element, whatever the element's size), a granted write
 //     popcount(mask) x popcount(ben) bytes.
-// They are read from outside only, like the storage, through public_flat_rd.
+// They leave through perf_rd_bytes_o and perf_wr_bytes_o.
 module ncore_sbuf
   import ncore_cfg_pkg::*;
 #(
@@ -73,16 +73,24 @@ module ncore_sbuf
   input  logic [NumDma-1:0][LineAddrW-1:0] dw_line_i,
   input  logic [NumDma-1:0][Cfg.SbufLineBytes-1:0] dw_ben_i,
   input  logic [NumDma-1:0][LineW-1:0]  dw_wdata_i,
-  output logic [NumDma-1:0]             dw_gnt_o
+  output logic [NumDma-1:0]             dw_gnt_o,
+  // performance counters (see the header)
+  output logic [63:0]                   perf_rd_bytes_o,
+  output logic [63:0]                   perf_wr_bytes_o
 );
   localparam int unsigned Banks   = Cfg.SbufBanks;
   localparam int unsigned BankW   = (Banks > 1) ? $clog2(Banks) : 1;
   localparam int unsigned WordW   = AddrW - 2;
   localparam int unsigned LineSh  = $clog2(Cfg.SbufLineBytes);
 
-  // The storage. Read from outside only by test benches (check mode), through Verilator's
-  // public_flat_rd, which adds no logic.
-  logic [31:0] mem_q [P][Words] /*verilator public_flat_rd*/;
+  // The storage. The simulator sees it through the trace interface: at time 0
+  // the instance hands the array, by reference, to a DPI-C import (sim/trace/rtl_trace.cpp),
+  // which registers it under this instance's scope. Simulation only: it adds no logic.
+  logic [31:0] mem_q [P][Words];
+`ifndef SYNTHESIS
+  import "DPI-C" context function void ncore_trace_memory(input string var_name, input logic [31:0] mem [][]);
+  initial ncore_trace_memory("mem_q", mem_q);
+`endif
 
   function automatic logic [BankW-1:0] bank_of_line(logic [LineAddrW-1:0] line);
     return BankW'(line % LineAddrW'(Banks));
@@ -117,8 +125,10 @@ module ncore_sbuf
   // ---------------------------------------------------------------------------------------
   // Performance counters: bytes of the accesses granted this cycle (see the header)
   // ---------------------------------------------------------------------------------------
-  logic [63:0] perf_rd_bytes_q /*verilator public_flat_rd*/;
-  logic [63:0] perf_wr_bytes_q /*verilator public_flat_rd*/;
+  logic [63:0] perf_rd_bytes_q;
+  logic [63:0] perf_wr_bytes_q;
+  assign perf_rd_bytes_o = perf_rd_bytes_q;
+  assign perf_wr_bytes_o = perf_wr_bytes_q;
   logic [31:0] perf_rd_bytes, perf_wr_bytes;
 
   always_comb begin

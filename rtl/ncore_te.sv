@@ -92,7 +92,10 @@ module ncore_te
   output logic [P-1:0]                pw_valid_o,
   output logic [P-1:0][PwAddrW-1:0]   pw_addr_o,
   output logic [P-1:0][31:0]          pw_data_o,
-  output logic [P-1:0]                pw_acc_o
+  output logic [P-1:0]                pw_acc_o,
+  // performance counters (see below)
+  output logic [63:0]                 perf_macs_o,
+  output logic [63:0]                 perf_busy_o
 );
   localparam int unsigned ColW   = $clog2(P);
   localparam int unsigned NW     = $clog2(Cfg.PsumBankBytes / 4);  // moving column index bits
@@ -510,13 +513,15 @@ module ncore_te
 
   // ---------------------------------------------------------------------------------------
   // Performance counters (the profile's matmul MACs and tensor-engine utilisation), 64 bits,
-  // cleared by rst_ni, read from outside only (public_flat_rd):
+  // cleared by rst_ni, out through perf_macs_o and perf_busy_o:
   //   perf_macs_q      multiply-accumulates the array was given: each moving column presented
   //                    counts its rows (K) times its stationary's columns (M);
   //   perf_busy_q      cycles in which the array held a column in flight.
   // ---------------------------------------------------------------------------------------
-  logic [63:0] perf_macs_q /*verilator public_flat_rd*/;
-  logic [63:0] perf_busy_q /*verilator public_flat_rd*/;
+  logic [63:0] perf_macs_q;
+  logic [63:0] perf_busy_q;
+  assign perf_macs_o = perf_macs_q;
+  assign perf_busy_o = perf_busy_q;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin

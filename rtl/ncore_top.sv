@@ -43,7 +43,7 @@ module ncore_top
   localparam int unsigned E      = Cfg.DmaEngines,
   localparam int unsigned LineB  = Cfg.SbufLineBytes,
   localparam int unsigned LineW  = LineB * 8,
-  localparam int unsigned HLineW = 40 - $clog2(LineB)
+  localparam int unsigned HLineW = Cfg.HbmAddrBits - $clog2(LineB)
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,
@@ -87,7 +87,15 @@ module ncore_top
   input  logic [E-1:0]              ha_valid_i,
   // status
   output logic                      busy_o,
-  output logic [2:0]                ce_o        // {act, dma, dve} clock enables, for monitors
+  output logic [2:0]                ce_o,       // {act, dma, dve} clock enables, for monitors
+  // performance counters, cleared by rst_ni (ncore_sbuf, ncore_psum and ncore_te say how each
+  // counts): bytes granted on the memories' ports, the tensor engine's MACs and busy cycles
+  output logic [63:0]               perf_sbuf_rd_bytes_o,
+  output logic [63:0]               perf_sbuf_wr_bytes_o,
+  output logic [63:0]               perf_psum_rd_bytes_o,
+  output logic [63:0]               perf_psum_wr_bytes_o,
+  output logic [63:0]               perf_te_macs_o,
+  output logic [63:0]               perf_te_busy_o
 );
   localparam int unsigned P      = Cfg.NumPartitions;
   localparam int unsigned PartW  = $clog2(P);
@@ -199,7 +207,7 @@ module ncore_top
     .ew_gnt_o(ew_gnt),
     .dr_req_i(sr_req), .dr_part_i(sr_part), .dr_line_i(sr_line), .dr_gnt_o(sr_gnt), .dr_rdata_o(sr_rdata),
     .dw_req_i(sw_req), .dw_part_i(sw_part), .dw_line_i(sw_line), .dw_ben_i(sw_ben), .dw_wdata_i(sw_wdata),
-    .dw_gnt_o(sw_gnt));
+    .dw_gnt_o(sw_gnt), .perf_rd_bytes_o(perf_sbuf_rd_bytes_o), .perf_wr_bytes_o(perf_sbuf_wr_bytes_o));
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(2)) u_psum (
     .clk_i, .rst_ni,
@@ -207,7 +215,8 @@ module ncore_top
     .er_req_i(pr_req), .er_addr_i(pr_addr), .er_mask_i(en_rd_mask), .er_gnt_o(pr_gnt),
     .er_rdata_o(pr_rdata),
     .ew_req_i(pw_req), .ew_addr_i(pw_addr), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben),
-    .ew_wdata_i(ew_wdata), .ew_gnt_o(pw_gnt));
+    .ew_wdata_i(ew_wdata), .ew_gnt_o(pw_gnt), .perf_rd_bytes_o(perf_psum_rd_bytes_o),
+    .perf_wr_bytes_o(perf_psum_wr_bytes_o));
 
   ncore_te #(.Cfg(Cfg)) u_te (
     .clk_i, .rst_ni,
@@ -218,7 +227,8 @@ module ncore_top
     .sr_data_i(er_rdata[3]),
     .mr_req_o(er_req[0]), .mr_addr_o(er_addr[0]), .mr_mask_o(er_mask[0]), .mr_gnt_i(er_gnt[0]),
     .mr_data_i(er_rdata[0]),
-    .pw_valid_o(tw_valid), .pw_addr_o(tw_addr), .pw_data_o(tw_data), .pw_acc_o(tw_acc));
+    .pw_valid_o(tw_valid), .pw_addr_o(tw_addr), .pw_data_o(tw_data), .pw_acc_o(tw_acc),
+    .perf_macs_o(perf_te_macs_o), .perf_busy_o(perf_te_busy_o));
 
   ncore_dve #(.Cfg(Cfg)) u_dve (
     .clk_i, .rst_ni, .ce_i(dve_ce),

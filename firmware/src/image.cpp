@@ -45,7 +45,6 @@ constexpr uint32_t kMaxTensors = 4096;
 constexpr uint32_t kMaxRank = 8;
 constexpr uint32_t kMaxLocations = 1u << 20;
 constexpr uint32_t kMaxStreamInsns = 1u << 24;
-constexpr uint64_t kMaxHbmBytes = uint64_t{1} << 40;  // the ISA's 40-bit byte offsets
 
 class Writer {
  public:
@@ -230,8 +229,10 @@ Program Program::read_image(std::istream& in) {
   const Preset* preset = find_preset(p.preset);
   if (!preset) bad(r, fmt::format("unknown hardware preset '{}'", p.preset));
   p.hbm_bytes = r.u64();
-  if (p.hbm_bytes > kMaxHbmBytes)
-    bad(r, fmt::format("hbm_bytes {} exceeds the limit of {} (40-bit addresses)", p.hbm_bytes, kMaxHbmBytes));
+  const uint64_t max_hbm_bytes = uint64_t{1} << preset->hbm_addr_bits;
+  if (p.hbm_bytes > max_hbm_bytes)
+    bad(r, fmt::format("hbm_bytes {} exceeds the limit of {} ({}-bit HBM addresses of preset {})", p.hbm_bytes,
+                       max_hbm_bytes, preset->hbm_addr_bits, preset->name));
 
   r.section("tensor table");
   const uint32_t nt = r.count(kMaxTensors, "tensor");
@@ -249,9 +250,9 @@ Program Program::read_image(std::istream& in) {
     uint64_t elems = 1;
     for (uint32_t d = 0; d < rank; ++d) {
       const uint64_t v = r.u64();
-      if (v > kMaxHbmBytes) bad(r, fmt::format("dimension {} has size {}", d, static_cast<int64_t>(v)));
+      if (v > max_hbm_bytes) bad(r, fmt::format("dimension {} has size {}", d, static_cast<int64_t>(v)));
       elems *= v;
-      if (elems > kMaxHbmBytes) bad(r, "shape has more elements than HBM can hold");
+      if (elems > max_hbm_bytes) bad(r, "shape has more elements than HBM can hold");
       t.shape.push_back(static_cast<int64_t>(v));
     }
     t.offset = r.u64();

@@ -180,7 +180,7 @@ bool bytes_overlap(const isa::Ap& a, const isa::Ap& b) {
   if (ap_elems(a) > (1u << 22) || ap_elems(b) > (1u << 22)) return true;
   const bool hbm = a.mem == isa::Buffer::hbm;
   auto key = [&](const isa::Ap& ap, uint32_t p, int64_t addr) {
-    return (hbm ? 0 : static_cast<int64_t>(ap.start_part + p) << 40) + addr;
+    return (hbm ? 0 : static_cast<int64_t>(ap.start_part + p) << 40) + addr;  // an SBUF/PSUM offset is far below 2^40
   };
   std::vector<std::pair<int64_t, int64_t>> ra;
   ra.reserve(ap_elems(a));

@@ -189,12 +189,7 @@ py::dict stats_of(const PyResult& r) {
   return d;
 }
 
-}  // namespace
-
-PYBIND11_MODULE(_ncore_native, m) {
-  m.doc() = "The C++ NKI API, tracer and run pipeline of the ncore NeuronCore model (used by neuronxcc.nki)";
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-
+void bind_errors(py::module_& /*m*/) {
   // Errors: a kernel breaking a rule is a ValueError, as NKI raises it, and so is bad input; what
   // goes wrong in a run (a deadlock, a check-mode difference) a RuntimeError.
   py::register_exception_translator([](std::exception_ptr p) {
@@ -210,15 +205,19 @@ PYBIND11_MODULE(_ncore_native, m) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });
+}
 
-  // --- source locations: made once per (file, line) by the Python side and passed to every call
+// source locations: made once per (file, line) by the Python side and passed to every call
+void bind_locations(py::module_& m) {
   py::class_<nki::Loc>(m, "Loc")
       .def(py::init([](const std::string& file, int line) { return nki::Loc{intern(file), line}; }))
       .def_property_readonly("file", [](const nki::Loc& l) { return std::string(l.file); })
       .def_readonly("line", &nki::Loc::line)
       .def("__str__", [](const nki::Loc& l) { return std::string(l.file) + ":" + std::to_string(l.line); });
+}
 
-  // --- tensors ------------------------------------------------------------------------------
+// tensors
+void bind_tensors(py::module_& m) {
   py::class_<Tensor>(m, "Tensor")
       .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape().vec())); })
       .def_property_readonly("dtype", [](const Tensor& t) { return std::string(nki::to_string(t.dtype())); })
@@ -252,8 +251,10 @@ PYBIND11_MODULE(_ncore_native, m) {
                     x.offset == y.offset && x.part == y.part && x.block == y.block;
            })
       .def("__str__", &Tensor::str);
+}
 
-  // --- tracing ------------------------------------------------------------------------------
+// tracing
+void bind_tracing(py::module_& m) {
   py::class_<nki::Tracer>(m, "Tracer")
       .def("input",
            [](nki::Tracer& t, const std::string& name, const std::vector<int64_t>& shape, const std::string& dtype,
@@ -320,8 +321,10 @@ PYBIND11_MODULE(_ncore_native, m) {
       .def("enter", &PyRange::enter)
       .def("next", &PyRange::next)
       .def("exit", &PyRange::exit);
+}
 
-  // --- nki.language ---------------------------------------------------------------------------
+// nki.language
+void bind_language(py::module_& m) {
   m.def("ndarray", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
                       const std::string& buffer, const std::string& name, const nki::Loc& at) {
     return nki::nl::ndarray(shape_of(shape), dtype_of(dtype), buffer_of(buffer), name, at);
@@ -351,8 +354,10 @@ PYBIND11_MODULE(_ncore_native, m) {
     }
     return nki::nl::elementwise(alu_of(op), operand_of(x), operand_of(y), opt_dtype(dtype), at);
   });
+}
 
-  // --- nki.isa --------------------------------------------------------------------------------
+// nki.isa
+void bind_isa(py::module_& m) {
   m.def("dma_copy", [](const Tensor& dst, const Tensor& src, const nki::Loc& at) {
     nki::nisa::dma_copy(dst, src, at);
   });
@@ -446,8 +451,10 @@ PYBIND11_MODULE(_ncore_native, m) {
     }
     return nki::nisa::nc_transpose(data, l);
   });
+}
 
-  // --- running ----------------------------------------------------------------------------------
+// running
+void bind_running(py::module_& m) {
   py::class_<PyResult>(m, "Result")
       .def_property_readonly("stats", &stats_of)
       .def("write_profile", [](const PyResult& r, const std::string& name, const std::string& title) {
@@ -550,4 +557,18 @@ PYBIND11_MODULE(_ncore_native, m) {
   m.def("auto_threads", [](const std::string& preset, const ncore::Program& prog) {
     return ncore::sim::Core::auto_threads(preset_of(preset), prog);
   });
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_ncore_native, m) {
+  m.doc() = "The C++ NKI API, tracer and run pipeline of the ncore NeuronCore model (used by neuronxcc.nki)";
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  bind_errors(m);
+  bind_locations(m);
+  bind_tensors(m);
+  bind_tracing(m);
+  bind_language(m);
+  bind_isa(m);
+  bind_running(m);
 }

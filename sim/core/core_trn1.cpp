@@ -1,6 +1,5 @@
 // The trn1 preset's SystemC top level: its Verilated model's port binding.
 #include "Vncore_top_trn1.h"
-#include "Vncore_top_trn1___024root.h"
 #include "core/core_presets.hpp"
 #include "core/verilated_rtl.hpp"
 
@@ -8,8 +7,7 @@ namespace ncore::sim {
 namespace {
 struct Trn1 {
   using Model = Vncore_top_trn1;
-  static constexpr int kEngines = 16;
-  static constexpr int kQueues = 16;
+  static constexpr std::string_view kPreset = "trn1";
   static constexpr unsigned kThreads = 1;
 };
 }  // namespace

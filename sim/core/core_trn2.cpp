@@ -1,6 +1,5 @@
 // The trn2 preset's SystemC top level, single-thread model: its Verilated model's port binding.
 #include "Vncore_top_trn2.h"
-#include "Vncore_top_trn2___024root.h"
 #include "core/core_presets.hpp"
 #include "core/verilated_rtl.hpp"
 
@@ -8,8 +7,7 @@ namespace ncore::sim {
 namespace {
 struct Trn2 {
   using Model = Vncore_top_trn2;
-  static constexpr int kEngines = 16;
-  static constexpr int kQueues = 16;
+  static constexpr std::string_view kPreset = "trn2";
   static constexpr unsigned kThreads = 1;
 };
 }  // namespace

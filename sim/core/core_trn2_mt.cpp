@@ -1,7 +1,6 @@
 // The trn2 preset's SystemC top level, two-thread model (sim/CMakeLists.txt says why): its
 // Verilated model's port binding.
 #include "Vncore_top_trn2_mt.h"
-#include "Vncore_top_trn2_mt___024root.h"
 #include "core/core_presets.hpp"
 #include "core/verilated_rtl.hpp"
 
@@ -9,8 +8,7 @@ namespace ncore::sim {
 namespace {
 struct Trn2Mt {
   using Model = Vncore_top_trn2_mt;
-  static constexpr int kEngines = 16;
-  static constexpr int kQueues = 16;
+  static constexpr std::string_view kPreset = "trn2";
   static constexpr unsigned kThreads = 2;
 };
 }  // namespace

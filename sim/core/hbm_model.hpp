@@ -1,6 +1,6 @@
 // HBM model for the DMA engines' line ports.
 //
-// Each DMA engine has one port carrying 16-byte line requests (reads and byte-enabled
+// Each DMA engine has one port carrying line requests (preset.sbuf_line_bytes) (reads and byte-enabled
 // writes). The model serves them with:
 //   - bandwidth: a token bucket refilled at preset.hbm_bytes_per_us (T2: 2.9 TB/s per 8
 //     cores); a request is accepted only when a line's worth of tokens is there, engines
@@ -20,7 +20,16 @@
 
 namespace ncore::sim {
 
-inline constexpr unsigned kLineBytes = 16;
+// The line every preset's DMA ports carry (sbuf_line_bytes, one for all presets: the port
+// structures below have a fixed size).
+inline constexpr unsigned kLineBytes = static_cast<unsigned>(kPresets[0].sbuf_line_bytes);
+constexpr bool same_line_bytes() {
+  for (const auto& p : kPresets)
+    if (p.sbuf_line_bytes != kLineBytes) return false;
+  return true;
+}
+static_assert(same_line_bytes() && kLineBytes % 4 == 0 && kLineBytes <= 16,
+              "the HBM port model carries one line size for every preset, of at most 16 bytes (a uint16_t byte enable)");
 
 struct HbmRequest {
   bool write = false;

@@ -11,7 +11,8 @@ HbmPort::HbmPort(const Preset& preset, HbmPins& pins, RtlModel& rtl)
     : model_(preset, static_cast<unsigned>(preset.dma_engines)),
       pins_(pins),
       rtl_(rtl),
-      engines_(static_cast<unsigned>(preset.dma_engines)) {}
+      engines_(static_cast<unsigned>(preset.dma_engines)),
+      max_credits_(static_cast<unsigned>(preset.dma_hbm_credits)) {}
 
 void HbmPort::reset(uint8_t* mem, uint64_t bytes) {
   model_.reset(mem, bytes);
@@ -47,7 +48,7 @@ void HbmPort::grant_credits() {
   uint32_t grant = 0;
   for (unsigned k = 0; k < engines_; ++k) {
     const unsigned e = (model_.first_engine() + k) % engines_;
-    if (credits_[e] < kMaxCredits && model_.take_line()) {
+    if (credits_[e] < max_credits_ && model_.take_line()) {
       ++credits_[e];
       grant |= 1u << e;
     }

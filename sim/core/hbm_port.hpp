@@ -33,8 +33,6 @@ class HbmPort {
   uint64_t write_bytes() const { return model_.write_bytes(); }
 
  private:
-  static constexpr unsigned kMaxCredits = 4;  // at most 7: the width of ncore_dma_engine's counter
-
   bool accept_requests(uint64_t now);
   void grant_credits();
   bool respond(uint64_t now);
@@ -43,6 +41,7 @@ class HbmPort {
   HbmPins& pins_;
   RtlModel& rtl_;
   unsigned engines_;
+  unsigned max_credits_;  // preset.dma_hbm_credits, the range of ncore_dma_engine's counter
   std::vector<unsigned> credits_;  // credits each engine holds (as the RTL will)
 };
 

@@ -1,47 +1,72 @@
-// The one place that reads the RTL's state through Verilator's internal names
-// (rootp->ncore_top__DOT__...): the SBUF and PSUM memories (cleared at reset, read by check mode
-// and the test benches) and the performance counters. Confined here so that a trace interface
-// bound into the RTL can replace it without touching the core.
+// What the core reads of the RTL's state besides its ports' protocol: the SBUF and PSUM storage
+// (cleared at the start of a run, read by check mode and the report), through the RTL's trace
+// interface (trace/rtl_trace.hpp: each memory registers itself under its SystemVerilog scope),
+// and the performance counters, which ncore_top drives on its perf_*_o ports.
 #pragma once
 
+#include <systemc.h>
+
 #include <cstdint>
-#include <cstring>
+#include <string>
 
 #include "core/rtl_model.hpp"
+#include "ncore/error.hpp"
 #include "ncore/presets_gen.hpp"
+#include "trace/rtl_trace.hpp"
 
 namespace ncore::sim {
 
-template <class Model>
 class RtlState {
  public:
-  RtlState(Model& model, const Preset& preset) : m_(model), preset_(preset) {}
+  // `model_name` is the Verilated model's SystemC name, the root of its instances' scopes.
+  RtlState(std::string model_name, const Preset& preset) : model_(std::move(model_name)), preset_(preset) {}
 
-  uint32_t sbuf_word(unsigned p, uint64_t word) const { return m_.rootp->ncore_top__DOT__u_sbuf__DOT__mem_q[p][word]; }
-  uint32_t psum_word(unsigned p, uint64_t word) const { return m_.rootp->ncore_top__DOT__u_psum__DOT__mem_q[p][word]; }
+  uint32_t sbuf_word(unsigned p, uint64_t word) const { return sbuf().word(p, word); }
+  uint32_t psum_word(unsigned p, uint64_t word) const { return psum().word(p, word); }
 
   // Memories to zero (the golden model's start); the rest of the state resets through rst_ni.
-  void clear_memories() {
-    auto& mem = m_.rootp->ncore_top__DOT__u_sbuf__DOT__mem_q;
-    for (unsigned p = 0; p < preset_.num_partitions; ++p) std::memset(&mem[p][0], 0, preset_.sbuf_bytes);
-    auto& pmem = m_.rootp->ncore_top__DOT__u_psum__DOT__mem_q;
-    for (unsigned p = 0; p < preset_.num_partitions; ++p) std::memset(&pmem[p][0], 0, preset_.psum_bytes);
+  void clear_memories() const {
+    sbuf().clear();
+    psum().clear();
   }
 
-  // ncore_sbuf.sv, ncore_psum.sv and ncore_te.sv say how each counts.
+  // The counters' ports, bound by the model's port binding.
+  sc_signal<uint64_t> sbuf_rd_bytes{"perf_sbuf_rd_bytes"}, sbuf_wr_bytes{"perf_sbuf_wr_bytes"};
+  sc_signal<uint64_t> psum_rd_bytes{"perf_psum_rd_bytes"}, psum_wr_bytes{"perf_psum_wr_bytes"};
+  sc_signal<uint64_t> te_macs{"perf_te_macs"}, te_busy{"perf_te_busy"};
+
   void read_counters(RunResult& res) const {
-    const auto* r = m_.rootp;
-    res.sbuf_read_bytes = r->ncore_top__DOT__u_sbuf__DOT__perf_rd_bytes_q;
-    res.sbuf_write_bytes = r->ncore_top__DOT__u_sbuf__DOT__perf_wr_bytes_q;
-    res.psum_read_bytes = r->ncore_top__DOT__u_psum__DOT__perf_rd_bytes_q;
-    res.psum_write_bytes = r->ncore_top__DOT__u_psum__DOT__perf_wr_bytes_q;
-    res.te_macs = r->ncore_top__DOT__u_te__DOT__perf_macs_q;
-    res.te_array_busy_cycles = r->ncore_top__DOT__u_te__DOT__perf_busy_q;
+    res.sbuf_read_bytes = sbuf_rd_bytes.read();
+    res.sbuf_write_bytes = sbuf_wr_bytes.read();
+    res.psum_read_bytes = psum_rd_bytes.read();
+    res.psum_write_bytes = psum_wr_bytes.read();
+    res.te_macs = te_macs.read();
+    res.te_array_busy_cycles = te_busy.read();
   }
 
  private:
-  Model& m_;
+  // The memories, found once (after the model's time-0 evaluation registered them) and checked
+  // against the preset.
+  const rtl::TracedMemory& sbuf() const {
+    if (!sbuf_) sbuf_ = &find("u_sbuf", preset_.sbuf_bytes / 4);
+    return *sbuf_;
+  }
+  const rtl::TracedMemory& psum() const {
+    if (!psum_) psum_ = &find("u_psum", preset_.psum_bytes / 4);
+    return *psum_;
+  }
+  const rtl::TracedMemory& find(const char* instance, uint64_t words) const {
+    const auto& m = rtl::traced_memory(model_ + ".ncore_top." + instance);
+    if (m.rows() != preset_.num_partitions || m.words() != words)
+      throw SimError(fmt::format("the RTL's {} has {} x {} words, but preset {} describes {} x {}", instance, m.rows(),
+                                 m.words(), preset_.name, preset_.num_partitions, words));
+    return m;
+  }
+
+  std::string model_;
   const Preset& preset_;
+  mutable const rtl::TracedMemory* sbuf_ = nullptr;
+  mutable const rtl::TracedMemory* psum_ = nullptr;
 };
 
 }  // namespace ncore::sim

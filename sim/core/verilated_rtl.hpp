@@ -2,7 +2,8 @@
 // model's class: its ports bound to the core's signals (core_pins.hpp) and to buses of the
 // model's widths, behind the RtlModel interface the core uses. Included by one small .cpp per
 // Verilated model (core_trn2.cpp, ...), with T a traits struct naming the model's class
-// (T::Model), its DMA engine and queue counts and its thread count.
+// (T::Model), the preset it was Verilated for (T::kPreset; the port widths follow from its
+// numbers in ncore_presets.json) and its thread count.
 #pragma once
 
 #include <systemc.h>
@@ -13,6 +14,8 @@
 #include <memory>
 
 #include <fmt/format.h>
+
+#include <string>
 
 #include "core/core_pins.hpp"
 #include "core/core_top.hpp"
@@ -37,20 +40,34 @@ inline uint64_t bv_bits(const sc_bv_base& bv, unsigned lsb, unsigned width) {
 }
 }  // namespace detail
 
+constexpr int log2_exact(uint64_t v) { return v <= 1 ? 0 : 1 + log2_exact(v / 2); }
+
+// The numbers of the preset a Verilated model was built for.
+template <class T>
+struct ModelPreset {
+  static constexpr const Preset* kPreset = find_preset(T::kPreset);
+  static_assert(kPreset != nullptr, "the traits name a preset of ncore_presets.json");
+  static constexpr int kEngines = static_cast<int>(kPreset->dma_engines);
+  static constexpr int kQueues = static_cast<int>(kPreset->dma_queues);
+  static constexpr int kHbmAddrBits = static_cast<int>(kPreset->hbm_addr_bits);
+};
+
 template <class T>
 class VerilatedRtl final : public RtlModel {
-  static_assert(T::kEngines <= 32 && T::kQueues <= 32, "per-engine and per-queue masks are uint32_t (core_pins.hpp)");
+  static constexpr int kEngines = ModelPreset<T>::kEngines;
+  static constexpr int kQueues = ModelPreset<T>::kQueues;
+  static_assert(kEngines <= 32 && kQueues <= 32, "per-engine and per-queue masks are uint32_t (core_pins.hpp)");
 
  public:
   // Port widths of the Verilated top (sc_bv sizes).
-  static constexpr int kLineAddrBits = 40 - 4;  // HBM byte address bits less the line offset
-  static constexpr int kLineBits = T::kEngines * kLineAddrBits;
-  static constexpr int kBenBits = T::kEngines * kLineBytes;
-  static constexpr int kRdataBits = T::kEngines * kLineBytes * 8;
-  static constexpr int kDoneBits = T::kQueues * T::kEngines;
+  static constexpr int kLineAddrBits = ModelPreset<T>::kHbmAddrBits - log2_exact(kLineBytes);  // HBM line address bits
+  static constexpr int kLineBits = kEngines * kLineAddrBits;
+  static constexpr int kBenBits = kEngines * kLineBytes;
+  static constexpr int kRdataBits = kEngines * kLineBytes * 8;
+  static constexpr int kDoneBits = kQueues * kEngines;
 
   VerilatedRtl(typename T::Model* model, CorePins& p, const Preset& preset)
-      : m_(model), state_(*model, preset) {
+      : m_(model), state_(model->name(), preset) {
     m_->clk_i(p.clk);
     m_->rst_ni(p.rst_n);
     m_->dve_valid_i(p.dve.valid);
@@ -88,6 +105,12 @@ class VerilatedRtl final : public RtlModel {
     m_->ha_valid_i(p.hbm.ack_valid);
     m_->busy_o(p.busy);
     m_->ce_o(p.ce);
+    m_->perf_sbuf_rd_bytes_o(state_.sbuf_rd_bytes);
+    m_->perf_sbuf_wr_bytes_o(state_.sbuf_wr_bytes);
+    m_->perf_psum_rd_bytes_o(state_.psum_rd_bytes);
+    m_->perf_psum_wr_bytes_o(state_.psum_wr_bytes);
+    m_->perf_te_macs_o(state_.te_macs);
+    m_->perf_te_busy_o(state_.te_busy);
   }
 
   void dma_done(uint32_t* out) const override {
@@ -130,7 +153,7 @@ class VerilatedRtl final : public RtlModel {
 
  private:
   std::unique_ptr<typename T::Model> m_;
-  RtlState<typename T::Model> state_;
+  RtlState state_;
   sc_signal<sc_bv<kDoneBits>> dma_done_{"dma_done"};
   sc_signal<sc_bv<kLineBits>> hq_line_{"hq_line"};
   sc_signal<sc_bv<kBenBits>> hq_ben_{"hq_ben"};
@@ -143,7 +166,8 @@ class VerilatedRtl final : public RtlModel {
 // same for every thread count of a preset.
 template <class T>
 Core* make_core(const Preset& p, const char* rtl_name, const char* top_name) {
-  if (p.dma_engines != T::kEngines || p.dma_queues != T::kQueues)
+  if (p.dma_engines != ModelPreset<T>::kEngines || p.dma_queues != ModelPreset<T>::kQueues ||
+      p.hbm_addr_bits != static_cast<uint64_t>(ModelPreset<T>::kHbmAddrBits))
     throw SimError(fmt::format("preset {} does not match the ports of its Verilated model", p.name));
   Verilated::traceEverOn(true);  // waveforms can be opened for any run
   auto* model = new typename T::Model(rtl_name);

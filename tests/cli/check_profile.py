@@ -20,18 +20,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_trace  # noqa: E402
+from checklist import check, finish  # noqa: E402
 
 SIM, DIR = sys.argv[1:3]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.makedirs(DIR, exist_ok=True)
-failures = []
 ENGINES = {"tensor", "scalar", "gpsimd", "vector", "sync"}
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def source_line(loc):
@@ -164,4 +158,4 @@ check(not os.path.exists(prefix + ".trace.json") and not os.path.exists(prefix +
 p = subprocess.run([SIM, "--kernel", "stream", "-n", "25600", "--profile", os.path.join(DIR, "no_such_dir", "x")],
                    capture_output=True, text=True)
 check(p.returncode == 2 and "cannot open" in p.stderr, f"an unwritable --profile path is bad input ({p.returncode})")
-sys.exit(1 if failures else 0)
+finish()

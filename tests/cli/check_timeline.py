@@ -13,17 +13,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_trace  # noqa: E402
+from checklist import check, finish  # noqa: E402
 
 SIM, CHROMIUM, DIR = sys.argv[1:4]
 DIR = os.path.abspath(DIR)
 os.makedirs(DIR, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 class Dom(html.parser.HTMLParser):
@@ -90,4 +84,4 @@ tl3, _ = open_page(page, "#zoomin=3")
 a, b = (int(x) for x in tl3.get("data-view", "0:0").split(":"))
 check(abs((b - a) - cycles / 8) <= 1 and int(tl3.get("data-drawn", "-1")) < total,
       f"three zoom steps show an eighth of the run ({a}:{b}), {tl3.get('data-drawn')} instructions")
-sys.exit(1 if failures else 0)
+finish()

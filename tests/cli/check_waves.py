@@ -9,16 +9,10 @@ import os
 import re
 import subprocess
 import sys
+from checklist import check, finish
 
 SIM, FST2VCD, DIR, WAVES = sys.argv[1:5]
 os.makedirs(DIR, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
 
 
 def dump(name, *extra, kernel=("--kernel", "stream", "-n", "25600", "--free-dim", "200"), names=None):
@@ -91,11 +85,18 @@ for save in saves:
     text = open(os.path.join(WAVES, save + ".gtkw")).read()
     check(not any(l.startswith(("[dumpfile]", "[savefile]")) or "/home/" in l or "/root/" in l
                   for l in text.splitlines()), f"waves/{save}.gtkw names no file path")
-    signals = [l for l in text.splitlines() if l and l[0] not in "[*@-"]
+    # a trace line is `+{alias} name` (the alias GTKWave shows) or `name`; `^N file` names a translate filter
+    signals = [re.sub(r"^\+\{[^}]*\} ", "", l) for l in text.splitlines() if l and l[0] not in "[*@-^"]
+    check(all(l.startswith("+{") for l in text.splitlines() if l and l[0] not in "[*@-^"),
+          f"waves/{save}.gtkw gives every trace a short alias")
+    filters = [l.split(None, 1)[1] for l in text.splitlines() if l.startswith("^")]
+    root = os.path.dirname(os.path.abspath(WAVES))
+    check(bool(filters) and all(f.startswith("waves/filters/") and os.path.isfile(os.path.join(root, f)) for f in filters),
+          f"waves/{save}.gtkw's translate filters are generated files of waves/filters/ ({sorted(set(filters))})")
     names = set()
     dump(f"save_{save}.fst", kernel=SAVE_KERNELS.get(save, ()), names=names)
     missing = [sig for sig in signals if sig not in names]
     check(len(signals) > 10 and not missing,
           f"waves/{save}.gtkw: its {len(signals)} signals are in a dump of {' '.join(SAVE_KERNELS.get(save, ()))}"
           f"{' (missing: ' + ', '.join(missing[:3]) + ')' if missing else ''}")
-sys.exit(1 if failures else 0)
+finish()

@@ -190,10 +190,10 @@ TEST_CASE("image counts beyond sane limits", "[firmware][image]") {
   b = good;
   put_u32(b, 16, 0x7fffffffu);
   CHECK_THAT(read_error(b), Catch::Contains("exceeds the limit"));
-  // hbm_bytes beyond 40 bits
+  // hbm_bytes beyond the preset's HBM address bits (hbm_addr_bits, 40 on every preset)
   b = good;
   b[tensor_count_at - 1] = 0x7f;
-  CHECK_THAT(read_error(b), Catch::Contains("hbm_bytes"));
+  CHECK_THAT(read_error(b), Catch::Contains("exceeds the limit of 1099511627776 (40-bit HBM addresses of preset"));
 }
 
 TEST_CASE("image instruction errors", "[firmware][image]") {

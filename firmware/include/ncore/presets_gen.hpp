@@ -16,13 +16,15 @@ struct Preset {
   uint64_t sbuf_bytes;  // SBUF bytes per partition (A2: 224 KiB trn2; A1: 192 KiB trn1)
   uint64_t sbuf_usable_bytes;  // bytes per partition the allocator may use; the compiler reserves the rest (KLR: 212984 trn2; AL: 180224 trn1)
   uint64_t sbuf_banks;  // SBUF banks per partition, interleaved by line (model: bank structure is not published)
-  uint64_t sbuf_line_bytes;  // bytes per SBUF line, the DMA port width (model)
+  uint64_t sbuf_line_bytes;  // bytes per SBUF line and per HBM request: the DMA ports' width (model)
   uint64_t psum_bytes;  // PSUM bytes per partition (A1, A2: 16 KiB: 2 MiB over 128 partitions)
   uint64_t psum_bank_bytes;  // bytes per PSUM bank per partition; a matmul writes one bank (A1, TS: 2 KiB = 512 fp32)
   uint64_t pe_mm_min_cycles;  // minimum tensor-engine cycles between multiply starts (A1, PG: MM_INIT_LATENCY 64)
   uint64_t pe_fp32_passes;  // cycles per moving column for fp32 inputs (A1, A2: fp32 at a quarter of the 16-bit rate)
   uint64_t dma_engines;  // DMA engines; each owns num_partitions/dma_engines partitions (A1, DO: 16 owning 8)
   uint64_t dma_queues;  // DMA queues (DO: 16 queue ids per engine)
+  uint64_t dma_hbm_credits;  // HBM request credits a DMA engine may hold; the HBM side grants them at its bandwidth (model)
+  uint64_t hbm_addr_bits;  // HBM byte address bits, at most the ISA's offset field (model: 1 TiB, the ISA's 40-bit offsets)
   uint64_t dma_outstanding;  // HBM reads in flight per DMA engine (model; covers hbm_latency_ns at full rate)
   uint64_t clock_mhz;  // master clock = tensor engine clock (A2: 2.4 GHz trn2; A1: 2.8 GHz trn1)
   uint64_t profile_clock_mhz;  // profiler base clock for neuroncore_cycle_count (PS: 1.2 GHz trn2, 1.4 GHz trn1)
@@ -43,13 +45,13 @@ struct Preset {
 };
 
 inline constexpr Preset kPresets[] = {
-    {"trn2", "NeuronCore-v3 (Trainium2), the default", 0, 128, 229376, 212984, 8, 16, 16384, 2048, 64, 4, 16, 16, 256, 2400, 1200, 2, 5, 1, 2, 7, 10, 60, 64, 60, 64, 64, 362500, 100, 1300},
-    {"trn1", "NeuronCore-v2 (Trainium1)", 1, 128, 196608, 180224, 8, 16, 16384, 2048, 64, 4, 16, 16, 256, 2800, 1400, 2, 5, 1, 2, 3, 5, 60, 64, 60, 64, 64, 410000, 100, 1300},
-    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 1024, 256, 8, 4, 2, 4, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 6, 8, 4, 362500, 20, 100},
+    {"trn2", "NeuronCore-v3 (Trainium2), the default", 0, 128, 229376, 212984, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 256, 2400, 1200, 2, 5, 1, 2, 7, 10, 60, 64, 60, 64, 64, 362500, 100, 1300},
+    {"trn1", "NeuronCore-v2 (Trainium1)", 1, 128, 196608, 180224, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 256, 2800, 1400, 2, 5, 1, 2, 3, 5, 60, 64, 60, 64, 64, 410000, 100, 1300},
+    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 1024, 256, 8, 4, 2, 4, 4, 40, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 6, 8, 4, 362500, 20, 100},
 };
 
 // The preset called `name`, or nullptr.
-inline const Preset* find_preset(std::string_view name) {
+constexpr const Preset* find_preset(std::string_view name) {
   for (const auto& p : kPresets)
     if (name == p.name) return &p;
   return nullptr;

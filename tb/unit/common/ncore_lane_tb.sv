@@ -109,13 +109,15 @@ module ncore_lane_tb
   assign pn_gnt_o        = p_rd_gnt[0];
   assign unused_pn_rdata = p_rdata[0];
 
+  logic [63:0]               unused_perf [4];  // the memories' and engine's counters
   ncore_sbuf #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_sbuf (
     .clk_i, .rst_ni,
     .er_req_i(s_rd_req), .er_addr_i(rd_addr), .er_mask_i(rd_mask), .er_gnt_o(s_rd_gnt), .er_rdata_o(s_rdata),
     .ew_req_i(s_wr_req), .ew_addr_i(wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_ben), .ew_wdata_i(wr_data),
     .ew_gnt_o(s_wr_gnt),
     .dr_req_i, .dr_part_i, .dr_line_i, .dr_gnt_o, .dr_rdata_o(unused_dr_rdata),
-    .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o);
+    .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o,
+    .perf_rd_bytes_o(unused_perf[0]), .perf_wr_bytes_o(unused_perf[1]));
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(1)) u_psum (
     .clk_i, .rst_ni,
@@ -123,7 +125,8 @@ module ncore_lane_tb
     .er_req_i({p_rd_req, pn_req_i}), .er_addr_i({p_rd_addr, pn_addr_i}), .er_mask_i({rd_mask, pn_mask_i}),
     .er_gnt_o(p_rd_gnt), .er_rdata_o(p_rdata),
     .ew_req_i(p_wr_req), .ew_addr_i(p_wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_ben), .ew_wdata_i(wr_data),
-    .ew_gnt_o(p_wr_gnt));
+    .ew_gnt_o(p_wr_gnt),
+    .perf_rd_bytes_o(unused_perf[2]), .perf_wr_bytes_o(unused_perf[3]));
 
   if (Act) begin : g_act
     ncore_act #(.Cfg(Cfg)) u_act (

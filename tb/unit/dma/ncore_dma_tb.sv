@@ -78,13 +78,15 @@ module ncore_dma_tb
   assign ce   = ce_sel_i ? ce_div : ce_i;
   assign ce_o = ce;
 
+  logic [63:0]               unused_perf [2];  // the memories' and engine's counters
   ncore_sbuf #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_sbuf (
     .clk_i, .rst_ni,
     .er_req_i, .er_addr_i, .er_mask_i, .er_gnt_o, .er_rdata_o(unused_er_rdata),
     .ew_req_i, .ew_addr_i, .ew_mask_i, .ew_ben_i, .ew_wdata_i, .ew_gnt_o,
     .dr_req_i(sr_req), .dr_part_i(sr_part_o), .dr_line_i(sr_line), .dr_gnt_o(sr_gnt_o), .dr_rdata_o(sr_rdata),
     .dw_req_i(sw_req), .dw_part_i(sw_part_o), .dw_line_i(sw_line), .dw_ben_i(sw_ben), .dw_wdata_i(sw_wdata),
-    .dw_gnt_o(sw_gnt_o));
+    .dw_gnt_o(sw_gnt_o),
+    .perf_rd_bytes_o(unused_perf[0]), .perf_wr_bytes_o(unused_perf[1]));
 
   ncore_dma #(.Cfg(Cfg)) u_dma (
     .clk_i, .rst_ni, .ce_i(ce),

@@ -250,8 +250,8 @@ class Bench {
   }
 
   bool check_perf() {
-    const uint64_t rd = dut_->rootp->ncore_psum__DOT__perf_rd_bytes_q;
-    const uint64_t wr = dut_->rootp->ncore_psum__DOT__perf_wr_bytes_q;
+    const uint64_t rd = dut_->perf_rd_bytes_o;
+    const uint64_t wr = dut_->perf_wr_bytes_o;
     if (rd != perf_rd_ || wr != perf_wr_) {
       fail("performance counters: read bytes " + std::to_string(rd) + ", write bytes " + std::to_string(wr) +
            "; granted accesses make " + std::to_string(perf_rd_) + " and " + std::to_string(perf_wr_));

@@ -75,13 +75,15 @@ module ncore_te_tb
   logic [E-1:0][LineB*8-1:0] unused_dr_rdata;
   logic                      unused_ew_gnt;
 
+  logic [63:0]               unused_perf [6];  // the memories' and engine's counters
   ncore_sbuf #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(1)) u_sbuf (
     .clk_i, .rst_ni,
     .er_req_i({sr_req_o, mr_req_o}), .er_addr_i({sr_addr, mr_addr}), .er_mask_i({sr_mask, mr_mask}),
     .er_gnt_o({sr_gnt_o, mr_gnt_o}), .er_rdata_o(er_rdata),
     .ew_req_i(1'b0), .ew_addr_i('0), .ew_mask_i('0), .ew_ben_i('0), .ew_wdata_i('0), .ew_gnt_o(unused_ew_gnt),
     .dr_req_i, .dr_part_i, .dr_line_i, .dr_gnt_o, .dr_rdata_o(unused_dr_rdata),
-    .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o);
+    .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o,
+    .perf_rd_bytes_o(unused_perf[0]), .perf_wr_bytes_o(unused_perf[1]));
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_psum (
     .clk_i, .rst_ni,
@@ -89,7 +91,8 @@ module ncore_te_tb
     .er_req_i(per_req_i), .er_addr_i(per_addr_i), .er_mask_i(per_mask_i), .er_gnt_o(per_gnt_o),
     .er_rdata_o(per_rdata_o),
     .ew_req_i(pew_req_i), .ew_addr_i(pew_addr_i), .ew_mask_i(pew_mask_i), .ew_ben_i(pew_ben_i),
-    .ew_wdata_i(pew_wdata_i), .ew_gnt_o(pew_gnt_o));
+    .ew_wdata_i(pew_wdata_i), .ew_gnt_o(pew_gnt_o),
+    .perf_rd_bytes_o(unused_perf[2]), .perf_wr_bytes_o(unused_perf[3]));
 
   ncore_te #(.Cfg(Cfg), .Groups(Groups)) u_te (
     .clk_i, .rst_ni,
@@ -97,6 +100,7 @@ module ncore_te_tb
     .ls_done_o, .mm_done_o, .busy_o,
     .sr_req_o, .sr_addr_o(sr_addr), .sr_mask_o(sr_mask), .sr_gnt_i(sr_gnt_o), .sr_data_i(er_rdata[1]),
     .mr_req_o, .mr_addr_o(mr_addr), .mr_mask_o(mr_mask), .mr_gnt_i(mr_gnt_o), .mr_data_i(er_rdata[0]),
-    .pw_valid_o, .pw_addr_o(pw_addr), .pw_data_o(pw_data), .pw_acc_o(pw_acc));
+    .pw_valid_o, .pw_addr_o(pw_addr), .pw_data_o(pw_data), .pw_acc_o(pw_acc),
+    .perf_macs_o(unused_perf[4]), .perf_busy_o(unused_perf[5]));
 
 endmodule
