@@ -74,7 +74,8 @@ def test_out_of_bounds_index():
         t = nl.load(a[0:200])
         return a
 
-    raises(k, np.zeros((128, 4), np.float32), match="Out-of-bound access")
+    msg = raises(k, np.zeros((128, 4), np.float32), match="Out-of-bound access")
+    assert f"{HERE}:{line_of(k, 'a[0:200]')}:" in msg
 
 
 def test_unmodelled_activation_is_named():

@@ -51,6 +51,9 @@ def caller():
     return _native.Loc("<unknown>", 0)
 
 
+_NO_LOC = _native.Loc("", 0)
+
+
 def location(file, line):
     key = (file, line)
     loc = _LOCS.get(key)
@@ -407,7 +410,12 @@ class Tensor:
 
     # -- indexing
     def __getitem__(self, key):
-        return Tensor(_view(self._t if self._t is not None else self._native(), key, caller()))
+        # A view's location serves only its errors: found (a walk up the stack) only when there is one.
+        t = self._t if self._t is not None else self._native()
+        try:
+            return Tensor(_view(t, key, _NO_LOC))
+        except ValueError:
+            return Tensor(_view(t, key, caller()))
 
     def __setitem__(self, key, value):
         require_trace("assignment")
