@@ -2,7 +2,8 @@
 #
 #   make sim [KERNEL=stream] [ARGS="-n 25600 --free-dim 200"]   run a kernel on the RTL
 #   make test                                                   build and run the test suite
-#   make bench                                                  speed figures (long; not a test)
+#   make bench [BASELINE=REV] [BENCH_ARGS=--quick]               speed figures (long; not a test); BASELINE
+#                                                               runs a revision's build beside this one
 #   make waves [KERNEL=conv] [ARGS="..."]                       run with an FST dump, open it in GTKWave
 #   make conv-harness [ARGS="--test-maxpool --backend golden"]  the assignment's conv test harness
 #   make lint                                                   verilator --lint-only -Wall
@@ -49,7 +50,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
-	tools/bench --build $(BUILD) --json $(BUILD)/bench.json
+	tools/bench --build $(BUILD) --json $(BUILD)/bench.json $(if $(BASELINE),--baseline-rev $(BASELINE)) $(BENCH_ARGS)
 
 conv-harness: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
