@@ -15,5 +15,5 @@ ncore_dma_engine.sv
 ncore_dma.sv
 ncore_psum.sv
 ncore_pe_array.sv
-ncore_te.sv
+ncore_pe.sv
 ncore_top.sv

@@ -8,7 +8,7 @@ package ncore_isa_pkg;
   // Enumerations //
   //////////////////
 
-  // Engine ids as in nki.isa.engine.
+  // Engine ids as in nki.isa.engine. `stream`: the engine's own instruction stream, its index in a Program (the DMA queues' streams follow).
   typedef enum logic [2:0] {
     ENGINE_NONE = 3'd0,  // sequencer-only instruction (no engine)
     ENGINE_PE = 3'd1,  // tensor engine (128x128 systolic array)

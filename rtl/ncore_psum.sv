@@ -5,11 +5,11 @@
 // bank of every partition has one read and one write port (1R1W), as in the SBUF.
 //
 // Two kinds of clients:
-//   the tensor engine's port (te_*): one fp32 word per partition per cycle, each partition with
+//   the tensor engine's port (pe_*): one fp32 word per partition per cycle, each partition with
 //     its own word address (the PE array's bottom edge is skewed, so its partitions are at
-//     different places of a result). te_acc_i adds the word to what is stored (fp32, round to
+//     different places of a result). pe_acc_i adds the word to what is stored (fp32, round to
 //     nearest even, ncore_fp_pkg::f32_add), otherwise it overwrites. Read, add and write happen
-//     in the cycle the write is presented. Every TE write is taken in the cycle it is presented.
+//     in the cycle the write is presented. Every PE write is taken in the cycle it is presented.
 //   engine ports (NumEngRd read, NumEngWr write; the vector engine, later the scalar engine):
 //     as ncore_sbuf's engine ports: one element per lane, all lanes at the same byte address,
 //     a lane mask selects partitions, read data registered (the cycle after the grant, held
@@ -20,7 +20,7 @@
 // (partition, bank) it writes in a cycle, and an engine access that needs one of those is
 // refused and retries. Two engine reads (or two engine writes) on the same bank of the same
 // partition conflict, and the lower port number wins. A refused access is not granted and has
-// no effect: a conflict stalls, it never corrupts. An engine read and a TE or engine write of
+// no effect: a conflict stalls, it never corrupts. An engine read and a PE or engine write of
 // the same word in one cycle (different ports) read the old word.
 //
 // Performance counters (the profile's psum_read_bytes and psum_write_bytes), 64 bits, cleared
@@ -46,10 +46,10 @@ module ncore_psum
   input  logic                              clk_i,
   input  logic                              rst_ni,
   // tensor engine write port
-  input  logic [P-1:0]                      te_valid_i,
-  input  logic [P-1:0][WordW-1:0]           te_addr_i,
-  input  logic [P-1:0][31:0]                te_data_i,
-  input  logic [P-1:0]                      te_acc_i,
+  input  logic [P-1:0]                      pe_valid_i,
+  input  logic [P-1:0][WordW-1:0]           pe_addr_i,
+  input  logic [P-1:0][31:0]                pe_data_i,
+  input  logic [P-1:0]                      pe_acc_i,
   // engine read ports
   input  logic [NumEngRd-1:0]               er_req_i,
   input  logic [NumEngRd-1:0][AddrW-1:0]    er_addr_i,
@@ -88,12 +88,12 @@ module ncore_psum
   // Arbitration
   // ---------------------------------------------------------------------------------------
   // (bank, partition) pairs the tensor engine writes this cycle.
-  logic [Banks-1:0][P-1:0] te_busy;
+  logic [Banks-1:0][P-1:0] pe_busy;
   always_comb begin
-    te_busy = '0;
-    if (te_valid_i != '0) begin
+    pe_busy = '0;
+    if (pe_valid_i != '0) begin
       for (int p = 0; p < P; p++) begin
-        if (te_valid_i[p]) te_busy[bank_of_word(te_addr_i[p])][p] = 1'b1;
+        if (pe_valid_i[p]) pe_busy[bank_of_word(pe_addr_i[p])][p] = 1'b1;
       end
     end
   end
@@ -112,10 +112,10 @@ module ncore_psum
   end
 
   ncore_prim_lane_arb #(.N(NumEngRd), .Banks(Banks), .P(P)) u_rd_arb (
-    .req_i(er_req_i), .bank_i(er_bank), .mask_i(er_mask_i), .busy_i(te_busy), .gnt_o(er_gnt_o),
+    .req_i(er_req_i), .bank_i(er_bank), .mask_i(er_mask_i), .busy_i(pe_busy), .gnt_o(er_gnt_o),
     .busy_o(unused_rd_busy), .conflict_o(unused_rd_conflict));
   ncore_prim_lane_arb #(.N(NumEngWr), .Banks(Banks), .P(P)) u_wr_arb (
-    .req_i(ew_req_i), .bank_i(ew_bank), .mask_i(ew_mask_i), .busy_i(te_busy), .gnt_o(ew_gnt_o),
+    .req_i(ew_req_i), .bank_i(ew_bank), .mask_i(ew_mask_i), .busy_i(pe_busy), .gnt_o(ew_gnt_o),
     .busy_o(unused_wr_busy), .conflict_o(unused_wr_conflict));
 
   // ---------------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ module ncore_psum
 
   always_comb begin
     perf_rd_bytes = '0;
-    perf_wr_bytes = 32'($countones(te_valid_i)) * 32'd4;
+    perf_wr_bytes = 32'($countones(pe_valid_i)) * 32'd4;
     for (int r = 0; r < NumEngRd; r++) begin
       if (er_gnt_o[r]) perf_rd_bytes = perf_rd_bytes + 32'($countones(er_mask_i[r])) * 32'd4;
     end
@@ -173,8 +173,8 @@ module ncore_psum
 
   for (genvar p = 0; p < P; p++) begin : g_part
     always_ff @(posedge clk_i) begin
-      if (te_valid_i[p]) begin
-        mem_q[p][te_addr_i[p]] <= te_acc_i[p] ? f32_add(mem_q[p][te_addr_i[p]], te_data_i[p]) : te_data_i[p];
+      if (pe_valid_i[p]) begin
+        mem_q[p][pe_addr_i[p]] <= pe_acc_i[p] ? f32_add(mem_q[p][pe_addr_i[p]], pe_data_i[p]) : pe_data_i[p];
       end
     end
     for (genvar w = 0; w < NumEngWr; w++) begin : g_eng

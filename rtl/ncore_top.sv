@@ -12,11 +12,11 @@
 // engines reach it through one line-wide request/response port each.
 //
 //            insn ports                              HBM ports (x DmaEngines)
-//   ----> [ te  ] ---rd x2--> [ sbuf ] <--line-- [ dma: engines ] <----->
+//   ----> [ pe  ] ---rd x2--> [ sbuf ] <--line-- [ dma: engines ] <----->
 //   ----> [ dve ] ---rd/wr-->    ^
 //   ----> [ act ] ---rd/wr-->    |
 //   ---------------------------- | ---------------------^
-//           |  te: per-lane write/accumulate            |
+//           |  pe: per-lane write/accumulate            |
 //           +-----> [ psum ] <-- dve, act: rd/wr (by operand)
 //
 // SBUF engine read ports, in priority order (the lower number wins a bank conflict): the
@@ -59,7 +59,7 @@ module ncore_top
   output logic                      act_ready_o,
   output logic                      act_rd_start_o,
   output logic                      act_done_o,
-  // tensor engine instruction port (ncore_te: one instruction presented per accept)
+  // tensor engine instruction port (ncore_pe: one instruction presented per accept)
   input  logic                      pe_valid_i,
   input  insn_t                     pe_insn_i,
   output logic                      pe_ls_ready_o,
@@ -88,14 +88,14 @@ module ncore_top
   // status
   output logic                      busy_o,
   output logic [2:0]                ce_o,       // {act, dma, dve} clock enables, for monitors
-  // performance counters, cleared by rst_ni (ncore_sbuf, ncore_psum and ncore_te say how each
+  // performance counters, cleared by rst_ni (ncore_sbuf, ncore_psum and ncore_pe say how each
   // counts): bytes granted on the memories' ports, the tensor engine's MACs and busy cycles
   output logic [63:0]               perf_sbuf_rd_bytes_o,
   output logic [63:0]               perf_sbuf_wr_bytes_o,
   output logic [63:0]               perf_psum_rd_bytes_o,
   output logic [63:0]               perf_psum_wr_bytes_o,
-  output logic [63:0]               perf_te_macs_o,
-  output logic [63:0]               perf_te_busy_o
+  output logic [63:0]               perf_pe_macs_o,
+  output logic [63:0]               perf_pe_busy_o
 );
   localparam int unsigned P      = Cfg.NumPartitions;
   localparam int unsigned PartW  = $clog2(P);
@@ -147,7 +147,7 @@ module ncore_top
 
   assign ce_o = {act_ce, dma_ce, dve_ce};
 
-  // SBUF engine read ports: [0] TE moving, [1] DVE, [2] ACT, [3] TE stationary; write ports
+  // SBUF engine read ports: [0] PE moving, [1] DVE, [2] ACT, [3] PE stationary; write ports
   // [0] DVE, [1] ACT
   logic [3:0]              er_req, er_gnt;
   logic [3:0][AddrW-1:0]   er_addr;
@@ -174,7 +174,7 @@ module ncore_top
 
   // The vector engine ([0]) and the scalar engine ([1]): each has one read and one write port
   // that go to the SBUF or the PSUM per access (ncore_eng_route).
-  logic dve_busy, dma_busy, te_busy, act_busy;
+  logic dve_busy, dma_busy, pe_busy, act_busy;
   logic [1:0]              en_rd_req, en_rd_psum, en_wr_req, en_wr_psum, en_rd_gnt, en_wr_gnt;
   logic [1:0][AddrW-1:0]   en_rd_addr, en_wr_addr;
   logic [1:0][P-1:0]       en_rd_mask;
@@ -197,7 +197,7 @@ module ncore_top
   end
 
   // A registered instruction or HBM response not yet seen by its engine counts as busy too.
-  assign busy_o = dve_busy || dma_busy || te_busy || act_busy || dve_valid_q || dma_valid_q ||
+  assign busy_o = dve_busy || dma_busy || pe_busy || act_busy || dve_valid_q || dma_valid_q ||
                   pe_valid_q || act_valid_q || hr_valid_q != '0 || ha_valid_q != '0;
 
   ncore_sbuf #(.Cfg(Cfg), .NumEngRd(4), .NumEngWr(2)) u_sbuf (
@@ -211,24 +211,24 @@ module ncore_top
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(2)) u_psum (
     .clk_i, .rst_ni,
-    .te_valid_i(tw_valid), .te_addr_i(tw_addr), .te_data_i(tw_data), .te_acc_i(tw_acc),
+    .pe_valid_i(tw_valid), .pe_addr_i(tw_addr), .pe_data_i(tw_data), .pe_acc_i(tw_acc),
     .er_req_i(pr_req), .er_addr_i(pr_addr), .er_mask_i(en_rd_mask), .er_gnt_o(pr_gnt),
     .er_rdata_o(pr_rdata),
     .ew_req_i(pw_req), .ew_addr_i(pw_addr), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben),
     .ew_wdata_i(ew_wdata), .ew_gnt_o(pw_gnt), .perf_rd_bytes_o(perf_psum_rd_bytes_o),
     .perf_wr_bytes_o(perf_psum_wr_bytes_o));
 
-  ncore_te #(.Cfg(Cfg)) u_te (
+  ncore_pe #(.Cfg(Cfg)) u_pe (
     .clk_i, .rst_ni,
     .insn_valid_i(pe_valid_q), .insn_i(pe_insn_q), .ls_ready_o(pe_ls_ready_o), .mm_ready_o(pe_mm_ready_o),
     .accept_o(pe_accept_o), .ls_start_o(pe_ls_start_o), .mm_start_o(pe_mm_start_o),
-    .ls_done_o(pe_ls_done_o), .mm_done_o(pe_mm_done_o), .busy_o(te_busy),
+    .ls_done_o(pe_ls_done_o), .mm_done_o(pe_mm_done_o), .busy_o(pe_busy),
     .sr_req_o(er_req[3]), .sr_addr_o(er_addr[3]), .sr_mask_o(er_mask[3]), .sr_gnt_i(er_gnt[3]),
     .sr_data_i(er_rdata[3]),
     .mr_req_o(er_req[0]), .mr_addr_o(er_addr[0]), .mr_mask_o(er_mask[0]), .mr_gnt_i(er_gnt[0]),
     .mr_data_i(er_rdata[0]),
     .pw_valid_o(tw_valid), .pw_addr_o(tw_addr), .pw_data_o(tw_data), .pw_acc_o(tw_acc),
-    .perf_macs_o(perf_te_macs_o), .perf_busy_o(perf_te_busy_o));
+    .perf_macs_o(perf_pe_macs_o), .perf_busy_o(perf_pe_busy_o));
 
   ncore_dve #(.Cfg(Cfg)) u_dve (
     .clk_i, .rst_ni, .ce_i(dve_ce),

@@ -36,6 +36,7 @@ struct EnumValue {
   unsigned value;
   unsigned bytes;  // dtype only
   std::string doc;
+  int stream = -1;  // engine only: index of its instruction stream in a Program, -1 for none
 };
 
 struct Enum {
@@ -120,7 +121,7 @@ Isa parse_isa(const json& j) {
     for (auto& v : e.at("values")) {
       unsigned value = v.at("value").get<unsigned>();
       if (value >= (1u << en.width)) fail("enum " + name + " value " + v.at("name").get<std::string>() + " does not fit its width");
-      en.values.push_back({v.at("name"), value, v.value("bytes", 0u), v.value("doc", "")});
+      en.values.push_back({v.at("name"), value, v.value("bytes", 0u), v.value("doc", ""), v.value("stream", -1)});
     }
     isa.enums.push_back(std::move(en));
   }
@@ -281,6 +282,31 @@ void emit_codec(const Isa& isa, const Struct& s, std::ostream& enc, std::ostream
   }
 }
 
+// The engines that own an instruction stream, in a Program's stream order (their `stream`
+// attribute, which must number them 0..n-1).
+void emit_stream_kinds(const Enum& engine, std::ostream& o) {
+  std::vector<const EnumValue*> order;
+  for (auto& v : engine.values)
+    if (v.stream >= 0) {
+      if (static_cast<size_t>(v.stream) >= order.size()) order.resize(static_cast<size_t>(v.stream) + 1, nullptr);
+      if (order[static_cast<size_t>(v.stream)]) fail("engine stream " + std::to_string(v.stream) + " given twice");
+      order[static_cast<size_t>(v.stream)] = &v;
+    }
+  for (size_t i = 0; i < order.size(); ++i)
+    if (!order[i]) fail("engine streams must be numbered 0..n-1 (no engine has stream " + std::to_string(i) + ")");
+  o << "// The engines with an instruction stream of their own, in a Program's stream order; the DMA\n"
+       "// queues' streams follow them.\n"
+       "enum class StreamKind : uint8_t {";
+  for (size_t i = 0; i < order.size(); ++i) o << (i ? ", " : " ") << order[i]->name << " = " << i;
+  o << " };\ninline constexpr unsigned kNumEngineStreams = " << order.size() << ";\n";
+  o << "inline constexpr Engine kStreamEngine[kNumEngineStreams] = {";
+  for (size_t i = 0; i < order.size(); ++i) o << (i ? ", " : "") << "Engine::" << order[i]->name;
+  o << "};\n// The stream index of an engine's own stream, or -1 (none, dma).\n"
+       "inline constexpr int engine_stream(Engine e) {\n  switch (e) {\n";
+  for (size_t i = 0; i < order.size(); ++i) o << "    case Engine::" << order[i]->name << ": return " << i << ";\n";
+  o << "    default: return -1;\n  }\n}\n\n";
+}
+
 std::string gen_cpp_isa(const Isa& isa) {
   std::ostringstream o;
   const Struct& insn = *find_struct(isa, "insn");
@@ -316,6 +342,7 @@ std::string gen_cpp_isa(const Isa& isa) {
     for (auto& v : dt->values) o << "    case Dtype::" << v.name << ": return " << v.bytes << ";\n";
     o << "  }\n  return 0;\n}\n\n";
   }
+  if (auto* en = find_enum(isa, "engine")) emit_stream_kinds(*en, o);
   for (auto& s : isa.structs) {
     o << "// " << s.doc << "\n";
     o << "struct " << camel(s.name) << " {\n";

@@ -18,31 +18,16 @@
 namespace ncore {
 
 unsigned Program::stream_index(isa::Engine engine, unsigned queue) {
-  switch (engine) {
-    case isa::Engine::pe: return 0;
-    case isa::Engine::act: return 1;
-    case isa::Engine::pool: return 2;
-    case isa::Engine::dve: return 3;
-    case isa::Engine::sp: return 4;
-    case isa::Engine::dma: return kNumEngineStreams + queue;
-    default: break;
-  }
+  if (engine == isa::Engine::dma) return kNumEngineStreams + queue;
+  if (const int s = isa::engine_stream(engine); s >= 0) return static_cast<unsigned>(s);
   throw SimError(fmt::format("no instruction stream for engine '{}'", isa::to_string(engine)));
 }
 
 std::vector<Stream> make_streams(unsigned dma_queues) {
-  static const struct {
-    const char* name;
-    isa::Engine engine;
-  } kEngines[kNumEngineStreams] = {{"pe", isa::Engine::pe},
-                                   {"act", isa::Engine::act},
-                                   {"pool", isa::Engine::pool},
-                                   {"dve", isa::Engine::dve},
-                                   {"sp", isa::Engine::sp}};
   std::vector<Stream> s(kNumEngineStreams + dma_queues);
   for (unsigned i = 0; i < kNumEngineStreams; ++i) {
-    s[i].name = kEngines[i].name;
-    s[i].engine = kEngines[i].engine;
+    s[i].name = isa::to_string(isa::kStreamEngine[i]);
+    s[i].engine = isa::kStreamEngine[i];
   }
   for (unsigned q = 0; q < dma_queues; ++q) {
     s[kNumEngineStreams + q].name = fmt::format("q{}", q);

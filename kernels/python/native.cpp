@@ -181,7 +181,7 @@ py::dict stats_of(const PyResult& r) {
   d["dma_transfer_count"] = s.dma_transfers;
   d["hbm_read_bytes"] = s.hbm_read_bytes;
   d["hbm_write_bytes"] = s.hbm_write_bytes;
-  d["te_macs"] = s.te_macs;
+  d["pe_macs"] = s.pe_macs;
   d["evaluated_cycles"] = s.evaluated_cycles;
   d["skipped_cycles"] = s.skipped_cycles;
   d["wall_seconds"] = s.wall_seconds;

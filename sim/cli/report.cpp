@@ -15,10 +15,10 @@ namespace {
 bool on_rtl(const run::KernelRun& r) { return r.result.backend == run::Backend::rtl; }
 
 // The tensor engine's utilisation over the run: MACs over 128 x 128 x cycles.
-double te_utilisation(const run::KernelRun& r) {
+double pe_utilisation(const run::KernelRun& r) {
   const uint64_t pe_count = uint64_t{r.preset->num_partitions} * r.preset->num_partitions;
   const auto& s = r.result.stats;
-  return s.cycles ? 100.0 * static_cast<double>(s.te_macs) / static_cast<double>(pe_count * s.cycles) : 0.0;
+  return s.cycles ? 100.0 * static_cast<double>(s.pe_macs) / static_cast<double>(pe_count * s.cycles) : 0.0;
 }
 
 }  // namespace
@@ -41,8 +41,8 @@ void print_report(std::ostream& out, const Options& o, const run::KernelRun& r) 
   out << "instructions: " << s.instructions;
   if (o.check && rtl) out << " (" << s.checked_instructions << " checked against the golden model)";
   out << "\n";
-  if (rtl && s.te_macs > 0)
-    out << fmt::format("Tensor engine: {} MACs, {:.1f}% of the array's peak over the run\n", s.te_macs, te_utilisation(r));
+  if (rtl && s.pe_macs > 0)
+    out << fmt::format("Tensor engine: {} MACs, {:.1f}% of the array's peak over the run\n", s.pe_macs, pe_utilisation(r));
   if (rtl)
     out << fmt::format("simulated in {:.2f} s ({} cycles clocked, {} idle cycles skipped, {} thread{})\n", s.wall_seconds,
                        s.evaluated_cycles, s.skipped_cycles, r.result.threads, r.result.threads == 1 ? "" : "s");
@@ -78,9 +78,9 @@ void write_json(const std::string& path, const Options& o, const run::KernelRun&
   j["hbm_read_bytes"] = s.hbm_read_bytes;
   j["hbm_write_bytes"] = s.hbm_write_bytes;
   if (rtl) {
-    j["te_macs"] = s.te_macs;
-    j["te_utilization_percent"] = te_utilisation(r);
-    j["te_array_busy_cycles"] = s.te_array_busy_cycles;
+    j["pe_macs"] = s.pe_macs;
+    j["pe_utilization_percent"] = pe_utilisation(r);
+    j["pe_array_busy_cycles"] = s.pe_array_busy_cycles;
   }
   j["evaluated_cycles"] = s.evaluated_cycles;
   j["skipped_cycles"] = s.skipped_cycles;

@@ -36,8 +36,8 @@ struct EnginePins : InsnPins {
 };
 
 // The tensor engine: ready, read start and done per kind (load_stationary, multiply_moving).
-struct TePins : InsnPins {
-  TePins() : InsnPins("pe") {}
+struct PePins : InsnPins {
+  PePins() : InsnPins("pe") {}
   sc_signal<bool> ls_ready{"pe_ls_ready"}, mm_ready{"pe_mm_ready"}, accept{"pe_accept"}, ls_start{"pe_ls_start"},
       mm_start{"pe_mm_start"}, ls_done{"pe_ls_done"}, mm_done{"pe_mm_done"};
 };
@@ -70,7 +70,7 @@ inline void InsnPins::present(const isa::Insn& in) {
 struct CorePins {
   sc_signal<bool> clk{"clk"}, rst_n{"rst_n"};
   EnginePins dve{"dve"}, act{"act"};
-  TePins pe;
+  PePins pe;
   DmaPins dma;
   HbmPins hbm;
   sc_signal<bool> busy{"busy"};

@@ -32,11 +32,11 @@ struct WaveScope {
 };
 inline constexpr WaveScope kWaveScopes[] = {
     {"seq", "", "the core's ports: instruction interfaces from the sequencers, HBM ports, busy"},
-    {"ve", "u_dve", "vector engine"},
+    {"dve", "u_dve", "vector engine"},
     {"act", "u_act", "scalar (activation) engine"},
     {"dma", "u_dma", "DMA queues and engines"},
     {"sbuf", "u_sbuf", "state buffer ports and arbitration"},
-    {"te", "u_te", "tensor engine: loader, streamer, PE array, PSUM writer"},
+    {"pe", "u_pe", "tensor engine: loader, streamer, PE array, PSUM writer"},
     {"psum", "u_psum", "partial-sum buffer ports and arbitration"},
 };
 
@@ -92,9 +92,9 @@ struct RunResult {
   // ncore_psum.sv say how each port counts: engine reads 4 bytes per lane, DMA reads whole lines).
   uint64_t sbuf_read_bytes = 0, sbuf_write_bytes = 0;
   uint64_t psum_read_bytes = 0, psum_write_bytes = 0;
-  // The tensor engine's counters (ncore_te.sv): multiply-accumulates given to the PE array (rows
+  // The tensor engine's counters (ncore_pe.sv): multiply-accumulates given to the PE array (rows
   // x stationary columns of every moving column) and cycles with a column in the array.
-  uint64_t te_macs = 0, te_array_busy_cycles = 0;
+  uint64_t pe_macs = 0, pe_array_busy_cycles = 0;
   uint64_t checked_instructions = 0;  // instructions compared with the golden model
   double wall_seconds = 0;
   std::vector<StreamStats> streams;

@@ -33,7 +33,7 @@
 #include "core/insn_stream.hpp"
 #include "core/rtl_model.hpp"
 #include "core/sem_wait_sequencer.hpp"
-#include "core/te_sequencer.hpp"
+#include "core/pe_sequencer.hpp"
 #include "ncore/semaphores.hpp"
 
 class VerilatedFstC;
@@ -95,7 +95,7 @@ class CoreTop : public sc_module, public Core, private InsnSink {
   std::vector<InsnStream> streams_;  // the engines' streams, then the DMA queues'
   SemWaitSequencer sem_waits_;
   EngineSequencer dve_, act_;
-  TensorEngineSequencer pe_;
+  PeSequencer pe_;
   DmaQueues dma_;
   std::vector<Sequencer*> sequencers_;  // in the order they issue each cycle
 

@@ -10,7 +10,7 @@
 namespace ncore::sim {
 
 GoldenCheck::GoldenCheck(const Preset& preset, const Program& prog, const std::vector<uint8_t>& hbm,
-                         const RtlModel& rtl, const TensorEngineSequencer& pe, const RunOptions& opt)
+                         const RtlModel& rtl, const PeSequencer& pe, const RunOptions& opt)
     : golden_(preset, prog.hbm_bytes), prog_(prog), hbm_(hbm), rtl_(rtl), pe_(pe) {
   std::memcpy(golden_.hbm(), hbm.data(), hbm.size());
   if (opt.golden_setup) opt.golden_setup(golden_);

@@ -9,7 +9,7 @@
 #include "core/core_sim.hpp"
 #include "core/insn_stream.hpp"
 #include "core/rtl_model.hpp"
-#include "core/te_sequencer.hpp"
+#include "core/pe_sequencer.hpp"
 #include "golden_model.hpp"
 
 namespace ncore::sim {
@@ -18,7 +18,7 @@ class GoldenCheck {
  public:
   // The golden model starts from `hbm` as it is now (then opt.golden_setup, if any, is called on it).
   GoldenCheck(const Preset& preset, const Program& prog, const std::vector<uint8_t>& hbm, const RtlModel& rtl,
-              const TensorEngineSequencer& pe, const RunOptions& opt);
+              const PeSequencer& pe, const RunOptions& opt);
 
   // A sem_wait retired (no data effect; the golden model validates it).
   void retired(const isa::Insn& in) { golden_.execute(in); }
@@ -35,7 +35,7 @@ class GoldenCheck {
   const Program& prog_;
   const std::vector<uint8_t>& hbm_;
   const RtlModel& rtl_;
-  const TensorEngineSequencer& pe_;
+  const PeSequencer& pe_;
 };
 
 }  // namespace ncore::sim

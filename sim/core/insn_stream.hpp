@@ -3,7 +3,7 @@
 // their records. It also runs the one sequencer-only instruction, sem_wait, which retires at
 // the head as soon as its wait holds (its update fires then, once).
 //
-// The engines' sequencers (engine_sequencer.hpp, te_sequencer.hpp, dma_queues.hpp) take
+// The engines' sequencers (engine_sequencer.hpp, pe_sequencer.hpp, dma_queues.hpp) take
 // instructions from the head into flight and complete them; what follows a retirement or a
 // completion (counts, check mode) is the InsnSink's business.
 #pragma once

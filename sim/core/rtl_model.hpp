@@ -33,7 +33,7 @@ class RtlModel {
   virtual void reset() = 0;
 
   // Inside the RTL (rtl_state.hpp): memory words, and the performance counters into the
-  // result's sbuf_*, psum_* and te_* fields.
+  // result's sbuf_*, psum_* and pe_* fields.
   virtual uint32_t sbuf_word(unsigned p, uint64_t word) const = 0;
   virtual uint32_t psum_word(unsigned p, uint64_t word) const = 0;
   virtual void read_counters(RunResult& r) const = 0;

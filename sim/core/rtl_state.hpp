@@ -33,15 +33,15 @@ class RtlState {
   // The counters' ports, bound by the model's port binding.
   sc_signal<uint64_t> sbuf_rd_bytes{"perf_sbuf_rd_bytes"}, sbuf_wr_bytes{"perf_sbuf_wr_bytes"};
   sc_signal<uint64_t> psum_rd_bytes{"perf_psum_rd_bytes"}, psum_wr_bytes{"perf_psum_wr_bytes"};
-  sc_signal<uint64_t> te_macs{"perf_te_macs"}, te_busy{"perf_te_busy"};
+  sc_signal<uint64_t> pe_macs{"perf_pe_macs"}, pe_busy{"perf_pe_busy"};
 
   void read_counters(RunResult& res) const {
     res.sbuf_read_bytes = sbuf_rd_bytes.read();
     res.sbuf_write_bytes = sbuf_wr_bytes.read();
     res.psum_read_bytes = psum_rd_bytes.read();
     res.psum_write_bytes = psum_wr_bytes.read();
-    res.te_macs = te_macs.read();
-    res.te_array_busy_cycles = te_busy.read();
+    res.pe_macs = pe_macs.read();
+    res.pe_array_busy_cycles = pe_busy.read();
   }
 
  private:

@@ -109,8 +109,8 @@ class VerilatedRtl final : public RtlModel {
     m_->perf_sbuf_wr_bytes_o(state_.sbuf_wr_bytes);
     m_->perf_psum_rd_bytes_o(state_.psum_rd_bytes);
     m_->perf_psum_wr_bytes_o(state_.psum_wr_bytes);
-    m_->perf_te_macs_o(state_.te_macs);
-    m_->perf_te_busy_o(state_.te_busy);
+    m_->perf_pe_macs_o(state_.pe_macs);
+    m_->perf_pe_busy_o(state_.pe_busy);
   }
 
   void dma_done(uint32_t* out) const override {

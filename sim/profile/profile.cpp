@@ -328,7 +328,7 @@ json profile_summary(const ProfileRun& run) {
   // against the 16-bit peak (each fp32 matmul is two FP32_LO_HI instructions logging half the
   // flops each), so fp32 tops out at 25 %; counted the same way here: MACs once, 16-bit peak.
   const uint64_t P = pre.num_partitions;
-  if (r) macs = r->te_macs;  // what the PE array was given (ncore_te.sv's counter)
+  if (r) macs = r->pe_macs;  // what the PE array was given (ncore_pe.sv's counter)
   m.add("mfu_estimated_percent", r ? json(cycles ? 100.0 * static_cast<double>(macs) / static_cast<double>(P * P * cycles) : 0.0) : json(nullptr),
         "%",
         fmt::format("100 x sum over completed multiply_moving of K x M x N MACs / ({} x {} x cycles): the array's peak "

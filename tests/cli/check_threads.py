@@ -22,7 +22,7 @@ CASES = {
     "conv fp16 pool 2": ["--kernel", "conv", "--batch", 1, "--in-channels", 256, "--pool-size", 2, "--dtype", "fp16"],
 }
 SAME = ("cycles", "evaluated_cycles", "skipped_cycles", "instructions", "checked_instructions", "dma_transfer_count",
-        "te_macs", "te_array_busy_cycles", "hbm_read_bytes", "hbm_write_bytes")
+        "pe_macs", "pe_array_busy_cycles", "hbm_read_bytes", "hbm_write_bytes")
 for label, args in CASES.items():
     res = {}
     for t in (1, 2):
@@ -41,8 +41,8 @@ for label, args in CASES.items():
 
 # auto: two threads for a tensor-engine Program on a machine with two cores, one otherwise.
 two = (os.cpu_count() or 1) >= 2
-rc, _ = run("--kernel", "transpose", "-n", 128, "--json", path("auto_te.json"))
-check(rc == 0 and json.load(open(path("auto_te.json")))["rtl_threads"] == (2 if two else 1),
+rc, _ = run("--kernel", "transpose", "-n", 128, "--json", path("auto_pe.json"))
+check(rc == 0 and json.load(open(path("auto_pe.json")))["rtl_threads"] == (2 if two else 1),
       "auto: the transpose runs on the two-thread model (machine with two cores or more)")
 rc, _ = run("--kernel", "stream", "-n", 25600, "--json", path("auto_ve.json"))
 check(rc == 0 and json.load(open(path("auto_ve.json")))["rtl_threads"] == 1,

@@ -40,8 +40,8 @@ full_size, full, full_times = dump("full.fst")
 check(any(s.endswith("ncore_top.u_dma") for s in full) and any(s.endswith("ncore_top.u_dve") for s in full),
       "the full dump has the DMA and vector engine scopes")
 
-ve_size, ve, _ = dump("ve.fst", "--waves-scope", "ve")
-check(bool(ve) and all(".ncore_top.u_dve" in s for s in ve), f"a 've' dump holds only the vector engine ({sorted(ve)[:3]})")
+ve_size, dve, _ = dump("dve.fst", "--waves-scope", "dve")
+check(bool(dve) and all(".ncore_top.u_dve" in s for s in dve), f"a 'dve' dump holds only the vector engine ({sorted(dve)[:3]})")
 check(ve_size < full_size, f"the scoped dump is smaller ({ve_size} < {full_size} bytes)")
 
 seq_size, seq, _ = dump("seq.fst", "--waves-scope", "seq,dma")
@@ -49,10 +49,10 @@ check(all(s.endswith("ncore_top") or ".ncore_top.u_dma" in s for s in seq) and a
       "a 'seq,dma' dump holds the core's ports and the DMA block only")
 
 conv = ("--kernel", "conv", "--batch", "1", "--height", "6", "--width", "6")
-_, te_act, _ = dump("te_act.fst", "--waves-scope", "te,act", kernel=conv)
-check(bool(te_act) and all(".ncore_top.u_te" in s or ".ncore_top.u_act" in s for s in te_act)
-      and any(".ncore_top.u_act" in s for s in te_act) and any(".ncore_top.u_te" in s for s in te_act),
-      "a 'te,act' dump of the conv kernel holds the tensor and scalar engines only")
+_, pe_act, _ = dump("pe_act.fst", "--waves-scope", "pe,act", kernel=conv)
+check(bool(pe_act) and all(".ncore_top.u_pe" in s or ".ncore_top.u_act" in s for s in pe_act)
+      and any(".ncore_top.u_act" in s for s in pe_act) and any(".ncore_top.u_pe" in s for s in pe_act),
+      "a 'pe,act' dump of the conv kernel holds the tensor and scalar engines only")
 
 # A window of cycles 3200 to 4000 (the loads move data once their 1300 ns fixed cost is paid):
 # at 2.4 GHz, 416.7 ps per cycle. The dump's header time 0 aside, every time lies in the window.
@@ -70,7 +70,7 @@ check(p.returncode == 2 and "unknown scope" in p.stderr, f"an unknown scope is r
 p = subprocess.run([SIM, "--kernel", "stream", "-n", "25600", "--waves-window", "5:1"], capture_output=True, text=True)
 check(p.returncode == 2, f"a window without --waves is refused ({p.returncode})")
 
-print(f"dump sizes: full {full_size} B, ve {ve_size} B, seq+dma {seq_size} B, window {win_size} B")
+print(f"dump sizes: full {full_size} B, dve {ve_size} B, seq+dma {seq_size} B, window {win_size} B")
 
 # The save files: one per kernel family, each checked against a short run of one of its kernels.
 SAVE_KERNELS = {

@@ -45,7 +45,7 @@ double out_ulp(isa::Dtype dt) { return dt == isa::Dtype::fp32 ? 0x1p-23 : dt == 
 
 }  // namespace
 
-TEST_CASE("matrix_transpose on the RTL: 128x128, 256x384, 1024x1024 and the 16-bit dtypes, exact", "[kernels][te]") {
+TEST_CASE("matrix_transpose on the RTL: 128x128, 256x384, 1024x1024 and the 16-bit dtypes, exact", "[kernels][pe]") {
   struct Case {
     int64_t n, m;
     isa::Dtype dt;
@@ -65,12 +65,12 @@ TEST_CASE("matrix_transpose on the RTL: 128x128, 256x384, 1024x1024 and the 16-b
     CHECK(wrong == 0);
     CHECK(r.run.checked_instructions > 0);
     // every 128 x 128 block is a multiply by a 128 x 128 identity
-    CHECK(r.run.te_macs == static_cast<uint64_t>(c.n * c.m * 128));
+    CHECK(r.run.pe_macs == static_cast<uint64_t>(c.n * c.m * 128));
   }
 }
 
 TEST_CASE("matmul_tiled and matmul_blocked on the RTL: several shapes, every dtype, within the fp32 accumulation bound",
-          "[kernels][te]") {
+          "[kernels][pe]") {
   struct Case {
     const char* kernel;
     int64_t k, m, n;
@@ -106,6 +106,6 @@ TEST_CASE("matmul_tiled and matmul_blocked on the RTL: several shapes, every dty
     CHECK(worst > 0);  // the comparison saw real rounding, not an empty or zero result
     CHECK(r.run.checked_instructions > 0);
     // the tensor engine's MAC counter saw every multiply-accumulate of the product, once
-    CHECK(r.run.te_macs == static_cast<uint64_t>(c.k * c.m * c.n));
+    CHECK(r.run.pe_macs == static_cast<uint64_t>(c.k * c.m * c.n));
   }
 }

@@ -15,7 +15,7 @@ namespace ncore::isa {
 inline constexpr unsigned kInsnBits = 1696;
 inline constexpr unsigned kInsnBytes = 216;  // image record: bits rounded up to 64
 
-// Engine ids as in nki.isa.engine.
+// Engine ids as in nki.isa.engine. `stream`: the engine's own instruction stream, its index in a Program (the DMA queues' streams follow).
 enum class Engine : uint8_t {
   none = 0,  // sequencer-only instruction (no engine)
   pe = 1,  // tensor engine (128x128 systolic array)
@@ -377,6 +377,23 @@ inline constexpr unsigned dtype_bytes(Dtype d) {
     case Dtype::fp16: return 2;
   }
   return 0;
+}
+
+// The engines with an instruction stream of their own, in a Program's stream order; the DMA
+// queues' streams follow them.
+enum class StreamKind : uint8_t { pe = 0, act = 1, pool = 2, dve = 3, sp = 4 };
+inline constexpr unsigned kNumEngineStreams = 5;
+inline constexpr Engine kStreamEngine[kNumEngineStreams] = {Engine::pe, Engine::act, Engine::pool, Engine::dve, Engine::sp};
+// The stream index of an engine's own stream, or -1 (none, dma).
+inline constexpr int engine_stream(Engine e) {
+  switch (e) {
+    case Engine::pe: return 0;
+    case Engine::act: return 1;
+    case Engine::pool: return 2;
+    case Engine::dve: return 3;
+    case Engine::sp: return 4;
+    default: return -1;
+  }
 }
 
 // Access pattern of a tensor operand. Element (p, i3, i2, i1, i0) is at byte offset + elem_bytes * (p * part_stride + sum(i_d * stride_d)) of partition start_part + p (SBUF/PSUM) or of HBM (where start_part is 0 and part_stride steps between rows). dims[0] is the innermost. Unused dims have size 1.

@@ -21,9 +21,10 @@ namespace ncore {
 
 inline constexpr unsigned kNumSemaphores = 256;
 
-// Streams in a Program, in this order: the engines, then the DMA queues.
-enum class StreamKind : uint8_t { pe = 0, act = 1, pool = 2, dve = 3, sp = 4 };
-inline constexpr unsigned kNumEngineStreams = 5;
+// Streams in a Program, in this order: the engines' own (generated from the ISA description),
+// then the DMA queues.
+using isa::kNumEngineStreams;
+using isa::StreamKind;
 
 struct SourceLoc {
   std::string file;  // as given by the kernel source (relative path)

@@ -112,11 +112,17 @@ TracerImpl::TracerImpl(std::string kernel, const ncore::Preset& preset, const Tr
 
 // --- errors and locations -----------------------------------------------------------------
 
-std::string TracerImpl::where(const Loc& loc) const {
-  const char* f = loc.file ? loc.file : "";
-  if (!root_.empty() && std::strncmp(f, root_.c_str(), root_.size()) == 0) f += root_.size();
-  return fmt::format("{}:{}", f, loc.line);
+// A source path from the repository's root: the compiler's __FILE__ is absolute (under root_) or,
+// when the build made it relative (ccache's base_dir, -fmacro-prefix-map), relative to the build
+// directory inside the repository.
+const char* TracerImpl::repo_path(const char* f) const {
+  if (!f) return "";
+  if (!root_.empty() && std::strncmp(f, root_.c_str(), root_.size()) == 0) return f + root_.size();
+  while (std::strncmp(f, "../", 3) == 0 || std::strncmp(f, "./", 2) == 0) f += f[1] == '/' ? 2 : 3;
+  return f;
 }
+
+std::string TracerImpl::where(const Loc& loc) const { return fmt::format("{}:{}", repo_path(loc.file), loc.line); }
 
 void TracerImpl::fail(const Loc& loc, const std::string& msg) const {
   throw ncore::KernelError(fmt::format("{}: {}", where(loc), msg));
@@ -126,8 +132,7 @@ uint32_t TracerImpl::loc_index(const Loc& loc) {
   const SiteKey key{loc.file, loc.line};
   auto it = loc_by_ptr_.find(key);
   if (it != loc_by_ptr_.end()) return it->second;
-  const char* f = loc.file ? loc.file : "";
-  if (!root_.empty() && std::strncmp(f, root_.c_str(), root_.size()) == 0) f += root_.size();
+  const char* f = repo_path(loc.file);
   auto named = loc_by_name_.emplace(std::make_pair(std::string(f), loc.line), static_cast<uint32_t>(locs_.size()));
   if (named.second) locs_.push_back(ncore::SourceLoc{f, static_cast<uint32_t>(loc.line)});
   loc_by_ptr_[key] = named.first->second;

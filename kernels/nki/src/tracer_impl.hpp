@@ -114,6 +114,7 @@ class TracerImpl {
 
   // --- errors and locations
   std::string where(const Loc& loc) const;  // "kernels/src/vector_add.cpp:42"
+  const char* repo_path(const char* file) const;  // the path from the repository root
   [[noreturn]] void fail(const Loc& loc, const std::string& msg) const;
   uint32_t loc_index(const Loc& loc);
 

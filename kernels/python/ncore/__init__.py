@@ -33,7 +33,7 @@ def options():
 
 def last_run():
     """The figures of the last run: backend, cycles, time_us, clock_mhz, instructions,
-    checked_instructions, dma_transfer_count, hbm_read_bytes, hbm_write_bytes, te_macs,
+    checked_instructions, dma_transfer_count, hbm_read_bytes, hbm_write_bytes, pe_macs,
     evaluated_cycles, skipped_cycles, wall_seconds, rtl_threads, kernel."""
     return dict(_run.last)
 

@@ -121,7 +121,7 @@ module ncore_lane_tb
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(1)) u_psum (
     .clk_i, .rst_ni,
-    .te_valid_i(tw_valid_i), .te_addr_i(tw_addr_i), .te_data_i(tw_data_i), .te_acc_i('0),
+    .pe_valid_i(tw_valid_i), .pe_addr_i(tw_addr_i), .pe_data_i(tw_data_i), .pe_acc_i('0),
     .er_req_i({p_rd_req, pn_req_i}), .er_addr_i({p_rd_addr, pn_addr_i}), .er_mask_i({rd_mask, pn_mask_i}),
     .er_gnt_o(p_rd_gnt), .er_rdata_o(p_rdata),
     .ew_req_i(p_wr_req), .ew_addr_i(p_wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_ben), .ew_wdata_i(wr_data),

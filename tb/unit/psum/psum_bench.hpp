@@ -55,9 +55,9 @@ namespace psum_tb {
 
 // What the traffic met, for the report and the coverage checks.
 struct PsumTally {
-  uint64_t cycles = 0, te_writes = 0, te_acc = 0, te_acc_nan = 0, te_acc_inf = 0, te_acc_inf_minus_inf = 0,
-           te_acc_sub = 0, te_acc_neg_zero = 0, te_acc_zero_signs = 0, te_acc_same_word_next_cycle = 0;
-  uint64_t rd_grants = 0, wr_grants = 0, refused_by_te = 0, refused_by_port = 0, same_word_rw = 0;
+  uint64_t cycles = 0, pe_writes = 0, pe_acc = 0, pe_acc_nan = 0, pe_acc_inf = 0, pe_acc_inf_minus_inf = 0,
+           pe_acc_sub = 0, pe_acc_neg_zero = 0, pe_acc_zero_signs = 0, pe_acc_same_word_next_cycle = 0;
+  uint64_t rd_grants = 0, wr_grants = 0, refused_by_pe = 0, refused_by_port = 0, same_word_rw = 0;
   uint64_t max_wait = 0;
 };
 
@@ -66,7 +66,7 @@ template <class M>
 class Bench {
  public:
   Bench(const Geometry& g, uint64_t seed)
-      : g_(g), rng_(seed), traffic_(g, rng_), er_(g.nr), ew_(g.nw), te_(g.P), ref_(size_t{g.P} * g.words),
+      : g_(g), rng_(seed), traffic_(g, rng_), er_(g.nr), ew_(g.nw), pe_(g.P), ref_(size_t{g.P} * g.words),
         er_exp_(g.nr, std::vector<uint32_t>(g.P, 0)), er_known_(g.nr), last_acc_word_(g.P, ~0u) {
     for (auto& w : ew_) w.data.assign(g_.P, 0);
     // Random fp32 patterns, the same in the storage and the reference.
@@ -83,7 +83,7 @@ class Bench {
   }
 
   // ---- one cycle --------------------------------------------------------------------------------
-  // Drives the tensor-engine lanes in te_ and the pending engine requests, checks the grants,
+  // Drives the tensor-engine lanes in pe_ and the pending engine requests, checks the grants,
   // applies the tensor engine's writes and the granted engine writes to the reference, clocks,
   // and checks read data, written words and counters. False after a failed check.
   bool cycle() {
@@ -132,7 +132,7 @@ class Bench {
     touched_.clear();
     std::vector<std::string> what;
     for (unsigned p = 0; p < g_.P; ++p) {
-      const TeLane& l = te_[p];
+      const PeLane& l = pe_[p];
       if (!l.valid) {
         last_acc_word_[p] = ~0u;
         continue;
@@ -142,13 +142,13 @@ class Bench {
       if (l.acc) {
         word = ref_add(old, l.data);
         tally_acc(old, l.data, word);
-        if (last_acc_word_[p] == l.word) ++t_.te_acc_same_word_next_cycle;
+        if (last_acc_word_[p] == l.word) ++t_.pe_acc_same_word_next_cycle;
         last_acc_word_[p] = l.word;
       } else {
         word = l.data;
         last_acc_word_[p] = ~0u;
       }
-      ++t_.te_writes;
+      ++t_.pe_writes;
       perf_wr_ += 4;
       touched_.push_back({p, l.word, "tensor-engine " + std::string(l.acc ? "accumulate " : "overwrite ") + hex(old) +
                                          (l.acc ? " + " : " <- ") + hex(l.data)});
@@ -177,7 +177,7 @@ class Bench {
       }
       ++q.wait;
       t_.max_wait = std::max(t_.max_wait, q.wait);
-      if (why.rfind("tensor engine", 0) == 0) ++t_.refused_by_te;
+      if (why.rfind("tensor engine", 0) == 0) ++t_.refused_by_pe;
       else ++t_.refused_by_port;
     };
     for (unsigned r = 0; r < g_.nr; ++r) settle(er_[r], rg[r], rwhy[r]);
@@ -214,8 +214,8 @@ class Bench {
   // Random traffic for `n` cycles in the given shape.
   bool run(const Traffic& t, uint64_t n) {
     for (uint64_t c = 0; c < n; ++c) {
-      traffic_.next_te(t, cycles_, te_);
-      traffic_.new_requests(t, te_, er_, ew_);
+      traffic_.next_pe(t, cycles_, pe_);
+      traffic_.new_requests(t, pe_, er_, ew_);
       if (!cycle()) return false;
     }
     return true;
@@ -226,7 +226,7 @@ class Bench {
   // must equal the reference.
   bool drain() {
     traffic_.stop();
-    for (auto& l : te_) l.valid = false;
+    for (auto& l : pe_) l.valid = false;
     const unsigned limit = std::max(g_.nr, g_.nw);
     for (unsigned c = 0; c < limit && pending(); ++c)
       if (!cycle()) return false;
@@ -269,8 +269,8 @@ class Bench {
   // Direct access for the directed tests.
   RdReq& er(unsigned r) { return er_[r]; }
   WrReq& ew(unsigned w) { return ew_[w]; }
-  TeLane& te(unsigned p) { return te_[p]; }
-  void te_idle() { for (auto& l : te_) l.valid = false; }
+  PeLane& pe(unsigned p) { return pe_[p]; }
+  void pe_idle() { for (auto& l : pe_) l.valid = false; }
   M& dut() { return *dut_; }
   uint32_t mem(unsigned p, unsigned w) const { return dut_->rootp->ncore_psum__DOT__mem_q[p][w]; }
   uint32_t rdata(unsigned r, unsigned p) const {
@@ -300,9 +300,9 @@ class Bench {
   // a request is granted when none of its lanes is held on its bank, and then holds them.
   void reference_grants(std::vector<bool>& rg, std::vector<bool>& wg, std::vector<std::string>& rwhy,
                         std::vector<std::string>& wwhy) const {
-    std::vector<Lanes> te_held(g_.banks);
+    std::vector<Lanes> pe_held(g_.banks);
     for (unsigned p = 0; p < g_.P; ++p)
-      if (te_[p].valid) te_held[bank_of_word(te_[p].word)].set(p);
+      if (pe_[p].valid) pe_held[bank_of_word(pe_[p].word)].set(p);
     auto side = [&](auto& reqs, std::vector<bool>& gnt, std::vector<std::string>& why) {
       std::vector<Lanes> held(g_.banks);
       gnt.assign(reqs.size(), false);
@@ -314,7 +314,7 @@ class Bench {
           continue;
         }
         const unsigned b = bank_of_addr(q.addr);
-        if ((te_held[b] & q.mask).any()) {
+        if ((pe_held[b] & q.mask).any()) {
           why[i] = "tensor engine writes lanes of its mask on bank " + std::to_string(b);
         } else if ((held[b] & q.mask).any()) {
           why[i] = "a lower port holds lanes of its mask on bank " + std::to_string(b);
@@ -329,27 +329,27 @@ class Bench {
   }
 
   void tally_acc(uint32_t a, uint32_t b, uint32_t r) {
-    ++t_.te_acc;
-    if (is_nan(a) || is_nan(b)) ++t_.te_acc_nan;
-    if (is_inf(a) || is_inf(b)) ++t_.te_acc_inf;
-    if (is_inf(a) && is_inf(b) && ((a ^ b) >> 31)) ++t_.te_acc_inf_minus_inf;
-    if (is_sub(a) || is_sub(b) || is_sub(r)) ++t_.te_acc_sub;
-    if (r == 0x80000000u) ++t_.te_acc_neg_zero;
-    if ((a & 0x7FFFFFFFu) == 0 && (b & 0x7FFFFFFFu) == 0 && a != b) ++t_.te_acc_zero_signs;
+    ++t_.pe_acc;
+    if (is_nan(a) || is_nan(b)) ++t_.pe_acc_nan;
+    if (is_inf(a) || is_inf(b)) ++t_.pe_acc_inf;
+    if (is_inf(a) && is_inf(b) && ((a ^ b) >> 31)) ++t_.pe_acc_inf_minus_inf;
+    if (is_sub(a) || is_sub(b) || is_sub(r)) ++t_.pe_acc_sub;
+    if (r == 0x80000000u) ++t_.pe_acc_neg_zero;
+    if ((a & 0x7FFFFFFFu) == 0 && (b & 0x7FFFFFFFu) == 0 && a != b) ++t_.pe_acc_zero_signs;
   }
 
-  // Puts te_ and the engine requests on the ports (an idle port's fields are junk on purpose).
+  // Puts pe_ and the engine requests on the ports (an idle port's fields are junk on purpose).
   void drive() {
     Lanes valid, acc;
     for (unsigned p = 0; p < g_.P; ++p) {
-      const TeLane& l = te_[p];
+      const PeLane& l = pe_[p];
       valid[p] = l.valid;
       acc[p] = l.acc;
-      put_bits(dut_->te_addr_i, p * g_.word_w, g_.word_w, l.word);
-      put_bits(dut_->te_data_i, p * 32, 32, l.data);
+      put_bits(dut_->pe_addr_i, p * g_.word_w, g_.word_w, l.word);
+      put_bits(dut_->pe_data_i, p * 32, 32, l.data);
     }
-    put_lanes(dut_->te_valid_i, 0, g_.P, valid);
-    put_lanes(dut_->te_acc_i, 0, g_.P, acc);
+    put_lanes(dut_->pe_valid_i, 0, g_.P, valid);
+    put_lanes(dut_->pe_acc_i, 0, g_.P, acc);
     for (unsigned r = 0; r < g_.nr; ++r) {
       const RdReq& q = er_[r];
       put_bits(dut_->er_req_i, r, 1, q.on);
@@ -376,7 +376,7 @@ class Bench {
   TrafficGen traffic_;
   std::vector<RdReq> er_;
   std::vector<WrReq> ew_;
-  std::vector<TeLane> te_;
+  std::vector<PeLane> pe_;
   std::vector<uint32_t> ref_;
   std::vector<std::vector<uint32_t>> er_exp_;
   std::vector<Lanes> er_known_;  // lanes of each read port whose data is known

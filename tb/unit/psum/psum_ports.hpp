@@ -112,7 +112,7 @@ struct WrReq {
   std::vector<uint32_t> data;  // per lane, the element in the low bits
   uint64_t wait = 0;
 };
-struct TeLane {
+struct PeLane {
   bool valid = false;
   uint32_t word = 0;
   uint32_t data = 0;

@@ -24,18 +24,18 @@ struct Stream {
   bool acc;
 };
 
-enum class TeMode { none, streams, lanes };
+enum class PeMode { none, streams, lanes };
 
 // Traffic shape of a phase.
 struct Traffic {
   const char* name;
-  TeMode te;
-  double te_rate;    // streams: chance per cycle that the next result starts, once the last has;
+  PeMode pe;
+  double pe_rate;    // streams: chance per cycle that the next result starts, once the last has;
                      // lanes: chance that a lane writes in a cycle
-  unsigned te_words; // lanes: 0 = anywhere, else only this many words of the hot bank
+  unsigned pe_words; // lanes: 0 = anywhere, else only this many words of the hot bank
   double p_req;      // a free engine port starts a new request
-  double p_hot;      // the request aims at the hot spot (follow_te: where the TE writes now)
-  bool follow_te;
+  double p_hot;      // the request aims at the hot spot (follow_pe: where the PE writes now)
+  bool follow_pe;
   unsigned hot_bank, hot_part;
   bool special;      // values from kSpecial only
 };
@@ -45,8 +45,8 @@ class TrafficGen {
  public:
   TrafficGen(const Geometry& g, std::mt19937_64& rng) : g_(g), rng_(rng), lane_free_(g.P, 0) {}
 
-  // The bank the tensor engine writes now (where follow_te phases aim the engine ports).
-  unsigned te_bank() const { return te_bank_; }
+  // The bank the tensor engine writes now (where follow_pe phases aim the engine ports).
+  unsigned pe_bank() const { return pe_bank_; }
 
   // No result in flight: the next stream starts afresh.
   void stop() {
@@ -55,32 +55,32 @@ class TrafficGen {
   }
 
   // The tensor engine's lanes for cycle `now`.
-  void next_te(const Traffic& t, uint64_t now, std::vector<TeLane>& te) {
+  void next_pe(const Traffic& t, uint64_t now, std::vector<PeLane>& pe) {
     std::uniform_real_distribution<double> u(0.0, 1.0);
-    for (auto& l : te) l.valid = false;
-    if (t.te == TeMode::lanes) {
+    for (auto& l : pe) l.valid = false;
+    if (t.pe == PeMode::lanes) {
       for (unsigned p = 0; p < g_.P; ++p) {
-        TeLane& l = te[p];
-        if (u(rng_) >= t.te_rate) continue;
+        PeLane& l = pe[p];
+        if (u(rng_) >= t.pe_rate) continue;
         l.valid = true;
-        l.word = t.te_words ? t.hot_bank * g_.bank_words + static_cast<uint32_t>(rng_() % t.te_words)
+        l.word = t.pe_words ? t.hot_bank * g_.bank_words + static_cast<uint32_t>(rng_() % t.pe_words)
                             : static_cast<uint32_t>(rng_() % g_.words);
         l.acc = rng_() % 4 != 0;
         l.data = value(t);
       }
-      te_bank_ = t.te_words ? t.hot_bank : static_cast<unsigned>(rng_() % g_.banks);
+      pe_bank_ = t.pe_words ? t.hot_bank : static_cast<unsigned>(rng_() % g_.banks);
       return;
     }
-    if (t.te != TeMode::streams) return;
+    if (t.pe != PeMode::streams) return;
     // start the next stream when the last one has started (the array streams back to back), or
     // after a gap
-    if ((streams_.empty() || streams_.back().start <= now) && u(rng_) < t.te_rate) add_stream(t, now);
+    if ((streams_.empty() || streams_.back().start <= now) && u(rng_) < t.pe_rate) add_stream(t, now);
     for (const Stream& s : streams_) {
       if (s.start > now) continue;
       for (unsigned i = 0; i < s.m; ++i) {
         const uint64_t at = s.start + i;
         if (now < at || now >= at + s.n) continue;
-        TeLane& l = te[s.q + i];
+        PeLane& l = pe[s.q + i];
         l.valid = true;
         l.word = s.base + static_cast<uint32_t>(now - at);
         l.acc = s.acc;
@@ -90,15 +90,15 @@ class TrafficGen {
     streams_.erase(std::remove_if(streams_.begin(), streams_.end(),
                                   [&](const Stream& s) { return s.start + s.m - 1 + s.n <= now + 1; }),
                    streams_.end());
-    if (!streams_.empty()) te_bank_ = bank_of_word(streams_.front().base);
+    if (!streams_.empty()) pe_bank_ = bank_of_word(streams_.front().base);
   }
 
   // New requests on the free engine ports.
-  void new_requests(const Traffic& t, const std::vector<TeLane>& te, std::vector<RdReq>& er,
+  void new_requests(const Traffic& t, const std::vector<PeLane>& pe, std::vector<RdReq>& er,
                     std::vector<WrReq>& ew) {
     std::uniform_real_distribution<double> u(0.0, 1.0);
     auto hot = [&] { return u(rng_) < t.p_hot; };
-    const unsigned hb = t.follow_te ? te_bank_ : t.hot_bank;
+    const unsigned hb = t.follow_pe ? pe_bank_ : t.hot_bank;
     // a word: on the hot spot, one of the first four words of the hot bank; else anywhere
     auto word_in = [&](bool h) {
       return h ? hb * g_.bank_words + static_cast<uint32_t>(rng_() % 4) : static_cast<uint32_t>(rng_() % g_.words);
@@ -117,8 +117,8 @@ class TrafficGen {
         default: for (unsigned p = 0; p < g_.P; ++p) if (rng_() % 2) m.set(p); break;
       }
       if (h) {
-        if (t.follow_te) {  // the lanes the tensor engine writes now
-          for (unsigned p = 0; p < g_.P; ++p) if (te[p].valid && rng_() % 2) m.set(p);
+        if (t.follow_pe) {  // the lanes the tensor engine writes now
+          for (unsigned p = 0; p < g_.P; ++p) if (pe[p].valid && rng_() % 2) m.set(p);
         } else {
           m.set(t.hot_part);
         }
@@ -177,7 +177,7 @@ class TrafficGen {
   std::vector<uint64_t> lane_free_;  // first cycle a partition is free of the streams so far
   Stream group_{};
   unsigned group_left_ = 0;
-  unsigned te_bank_ = 0;
+  unsigned pe_bank_ = 0;
 };
 
 }  // namespace psum_tb

@@ -31,7 +31,7 @@ namespace {
 // and the storage must equal the reference.
 #define DRAIN(bench)                        \
   do {                                      \
-    (bench).te_idle();                      \
+    (bench).pe_idle();                      \
     const bool drain_ok_ = (bench).drain(); \
     INFO((bench).error());                  \
     REQUIRE(drain_ok_);                     \
@@ -99,13 +99,13 @@ TEST_CASE("PSUM accumulate: hand-computed special cases", "[psum]") {
     CHECK(ref_add(cases[k].old, cases[k].add) == cases[k].sum);  // the bench's reference agrees
   // P cases at a time, one per partition, at word 5 + k of bank 1: overwrite then accumulate.
   for (unsigned k0 = 0; k0 < n; k0 += P) {
-    b.te_idle();
-    for (unsigned k = k0; k < std::min(n, k0 + P); ++k) b.te(k - k0) = TeLane{true, 64 + 5 + k, cases[k].old, false};
+    b.pe_idle();
+    for (unsigned k = k0; k < std::min(n, k0 + P); ++k) b.pe(k - k0) = PeLane{true, 64 + 5 + k, cases[k].old, false};
     STEP(b);
     for (unsigned k = k0; k < std::min(n, k0 + P); ++k) {
       INFO(cases[k].what);
       CHECK(b.mem(k - k0, 64 + 5 + k) == cases[k].old);  // an overwrite keeps the bits, NaN payloads too
-      b.te(k - k0) = TeLane{true, 64 + 5 + k, cases[k].add, true};
+      b.pe(k - k0) = PeLane{true, 64 + 5 + k, cases[k].add, true};
     }
     STEP(b);
     for (unsigned k = k0; k < std::min(n, k0 + P); ++k) {
@@ -129,10 +129,10 @@ TEST_CASE("PSUM accumulate: read, add and write in the cycle, so a word can be a
   const uint32_t after[3][3] = {{0x3F800000, 0x3F800000, 0x3F800000},
                                 {0x3F800002, 0x3F800002, 0x3F800002},
                                 {0x7F800000, 0x7F800000, 0x7FC00000}};
-  for (unsigned p = 0; p < 3; ++p) b.te(p) = TeLane{true, 200, first[p], false};
+  for (unsigned p = 0; p < 3; ++p) b.pe(p) = PeLane{true, 200, first[p], false};
   STEP(b);
   for (unsigned c = 0; c < 3; ++c) {
-    for (unsigned p = 0; p < 3; ++p) b.te(p) = TeLane{true, 200, adds[p][c], true};
+    for (unsigned p = 0; p < 3; ++p) b.pe(p) = PeLane{true, 200, adds[p][c], true};
     STEP(b);
     for (unsigned p = 0; p < 3; ++p) {
       INFO("lane " << p << ", accumulate " << c);
@@ -150,8 +150,8 @@ TEST_CASE("PSUM tensor engine has priority: refused engine accesses wait and hav
   // 1, lanes 0-3) and write port 1 (bank 1, lane 6) do not: granted, every cycle.
   const uint32_t before_w = b.mem(4, 127);
   for (unsigned c = 0; c < 3; ++c) {
-    b.te(4) = TeLane{true, 70, 0x3F800000, true};
-    b.te(5) = TeLane{true, 70, 0x3F800000, true};
+    b.pe(4) = PeLane{true, 70, 0x3F800000, true};
+    b.pe(5) = PeLane{true, 70, 0x3F800000, true};
     b.er(0) = read_req(100 * 4, 0x60);
     b.er(1) = read_req(90 * 4 + 2, 0x0F);
     b.ew(0) = write_req(127 * 4, 0x10, 0xF, 0xDEADBEEF);
@@ -165,17 +165,17 @@ TEST_CASE("PSUM tensor engine has priority: refused engine accesses wait and hav
   }
   // The tensor engine moves to bank 2 on partition 4 only: write port 0 (lane 4, bank 1) and
   // read port 0 (lanes 5-6) go through at once.
-  b.te_idle();
-  b.te(4) = TeLane{true, 130, 0x40000000, false};
+  b.pe_idle();
+  b.pe(4) = PeLane{true, 130, 0x40000000, false};
   STEP(b);
   CHECK(b.last_read_grants() == 0b001);  // read port 1 was granted before and asked no more
   CHECK(b.last_write_grants() == 0b01);
   CHECK(b.mem(4, 127) == 0xDEADBEEFu);
   CHECK(b.rdata(0, 5) == b.mem(5, 100));
   // A read of the very word the tensor engine writes, on its lane, is refused too (the engine
-  // holds the bank's read port): a TE write and an engine read never meet on one word.
-  b.te_idle();
-  b.te(7) = TeLane{true, 10, 0x3F800000, false};
+  // holds the bank's read port): a PE write and an engine read never meet on one word.
+  b.pe_idle();
+  b.pe(7) = PeLane{true, 10, 0x3F800000, false};
   b.er(0) = read_req(10 * 4, 0x80);
   b.er(2) = read_req(10 * 4, 0x100);  // the same word on partition 8: granted
   STEP(b);
@@ -241,7 +241,7 @@ TEST_CASE("PSUM byte enables and 2-byte engine elements at bytes 0 and 2", "[psu
   // the tensor engine accumulates onto what the engine wrote: 0x3F800000 + 0x3F800000 = 2
   write(4 * w + 2, 0x0001, 0x3, 0x00003F80u);
   write(4 * w, 0x0001, 0x3, 0x00000000u);
-  b.te(0) = TeLane{true, w, 0x3F800000u, true};
+  b.pe(0) = PeLane{true, w, 0x3F800000u, true};
   STEP(b);
   CHECK(b.mem(0, w) == 0x40000000u);
   DRAIN(b);

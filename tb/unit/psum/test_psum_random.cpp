@@ -23,24 +23,24 @@ namespace {
 std::vector<Traffic> phases(const Geometry& g) {
   const unsigned hp = g.P / 3;
   return {
-      {"results streamed, engines anywhere", TeMode::streams, 0.8, 0, 0.6, 0.0, false, 0, 0, false},
-      {"results streamed, engines on the banks and lanes being written", TeMode::streams, 0.8, 0, 0.7, 0.7, true, 0, 0, false},
-      {"random lanes, engines on bank 1", TeMode::lanes, 0.4, 0, 0.7, 0.6, false, 1, hp, false},
-      {"accumulation groups of special values, engines on the lanes being written", TeMode::streams, 0.9, 0, 0.5, 0.4, true, 0, 0, true},
-      {"random lanes on 6 words of bank 2, special values", TeMode::lanes, 0.7, 6, 0.6, 0.5, false, 2, hp, true},
-      {"no tensor engine, engines at full rate on bank 0", TeMode::none, 0.0, 0, 1.0, 0.7, false, 0, hp, false},
-      {"everything at full rate", TeMode::lanes, 1.0, 0, 1.0, 0.5, false, 3 % g.banks, hp, false},
+      {"results streamed, engines anywhere", PeMode::streams, 0.8, 0, 0.6, 0.0, false, 0, 0, false},
+      {"results streamed, engines on the banks and lanes being written", PeMode::streams, 0.8, 0, 0.7, 0.7, true, 0, 0, false},
+      {"random lanes, engines on bank 1", PeMode::lanes, 0.4, 0, 0.7, 0.6, false, 1, hp, false},
+      {"accumulation groups of special values, engines on the lanes being written", PeMode::streams, 0.9, 0, 0.5, 0.4, true, 0, 0, true},
+      {"random lanes on 6 words of bank 2, special values", PeMode::lanes, 0.7, 6, 0.6, 0.5, false, 2, hp, true},
+      {"no tensor engine, engines at full rate on bank 0", PeMode::none, 0.0, 0, 1.0, 0.7, false, 0, hp, false},
+      {"everything at full rate", PeMode::lanes, 1.0, 0, 1.0, 0.5, false, 3 % g.banks, hp, false},
   };
 }
 
 std::string tally_report(const PsumTally& t) {
   std::ostringstream s;
-  s << t.cycles << " cycles; tensor engine: " << t.te_writes << " words written, " << t.te_acc << " accumulated ("
-    << t.te_acc_nan << " with a NaN, " << t.te_acc_inf << " with an infinity, " << t.te_acc_inf_minus_inf
-    << " inf - inf, " << t.te_acc_sub << " with a subnormal operand or sum, " << t.te_acc_zero_signs
-    << " +0 + -0, " << t.te_acc_neg_zero << " summing to -0, " << t.te_acc_same_word_next_cycle
+  s << t.cycles << " cycles; tensor engine: " << t.pe_writes << " words written, " << t.pe_acc << " accumulated ("
+    << t.pe_acc_nan << " with a NaN, " << t.pe_acc_inf << " with an infinity, " << t.pe_acc_inf_minus_inf
+    << " inf - inf, " << t.pe_acc_sub << " with a subnormal operand or sum, " << t.pe_acc_zero_signs
+    << " +0 + -0, " << t.pe_acc_neg_zero << " summing to -0, " << t.pe_acc_same_word_next_cycle
     << " onto the word the lane accumulated the cycle before); engine ports: " << t.rd_grants << " reads and "
-    << t.wr_grants << " writes granted, " << t.refused_by_te << " refusals for the tensor engine, " << t.refused_by_port
+    << t.wr_grants << " writes granted, " << t.refused_by_pe << " refusals for the tensor engine, " << t.refused_by_port
     << " for a lower port, " << t.same_word_rw << " lanes read and written in one cycle";
   return s.str();
 }
@@ -65,14 +65,14 @@ void random_run(const Geometry& g, uint64_t cycles, uint64_t seed) {
   WARN("psum " << g.preset << ", " << g.nr << " read + " << g.nw << " write engine ports: " << tally_report(t)
                << "; longest wait of a request (cycles) by phase:" << waits);
   // the traffic met every case it is meant to
-  CHECK(t.te_acc > t.te_writes / 4);
-  CHECK(t.te_acc_nan > 0);
-  CHECK(t.te_acc_inf_minus_inf > 0);
-  CHECK(t.te_acc_sub > 0);
-  CHECK(t.te_acc_zero_signs > 0);
-  CHECK(t.te_acc_neg_zero > 0);
-  CHECK(t.te_acc_same_word_next_cycle > 0);
-  CHECK(t.refused_by_te > 0);
+  CHECK(t.pe_acc > t.pe_writes / 4);
+  CHECK(t.pe_acc_nan > 0);
+  CHECK(t.pe_acc_inf_minus_inf > 0);
+  CHECK(t.pe_acc_sub > 0);
+  CHECK(t.pe_acc_zero_signs > 0);
+  CHECK(t.pe_acc_neg_zero > 0);
+  CHECK(t.pe_acc_same_word_next_cycle > 0);
+  CHECK(t.refused_by_pe > 0);
   if (g.nr > 1 || g.nw > 1) CHECK(t.refused_by_port > 0);
   CHECK(t.same_word_rw > 0);
 }

@@ -1,5 +1,5 @@
-// The tensor engine's sequencer; see te_sequencer.hpp.
-#include "core/te_sequencer.hpp"
+// The tensor engine's sequencer; see pe_sequencer.hpp.
+#include "core/pe_sequencer.hpp"
 
 #include <fmt/format.h>
 
@@ -8,13 +8,13 @@
 
 namespace ncore::sim {
 
-void TensorEngineSequencer::reset() {
+void PeSequencer::reset() {
   fl_.clear();
   pending_ = false;
   pins_.valid.write(false);
 }
 
-bool TensorEngineSequencer::issue(uint64_t now) {
+bool PeSequencer::issue(uint64_t now) {
   bool drive = false;
   if (!pending_ && st_.has_head()) {
     const isa::Insn& in = st_.head();
@@ -29,7 +29,7 @@ bool TensorEngineSequencer::issue(uint64_t now) {
   return drive;
 }
 
-TensorEngineSequencer::InFlight& TensorEngineSequencer::mark(bool mm, bool InFlight::*flag, const char* what) {
+PeSequencer::InFlight& PeSequencer::mark(bool mm, bool InFlight::*flag, const char* what) {
   for (auto& f : fl_)
     if (f.mm == mm && !(f.*flag)) {
       f.*flag = true;
@@ -38,7 +38,7 @@ TensorEngineSequencer::InFlight& TensorEngineSequencer::mark(bool mm, bool InFli
   throw SimError(fmt::format("tensor engine reported {} {} with none in flight", mm ? "multiply" : "load", what));
 }
 
-void TensorEngineSequencer::edge(uint64_t now) {
+void PeSequencer::edge(uint64_t now) {
   if (pins_.accept.read()) {
     if (!pending_) throw SimError("tensor engine accepted an instruction that was not presented");
     pending_ = false;
@@ -59,13 +59,13 @@ void TensorEngineSequencer::edge(uint64_t now) {
   }
 }
 
-bool TensorEngineSequencer::can_act(uint64_t) const {
+bool PeSequencer::can_act(uint64_t) const {
   if (pending_ || !st_.head_can_start()) return false;
   const isa::Insn& in = st_.head();
   return in.opcode != isa::Opcode::sem_wait && ready_for(in);
 }
 
-bool TensorEngineSequencer::overwritten(uint32_t i) const {
+bool PeSequencer::overwritten(uint32_t i) const {
   const Box b = ap_box(st_.insn(i).dst);
   for (const auto& f : fl_)
     if (f.index > i && f.mm && ap_box(st_.insn(f.index).dst).overlaps(b)) return true;

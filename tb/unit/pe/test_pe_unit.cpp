@@ -1,14 +1,14 @@
-// Tensor-engine unit bench: rtl/ncore_te.sv and rtl/ncore_pe_array.sv with an SBUF and a PSUM
-// (tiny preset: a 16 x 16 array, PSUM banks of 64 fp32) through the wrapper ncore_te_tb, against
-// the golden model (tb/golden), driven by a model of the sequencer (te_bench.hpp).
+// Tensor-engine unit bench: rtl/ncore_pe.sv and rtl/ncore_pe_array.sv with an SBUF and a PSUM
+// (tiny preset: a 16 x 16 array, PSUM banks of 64 fp32) through the wrapper ncore_pe_tb, against
+// the golden model (tb/golden), driven by a model of the sequencer (pe_bench.hpp).
 //
-// Random programs (te_random.hpp): load_stationary / multiply_moving sequences in every dtype,
+// Random programs (pe_random.hpp): load_stationary / multiply_moving sequences in every dtype,
 // random K, M, N within the limits, random 1-4 dim access patterns and start partitions, acc on
 // and off, accumulation groups, several multiplies per stationary and loads that run while
 // multiplies stream; alone on the memories, with other traffic on the SBUF and PSUM ports, and
 // with random gaps in the sequencer. PSUM is compared with the golden model after every
-// multiply (te_bench.hpp says how), done pulses must come in order and busy must cover all
-// work. Default: NCORE_TE_INSNS instructions (10000); `test_te_unit "[.long]"`:
+// multiply (pe_bench.hpp says how), done pulses must come in order and busy must cover all
+// work. Default: NCORE_TE_INSNS instructions (10000); `test_pe_unit "[.long]"`:
 // NCORE_TE_LONG_INSNS (200000).
 //
 // Timing (alone on the memories, the sequencer presenting at once):
@@ -28,10 +28,10 @@
 #include <string>
 
 #include "ncore/ap.hpp"
-#include "te_bench.hpp"
-#include "te_random.hpp"
+#include "pe_bench.hpp"
+#include "pe_random.hpp"
 
-using namespace te_tb;
+using namespace pe_tb;
 using namespace ncore::tb;
 using ncore::isa::Dtype;
 using ncore::isa::Insn;
@@ -88,7 +88,7 @@ void random_programs(uint64_t total, uint64_t seed, bool noise, bool gaps, Tally
     cycles += log.cycles;
     compares += log.psum_compares;
     refusals += log.noise_refusals;
-    stalls += log.te_stalls;
+    stalls += log.pe_stalls;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   t.add("instructions", done);
@@ -161,24 +161,24 @@ std::vector<uint64_t> gaps(const std::vector<uint64_t>& v) {
 
 }  // namespace
 
-TEST_CASE("TE: random load/multiply programs - alone on the memories", "[te]") {
+TEST_CASE("PE: random load/multiply programs - alone on the memories", "[pe]") {
   Tally t;
   random_programs(env_count("NCORE_TE_INSNS", 10000) / 2, 11, false, false, t);
 }
 
-TEST_CASE("TE: random programs with other traffic and sequencer gaps", "[te]") {
+TEST_CASE("PE: random programs with other traffic and sequencer gaps", "[pe]") {
   Tally t;
   random_programs(env_count("NCORE_TE_INSNS", 10000) / 2, 23, true, true, t);
 }
 
-TEST_CASE("TE: long random run", "[.long][te_long]") {
+TEST_CASE("PE: long random run", "[.long][pe_long]") {
   const uint64_t n = env_count("NCORE_TE_LONG_INSNS", 200000);
   Tally a, b;
   random_programs(n / 2, 101, false, false, a);
   random_programs(n / 2, 202, true, true, b);
 }
 
-TEST_CASE("TE: a load reads one stationary column per cycle", "[te][timing]") {
+TEST_CASE("PE: a load reads one stationary column per cycle", "[pe][timing]") {
   for (uint32_t m : {1u, 5u, kP}) {
     const RunLog log = play({ls_insn(Dtype::bf16, kP, m, 0), ls_insn(Dtype::fp32, 3, m, 512)});
     REQUIRE(log.st_reads.size() == 2 * m);
@@ -189,7 +189,7 @@ TEST_CASE("TE: a load reads one stationary column per cycle", "[te][timing]") {
   }
 }
 
-TEST_CASE("TE: multiplies on one stationary start every max of PeMmMinCycles and N cycles", "[te][timing]") {
+TEST_CASE("PE: multiplies on one stationary start every max of PeMmMinCycles and N cycles", "[pe][timing]") {
   struct Case {
     Dtype dt;
     uint32_t n;
@@ -209,7 +209,7 @@ TEST_CASE("TE: multiplies on one stationary start every max of PeMmMinCycles and
   }
 }
 
-TEST_CASE("TE: loads overlap multiplies; a new stationary every multiply keeps the array busy", "[te][timing]") {
+TEST_CASE("PE: loads overlap multiplies; a new stationary every multiply keeps the array busy", "[pe][timing]") {
   // stationaries in SBUF banks 0-1, moving operands in banks 2-3 (bank conflicts between the
   // engine's two read ports are the next test's subject)
   for (uint32_t n : {bank_words(), kP, 24u}) {
@@ -233,7 +233,7 @@ TEST_CASE("TE: loads overlap multiplies; a new stationary every multiply keeps t
   }
 }
 
-TEST_CASE("TE: bank conflicts between the two operands delay the load and not the stream", "[te][timing]") {
+TEST_CASE("PE: bank conflicts between the two operands delay the load and not the stream", "[pe][timing]") {
   // both operands in the same SBUF banks: the moving port wins (wrapper: SBUF engine port 0)
   const uint32_t n = bank_words();
   std::vector<Insn> prog;
@@ -243,13 +243,13 @@ TEST_CASE("TE: bank conflicts between the two operands delay the load and not th
   }
   const RunLog log = play(prog);
   for (uint64_t g : gaps(log.mm_start)) CHECK(g == n);
-  CHECK(log.te_stalls > 0);
-  WARN("stationary and moving operands in the same banks: " << log.te_stalls
+  CHECK(log.pe_stalls > 0);
+  WARN("stationary and moving operands in the same banks: " << log.pe_stalls
                                                             << " stationary reads refused, multiplies still every "
                                                             << gaps(log.mm_start)[0] << " cycles");
 }
 
-TEST_CASE("TE: a load longer than the multiplies bounds their rate", "[te][timing]") {
+TEST_CASE("PE: a load longer than the multiplies bounds their rate", "[pe][timing]") {
   // N = 4 < M = P: each multiply waits for its stationary (P columns, one per cycle)
   std::vector<Insn> prog;
   for (unsigned k = 0; k < 8; ++k) {
@@ -265,7 +265,7 @@ TEST_CASE("TE: a load longer than the multiplies bounds their rate", "[te][timin
                    << " columns bound them)");
 }
 
-TEST_CASE("TE: a result that starts s partitions higher starts s cycles later", "[te][timing]") {
+TEST_CASE("PE: a result that starts s partitions higher starts s cycles later", "[pe][timing]") {
   const uint32_t n = 20, m = 8;
   for (uint32_t s : {0u, 1u, 5u, 8u}) {
     std::vector<Insn> prog{ls_insn(Dtype::bf16, kP, m, 0)};
@@ -280,7 +280,7 @@ TEST_CASE("TE: a result that starts s partitions higher starts s cycles later", 
   }
 }
 
-TEST_CASE("TE: accumulation group into one PSUM region", "[te]") {
+TEST_CASE("PE: accumulation group into one PSUM region", "[pe]") {
   // K-tiling: four multiplies accumulate into the same result, each with its own stationary
   std::vector<Insn> prog;
   for (unsigned k = 0; k < 4; ++k) {

@@ -14,9 +14,9 @@
 
 namespace ncore::sim {
 
-class TensorEngineSequencer final : public Sequencer {
+class PeSequencer final : public Sequencer {
  public:
-  TensorEngineSequencer(InsnStream& stream, TePins& pins) : st_(stream), pins_(pins) {}
+  PeSequencer(InsnStream& stream, PePins& pins) : st_(stream), pins_(pins) {}
 
   void reset() override;
   bool issue(uint64_t now) override;
@@ -42,7 +42,7 @@ class TensorEngineSequencer final : public Sequencer {
   }
 
   InsnStream& st_;
-  TePins& pins_;
+  PePins& pins_;
   std::deque<InFlight> fl_;  // presented, not retired, in program order
   bool pending_ = false;     // presented, not yet accepted
 };

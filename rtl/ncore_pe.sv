@@ -14,7 +14,7 @@
 //             column leaves the last row) and writes them to PSUM partition dst.start + j, word
 //             dst.offset / 4 + n, overwriting or (insn.acc) accumulating; one word per lane per
 //             cycle, each lane with its own address (the bottom edge is skewed by a cycle per
-//             column). PSUM takes every TE write in the cycle it is presented.
+//             column). PSUM takes every PE write in the cycle it is presented.
 //
 //   SBUF stationary port --> loader ---\
 //                                       >--> ncore_pe_array --> writer --> PSUM port
@@ -51,7 +51,7 @@
 // on the PSUM port in cycle t + 3 + n + P + j + 2, mm_done_o in the cycle after the last
 // write. The streamer takes the next multiply at once, so back-to-back multiplies keep the
 // array full.
-module ncore_te
+module ncore_pe
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;

@@ -1,4 +1,4 @@
-// The tensor-engine bench: the Verilated ncore_te_tb (engine + SBUF + PSUM, tiny preset) beside
+// The tensor-engine bench: the Verilated ncore_pe_tb (engine + SBUF + PSUM, tiny preset) beside
 // the golden model, driven by a model of the tensor engine's sequencer.
 //
 // run() plays a program: it presents each instruction for one cycle when the engine's ready bit
@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "Vncore_te_tb.h"
-#include "Vncore_te_tb___024root.h"
+#include "Vncore_pe_tb.h"
+#include "Vncore_pe_tb___024root.h"
 #include "bench_bits.hpp"
 #include "bench_dut.hpp"
 #include "golden_model.hpp"
@@ -41,7 +41,7 @@
 #include "ncore/program.hpp"
 #include "sbuf_noise.hpp"
 
-namespace te_tb {
+namespace pe_tb {
 
 using ncore::tb::tiny;
 
@@ -55,7 +55,7 @@ struct RunLog {
   uint64_t cycles = 0;                     // until idle after the last done
   uint64_t psum_compares = 0;              // words compared with the golden model
   uint64_t noise_refusals = 0;             // PSUM engine-port accesses refused
-  uint64_t te_stalls = 0;                  // engine SBUF requests not granted
+  uint64_t pe_stalls = 0;                  // engine SBUF requests not granted
 };
 
 class Bench {
@@ -88,8 +88,8 @@ class Bench {
 
   // Random contents for both memories, the same in the RTL and the golden model.
   void randomize_memories() {
-    auto& sb = dut_->rootp->ncore_te_tb__DOT__u_sbuf__DOT__mem_q;
-    auto& ps = dut_->rootp->ncore_te_tb__DOT__u_psum__DOT__mem_q;
+    auto& sb = dut_->rootp->ncore_pe_tb__DOT__u_sbuf__DOT__mem_q;
+    auto& ps = dut_->rootp->ncore_pe_tb__DOT__u_psum__DOT__mem_q;
     for (unsigned p = 0; p < P_; ++p) {
       const std::vector<uint8_t> img = ncore::tb::random_bytes(rng_, sbuf_bytes_);
       std::memcpy(&sb[p][0], img.data(), sbuf_bytes_);
@@ -102,7 +102,7 @@ class Bench {
     }
   }
 
-  uint32_t rtl_psum(unsigned p, unsigned w) const { return dut_->rootp->ncore_te_tb__DOT__u_psum__DOT__mem_q[p][w]; }
+  uint32_t rtl_psum(unsigned p, unsigned w) const { return dut_->rootp->ncore_pe_tb__DOT__u_psum__DOT__mem_q[p][w]; }
   uint32_t golden_psum(unsigned p, unsigned w) const {
     uint32_t v;
     std::memcpy(&v, golden_.psum(p) + 4 * w, 4);
@@ -155,7 +155,7 @@ class Bench {
       if (dut_->ls_done_o) log.ls_done.push_back(c);
       if (dut_->sr_req_o && dut_->sr_gnt_o) log.st_reads.push_back(c);
       if (dut_->mr_req_o && dut_->mr_gnt_o) log.mv_reads.push_back(c);
-      log.te_stalls += (dut_->sr_req_o && !dut_->sr_gnt_o) + (dut_->mr_req_o && !dut_->mr_gnt_o);
+      log.pe_stalls += (dut_->sr_req_o && !dut_->sr_gnt_o) + (dut_->mr_req_o && !dut_->mr_gnt_o);
       if (log.ls_start.size() > n_acc_ls || log.ls_done.size() > log.ls_start.size())
         return fail(c, "a load_stationary start or done pulse without its instruction");
       if (log.mm_start.size() > n_acc_mm) return fail(c, "a multiply_moving start pulse without its instruction");
@@ -302,7 +302,7 @@ class Bench {
     }
   }
 
-  ncore::tb::Dut<Vncore_te_tb> dut_;
+  ncore::tb::Dut<Vncore_pe_tb> dut_;
   ncore::GoldenModel golden_;
   std::mt19937_64 rng_;
   ncore::tb::SbufDmaNoise sbuf_noise_;
@@ -315,4 +315,4 @@ class Bench {
   std::array<uint32_t, 16> pew_data_{};
 };
 
-}  // namespace te_tb
+}  // namespace pe_tb

@@ -8,7 +8,7 @@
 //     special patterns, near-cancellation (acc within a few ulps of -w*x), products near the
 //     subnormal range and near overflow: NCORE_PE_FMA_TRIPLES per dtype (default 100000) in the
 //     default run, NCORE_PE_FMA_LONG_TRIPLES (default 10 million) in the hidden "[.long]" test:
-//     `test_te_unit "[.long]"`.
+//     `test_pe_unit "[.long]"`.
 #include <catch2/catch.hpp>
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// Random tensor-engine programs for the TE bench: sequences of load_stationary and
+// Random tensor-engine programs for the PE bench: sequences of load_stationary and
 // multiply_moving that pass ncore::validate_insn and ncore::validate_pe_pair.
 //
 //   load_stationary: any dtype, K = 1..P partitions from a random start partition, M = 1..P
@@ -28,7 +28,7 @@
 #include "ncore/presets_gen.hpp"
 #include "ncore/validate.hpp"
 
-namespace te_tb {
+namespace pe_tb {
 
 using namespace ncore::tb;
 
@@ -188,4 +188,4 @@ class ProgramGen {
   unsigned noise_words_;
 };
 
-}  // namespace te_tb
+}  // namespace pe_tb

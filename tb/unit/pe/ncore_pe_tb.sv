@@ -1,13 +1,13 @@
-// Test-bench wrapper of the tensor engine (rtl/ncore_te.sv) for the Catch2 bench next to it and
+// Test-bench wrapper of the tensor engine (rtl/ncore_pe.sv) for the Catch2 bench next to it and
 // for the speed bench (tools/pe_speed): the engine on two engine read ports of an SBUF
 // (rtl/ncore_sbuf.sv; port 0, which wins a bank conflict, the moving streamer, so that the array
-// keeps streaming; port 1 the stationary loader, which has slack) and on the TE
+// keeps streaming; port 1 the stationary loader, which has slack) and on the PE
 // port of a PSUM (rtl/ncore_psum.sv), as the core will connect them. The SBUF's DMA ports and
 // the PSUM's engine ports are on the wrapper's ports, so the bench can make the engine lose SBUF
 // arbitration and put other engines' traffic on the PSUM banks the engine writes; the bench
 // loads and reads both memories through u_sbuf.mem_q and u_psum.mem_q (public_flat_rd).
 // Preset 2 (tiny) is the unit bench's; 0 (trn2) the speed bench's.
-module ncore_te_tb
+module ncore_pe_tb
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
 #(
@@ -87,14 +87,14 @@ module ncore_te_tb
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_psum (
     .clk_i, .rst_ni,
-    .te_valid_i(pw_valid_o), .te_addr_i(pw_addr), .te_data_i(pw_data), .te_acc_i(pw_acc),
+    .pe_valid_i(pw_valid_o), .pe_addr_i(pw_addr), .pe_data_i(pw_data), .pe_acc_i(pw_acc),
     .er_req_i(per_req_i), .er_addr_i(per_addr_i), .er_mask_i(per_mask_i), .er_gnt_o(per_gnt_o),
     .er_rdata_o(per_rdata_o),
     .ew_req_i(pew_req_i), .ew_addr_i(pew_addr_i), .ew_mask_i(pew_mask_i), .ew_ben_i(pew_ben_i),
     .ew_wdata_i(pew_wdata_i), .ew_gnt_o(pew_gnt_o),
     .perf_rd_bytes_o(unused_perf[2]), .perf_wr_bytes_o(unused_perf[3]));
 
-  ncore_te #(.Cfg(Cfg), .Groups(Groups)) u_te (
+  ncore_pe #(.Cfg(Cfg), .Groups(Groups)) u_pe (
     .clk_i, .rst_ni,
     .insn_valid_i, .insn_i, .ls_ready_o, .mm_ready_o, .accept_o, .ls_start_o, .mm_start_o,
     .ls_done_o, .mm_done_o, .busy_o,
