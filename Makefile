@@ -6,6 +6,7 @@
 #                                                               runs a revision's build beside this one
 #   make waves [KERNEL=conv] [ARGS="..."]                       run with an FST dump, open it in GTKWave
 #   make conv-harness [ARGS="--test-maxpool --backend golden"]  the assignment's conv test harness
+#   make fidelity                                               the model against Trainium2 measurements
 #   make lint                                                   verilator --lint-only -Wall
 #   make isa                                                    regenerate the ISA/preset outputs
 #   make clean
@@ -21,7 +22,7 @@ ARGS    ?=
 RUN_ARGS = --kernel $(KERNEL) $(if $(ARGS),$(ARGS),--example)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 
-.PHONY: all deps configure build sim waves test bench conv-harness lint isa clean
+.PHONY: all deps configure build sim waves test bench conv-harness fidelity lint isa clean
 
 all: build
 
@@ -55,6 +56,10 @@ bench: build
 conv-harness: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
 	tools/conv-harness --sim $(BUILD)/sim/ncore-sim $(if $(filter command line,$(origin ARGS)),$(ARGS),--test-maxpool)
+
+fidelity: configure
+	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
+	tools/fidelity --sim $(BUILD)/sim/ncore-sim --json $(BUILD)/fidelity.json --check
 
 lint: deps
 	tools/lint

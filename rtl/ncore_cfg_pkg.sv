@@ -18,6 +18,7 @@ package ncore_cfg_pkg;
     int unsigned DmaQueues;
     int unsigned DmaHbmCredits;
     int unsigned HbmAddrBits;
+    int unsigned DmaDescCycles;
     int unsigned DmaOutstanding;
     int unsigned DveCeNum;
     int unsigned DveCeDen;
@@ -47,6 +48,7 @@ package ncore_cfg_pkg;
     DmaQueues: 16,
     DmaHbmCredits: 4,
     HbmAddrBits: 40,
+    DmaDescCycles: 30,
     DmaOutstanding: 256,
     DveCeNum: 2,
     DveCeDen: 5,
@@ -76,6 +78,7 @@ package ncore_cfg_pkg;
     DmaQueues: 16,
     DmaHbmCredits: 4,
     HbmAddrBits: 40,
+    DmaDescCycles: 136,
     DmaOutstanding: 256,
     DveCeNum: 2,
     DveCeDen: 5,
@@ -105,6 +108,7 @@ package ncore_cfg_pkg;
     DmaQueues: 4,
     DmaHbmCredits: 4,
     HbmAddrBits: 40,
+    DmaDescCycles: 4,
     DmaOutstanding: 64,
     DveCeNum: 2,
     DveCeDen: 5,

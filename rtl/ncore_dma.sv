@@ -37,6 +37,9 @@ module ncore_dma
   output logic [Q-1:0]              rd_start_o,   // pulse: queue q's transfer starts reading
   output logic [Q-1:0][E-1:0]       done_o,       // pulse: engine e finished queue q's share
   output logic                      busy_o,
+  // performance counter, cleared by rst_ni: clock cycles in which some engine generated a
+  // descriptor
+  output logic [63:0]               perf_desc_cycles_o,
   // SBUF DMA ports, one per engine
   output logic [E-1:0]              sr_req_o,
   output logic [E-1:0][PartW-1:0]   sr_part_o,
@@ -68,6 +71,7 @@ module ncore_dma
   logic [Q-1:0][E-1:0]  seen_q;       // engines done with the current transfer
   logic [E-1:0][Q-1:0]  eng_done;
   logic [E-1:0]         eng_busy;
+  logic [E-1:0]         eng_desc;
   // broadcast of a new transfer
   logic                 new_q;
   logic [QW-1:0]        new_qid_q;
@@ -93,7 +97,7 @@ module ncore_dma
       .clk_i, .rst_ni, .ce_i, .engine_id_i(8'(e)),
       .new_i(new_q), .new_q_i(new_qid_q), .new_sp_i(new_sp_q), .new_np_i(new_np_q),
       .ap_req_o(ap_req), .ap_req_q_o(ap_req_q), .ap_src_i(ap_src_q), .ap_dst_i(ap_dst_q),
-      .done_o(eng_done[e]), .busy_o(eng_busy[e]),
+      .done_o(eng_done[e]), .busy_o(eng_busy[e]), .desc_o(eng_desc[e]),
       .sr_req_o(sr_req_o[e]), .sr_part_o(sr_part_o[e]), .sr_line_o(sr_line_o[e]),
       .sr_gnt_i(sr_gnt_i[e]), .sr_rdata_i(sr_rdata_i[e]),
       .sw_req_o(sw_req_o[e]), .sw_part_o(sw_part_o[e]), .sw_line_o(sw_line_o[e]),
@@ -101,6 +105,11 @@ module ncore_dma
       .hq_valid_o(hq_valid_o[e]), .hq_credit_i(hq_credit_i[e]), .hq_we_o(hq_we_o[e]),
       .hq_line_o(hq_line_o[e]), .hq_ben_o(hq_ben_o[e]), .hq_wdata_o(hq_wdata_o[e]),
       .hr_valid_i(hr_valid_i[e]), .hr_rdata_i(hr_rdata_i[e]), .ha_valid_i(ha_valid_i[e]));
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) perf_desc_cycles_o <= '0;
+    else if (eng_desc != '0) perf_desc_cycles_o <= perf_desc_cycles_o + 64'd1;
   end
 
   // Slot contents: loaded when a transfer arrives (not reset: read only while valid).

@@ -7,6 +7,9 @@
 // queue once every row of its share has been written (also when the share is empty, as the
 // hardware's per-engine semaphore write does).
 //
+// Before a row's data moves, the engine spends Cfg.DmaDescCycles DMA cycles generating its
+// descriptor (R_DESC): the per-descriptor cost that makes transfers of many short rows slow.
+//
 // Per DMA clock the engine moves one chunk: the longest run of elements that is contiguous
 // on both sides, does not cross a line (16 B) on either side and is at most a line of the
 // wider dtype. Equal dtypes copy bytes; different dtypes convert each element through fp32.
@@ -62,6 +65,7 @@ module ncore_dma_engine
   input  ap_t                    ap_dst_i,
   output logic [Q-1:0]           done_o,       // pulse: this engine's share of queue q is done
   output logic                   busy_o,
+  output logic                   desc_o,       // generating a row's descriptor (R_DESC)
   // SBUF DMA port
   output logic                   sr_req_o,
   output logic [PartW-1:0]       sr_part_o,
@@ -121,8 +125,10 @@ module ncore_dma_engine
   // ---------------------------------------------------------------------------------------
   // Rows: pick a queue (round-robin), fetch its access patterns, issue the row's chunks
   // ---------------------------------------------------------------------------------------
-  typedef enum logic [1:0] {R_IDLE, R_FETCH, R_RUN} rstate_e;
+  localparam int unsigned DescW = (Cfg.DmaDescCycles > 1) ? $clog2(Cfg.DmaDescCycles + 1) : 1;
+  typedef enum logic [1:0] {R_IDLE, R_FETCH, R_DESC, R_RUN} rstate_e;
   rstate_e          rs_q;
+  logic [DescW-1:0] desc_q;       // descriptor cycles left (R_DESC)
   logic [QW-1:0]    cur_q;        // queue of the current row
   logic [7:0]       cur_row_q;
   logic [QW-1:0]    rr_q;         // round-robin pointer
@@ -338,6 +344,7 @@ module ncore_dma_engine
     end
   end
 
+  assign desc_o = rs_q == R_DESC;
   assign busy_o = rs_q != R_IDLE || has_rows != '0 || fin_now != '0 || new_i ||
                   (count_q != 0 && have_q[head_q]) || sfill_q;
 
@@ -360,6 +367,7 @@ module ncore_dma_engine
       row_end_q  <= '0;
       pend_q     <= '0;
       rs_q       <= R_IDLE;
+      desc_q     <= '0;
       cur_q      <= '0;
       cur_row_q  <= '0;
       s_mem_q    <= BUF_HBM;
@@ -415,7 +423,8 @@ module ncore_dma_engine
             row_q[pick_q] <= row_q[pick_q] + 1;
           end
           R_FETCH: begin                 // patterns on ap_*_i: the address generators load
-            rs_q     <= R_RUN;
+            rs_q     <= (Cfg.DmaDescCycles != 0) ? R_DESC : R_RUN;
+            desc_q   <= DescW'(Cfg.DmaDescCycles);
             left_q   <= ap_dst_i.size[0] * ap_dst_i.size[1] * ap_dst_i.size[2] * ap_dst_i.size[3];
             s_part_q <= PartW'(ap_src_i.start_part + cur_row_q);
             d_part_q <= PartW'(ap_dst_i.start_part + cur_row_q);
@@ -425,6 +434,10 @@ module ncore_dma_engine
             d_dt_q   <= ap_dst_i.dtype;
             s_unit_q <= $signed(ap_src_i.stride[0]) == 1;
             d_unit_q <= $signed(ap_dst_i.stride[0]) == 1;
+          end
+          R_DESC: begin                  // the row's descriptor is being generated
+            desc_q <= desc_q - 1'b1;
+            if (desc_q == DescW'(1)) rs_q <= R_RUN;
           end
           default: ;
         endcase

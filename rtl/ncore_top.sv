@@ -95,7 +95,8 @@ module ncore_top
   output logic [63:0]               perf_psum_rd_bytes_o,
   output logic [63:0]               perf_psum_wr_bytes_o,
   output logic [63:0]               perf_pe_macs_o,
-  output logic [63:0]               perf_pe_busy_o
+  output logic [63:0]               perf_pe_busy_o,
+  output logic [63:0]               perf_dma_desc_o
 );
   localparam int unsigned P      = Cfg.NumPartitions;
   localparam int unsigned PartW  = $clog2(P);
@@ -251,7 +252,7 @@ module ncore_top
   ncore_dma #(.Cfg(Cfg)) u_dma (
     .clk_i, .rst_ni, .ce_i(dma_ce),
     .insn_valid_i(dma_valid_q), .insn_i(dma_insn_q), .q_free_o(dma_q_free_o), .rd_start_o(dma_rd_start_o),
-    .done_o(dma_done_o), .busy_o(dma_busy),
+    .done_o(dma_done_o), .busy_o(dma_busy), .perf_desc_cycles_o(perf_dma_desc_o),
     .sr_req_o(sr_req), .sr_part_o(sr_part), .sr_line_o(sr_line), .sr_gnt_i(sr_gnt), .sr_rdata_i(sr_rdata),
     .sw_req_o(sw_req), .sw_part_o(sw_part), .sw_line_o(sw_line), .sw_ben_o(sw_ben), .sw_wdata_o(sw_wdata),
     .sw_gnt_i(sw_gnt),

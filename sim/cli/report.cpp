@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "ncore/error.hpp"
+#include "profile/profile.hpp"
 
 namespace ncore::cli {
 namespace {
@@ -36,7 +37,11 @@ void print_report(std::ostream& out, const Options& o, const run::KernelRun& r) 
     if (!c.close)
       out << fmt::format("  {}{} of {} elements differ from the reference (first at index {}, max abs error {:g})\n",
                          r.compare.size() > 1 ? name + ": " : "", c.mismatches, c.elements, c.first, c.max_abs_err);
-  if (rtl) out << fmt::format("Latency: {} cycles = {:.3f} us at {} MHz\n", s.cycles, s.time_us, r.preset->clock_mhz);
+  if (rtl)
+    out << fmt::format("Latency: {} cycles = {:.3f} us at {} MHz (from kernel start: {:.3f} us start-up, then the "
+                       "instructions)\n",
+                       s.cycles, s.time_us, r.preset->clock_mhz,
+                       static_cast<double>(s.start_cycles) / static_cast<double>(r.preset->clock_mhz));
   out << "dma_transfer_count: " << s.dma_transfers << "\n";
   out << "instructions: " << s.instructions;
   if (o.check && rtl) out << " (" << s.checked_instructions << " checked against the golden model)";
@@ -68,6 +73,12 @@ void write_json(const std::string& path, const Options& o, const run::KernelRun&
     j["cycles"] = s.cycles;
     j["time_us"] = s.time_us;
     j["clock_mhz"] = r.preset->clock_mhz;
+    j["start_cycles"] = s.start_cycles;
+    nlohmann::ordered_json parts = nlohmann::ordered_json::object();
+    for (const sim::TimePart& p : sim::time_breakdown(s)) parts[p.name] = p.cycles;
+    j["time_breakdown_cycles"] = parts;
+    j["dominant"] = sim::dominant_part(s);
+    j["dma_desc_cycles"] = s.dma_desc_cycles;
   } else {
     j["cycles"] = nullptr;
     j["time_us"] = nullptr;

@@ -80,8 +80,24 @@ struct StreamStats {
   uint64_t sem_wait_cycles = 0;   // cycles with the head instruction waiting on a semaphore
 };
 
+// Where a run's cycles went, each cycle counted once, by the first of these that holds in it
+// (the fields add up to RunResult::cycles):
+struct TimeBreakdown {
+  uint64_t start_up = 0;        // the kernel's start-up, before any instruction (preset.kernel_start_ns)
+  uint64_t compute = 0;         // an engine (vector, scalar, tensor) has an instruction in flight
+  uint64_t dma_descriptors = 0; // else a DMA engine generates a descriptor (preset.dma_desc_cycles per row)
+  uint64_t dma_data = 0;        // else a DMA transfer moves data (DMA and HBM bandwidth, HBM latency)
+  uint64_t dma_fixed_cost = 0;  // else a DMA queue pays a transfer's fixed cost (preset.dma_fixed_cost_ns)
+  uint64_t other = 0;           // else: semaphore hand-over between the sequencers
+};
+
 struct RunResult {
-  uint64_t cycles = 0;            // master-clock cycles from the end of reset to the last completion
+  // Master-clock cycles from the kernel's start (the end of reset) to the last completion: the
+  // start-up (start_cycles), then the instructions. NeuronCore time from kernel start to end, as
+  // neuron-profile's total_time and nki.benchmark's latency count it.
+  uint64_t cycles = 0;
+  uint64_t start_cycles = 0;      // the kernel start-up: cycles before the first instruction may issue
+  TimeBreakdown breakdown;
   double time_us = 0;             // cycles at the preset's clock
   uint64_t evaluated_cycles = 0;  // cycles the RTL was clocked
   uint64_t skipped_cycles = 0;    // idle cycles skipped
@@ -95,6 +111,8 @@ struct RunResult {
   // The tensor engine's counters (ncore_pe.sv): multiply-accumulates given to the PE array (rows
   // x stationary columns of every moving column) and cycles with a column in the array.
   uint64_t pe_macs = 0, pe_array_busy_cycles = 0;
+  // The DMA's counter (ncore_dma.sv): cycles in which some DMA engine generated a descriptor.
+  uint64_t dma_desc_cycles = 0;
   uint64_t checked_instructions = 0;  // instructions compared with the golden model
   double wall_seconds = 0;
   std::vector<StreamStats> streams;

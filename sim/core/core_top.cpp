@@ -124,7 +124,7 @@ void CoreTop::thread() {
 void CoreTop::run_job() {
   start_run();
   reset_rtl();
-  uint64_t now = 0;
+  uint64_t now = start_up();
   for (;;) {
     const bool acted = drive_inputs(now);
     clock(now);
@@ -179,6 +179,49 @@ void CoreTop::reset_rtl() {
   next_report_ = std::chrono::steady_clock::now() + std::chrono::duration<double>(opt_->progress_seconds);
 }
 
+// The kernel start-up: cycles [0, start) in which nothing issues. Returns start.
+uint64_t CoreTop::start_up() {
+  const uint64_t want = preset_.kernel_start_ns * preset_.clock_mhz / 1000;
+  const uint64_t n = (want + period_ - 1) / period_ * period_;
+  result_.start_cycles = n;
+  result_.breakdown.start_up = n;
+  if (opt_->skip_idle) {
+    if (n) wait(sc_time(static_cast<double>(2 * n), SC_NS));
+    hbm_.advance(n);
+    result_.skipped_cycles += n;
+  } else {
+    for (uint64_t c = 0; c < n; ++c) tick(c);
+  }
+  desc_seen_ = rtl_->dma_desc_cycles();
+  last_progress_cycle_ = n;
+  return n;
+}
+
+// The time breakdown of `cycles` cycles after the start-up: for a clocked cycle, what the
+// engines, the DMA's descriptor counter and the queues show after its edge; a skipped cycle has
+// the RTL quiet (HBM data may be on its way, or a queue paying a fixed cost).
+void CoreTop::classify(uint64_t cycles, bool evaluated) {
+  TimeBreakdown& b = result_.breakdown;
+  if (evaluated) {
+    const uint64_t desc = rtl_->dma_desc_cycles();
+    const bool desc_now = desc != desc_seen_;
+    desc_seen_ = desc;
+    for (unsigned s = 0; s < kNumEngineStreams; ++s) {
+      if (!streams_[s].idle()) {
+        b.compute += cycles;
+        return;
+      }
+    }
+    if (desc_now) {
+      b.dma_descriptors += cycles;
+      return;
+    }
+  }
+  if ((evaluated && pins_.busy.read()) || !hbm_.idle()) b.dma_data += cycles;
+  else if (dma_.paying_fixed_cost()) b.dma_fixed_cost += cycles;
+  else b.other += cycles;
+}
+
 // 1. The inputs for cycle `now`; whether anything moved.
 bool CoreTop::drive_inputs(uint64_t now) {
   bool acted = false;
@@ -189,12 +232,18 @@ bool CoreTop::drive_inputs(uint64_t now) {
 
 // 2. The edge.
 void CoreTop::clock(uint64_t now) {
+  tick(now);
+  for (unsigned s = 0; s < kNumEngineStreams; ++s)
+    if (!streams_[s].idle()) ++result_.streams[s].active_cycles;
+  classify(1, true);
+}
+
+// One clocked cycle, with its waveform dump.
+void CoreTop::tick(uint64_t now) {
   wave_cycle_ = now;
   wave_now_ = now >= opt_->waves_start && now < opt_->waves_end;
   clock_edge();
   ++result_.evaluated_cycles;
-  for (unsigned s = 0; s < kNumEngineStreams; ++s)
-    if (!streams_[s].idle()) ++result_.streams[s].active_cycles;
 }
 
 // 3. The outputs after the edge.
@@ -243,6 +292,7 @@ uint64_t CoreTop::skip_idle(uint64_t now) {
   const uint64_t skip = (next - now) / period_ * period_;
   if (skip == 0) return now;
   wait(sc_time(static_cast<double>(2 * skip), SC_NS));
+  classify(skip, false);
   hbm_.advance(skip);
   result_.skipped_cycles += skip;
   for (const InsnStream& st : streams_)

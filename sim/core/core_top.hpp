@@ -3,6 +3,12 @@
 // The model itself is reached through RtlModel and the signals in CorePins, which
 // verilated_rtl.hpp binds to one model's ports.
 //
+// A run starts with the kernel start-up (preset.kernel_start_ns, a whole number of the clock
+// enables' period): the NeuronCore's time from the kernel's start to its first instruction, in
+// which no sequencer issues; it is skipped like idle cycles (clocked idle with skip_idle off),
+// and every later cycle count, the instructions' records included, counts from the kernel's
+// start.
+//
 // One SC_THREAD runs the clock. Every cycle it
 //   1. drives the inputs for the cycle from what the RTL showed after the last edge: each
 //      sequencer issues (the next instruction whose semaphore wait holds, DMA transfers whose
@@ -67,8 +73,11 @@ class CoreTop : public sc_module, public Core, private InsnSink {
   void run_job();
   void start_run();
   void reset_rtl();
+  uint64_t start_up();
   bool drive_inputs(uint64_t now);
   void clock(uint64_t now);
+  void tick(uint64_t now);
+  void classify(uint64_t cycles, bool evaluated);
   void read_outputs(uint64_t now);
   void count_sem_waits();
   bool finished() const { return done_count_ == total_; }
@@ -113,6 +122,7 @@ class CoreTop : public sc_module, public Core, private InsnSink {
   RunResult result_;
   std::string error_;
   size_t done_count_ = 0, total_ = 0;
+  uint64_t desc_seen_ = 0;  // the DMA's descriptor counter after the last edge
   uint64_t last_progress_cycle_ = 0, stall_limit_ = 0;
   decltype(std::chrono::steady_clock::now() + std::chrono::duration<double>()) next_report_;
 };

@@ -100,6 +100,10 @@ bool DmaQueues::in_flight() const {
   return std::any_of(queues_.begin(), queues_.end(), [](const Queue& q) { return q.busy(); });
 }
 
+bool DmaQueues::paying_fixed_cost() const {
+  return std::any_of(queues_.begin(), queues_.end(), [](const Queue& q) { return q.waiting_cost(); });
+}
+
 uint64_t DmaQueues::next_event() const {
   uint64_t next = kNever;
   for (const Queue& q : queues_)

@@ -31,6 +31,7 @@ class DmaQueues final : public Sequencer {
   bool can_act(uint64_t now) const override;
   bool in_flight() const override;
   uint64_t next_event() const override;  // the earliest end of a fixed cost
+  bool paying_fixed_cost() const;        // some queue's transfer waits for its fixed cost
 
  private:
   struct Queue {

@@ -37,6 +37,9 @@ class RtlModel {
   virtual uint32_t sbuf_word(unsigned p, uint64_t word) const = 0;
   virtual uint32_t psum_word(unsigned p, uint64_t word) const = 0;
   virtual void read_counters(RunResult& r) const = 0;
+  // The DMA's descriptor counter now: clock cycles in which some DMA engine generated a
+  // descriptor, since reset (read every cycle for the time breakdown).
+  virtual uint64_t dma_desc_cycles() const = 0;
 
   // Waveforms: the model's signals into `fst`, and its top-level SystemC name (ncore_trn2).
   virtual void trace(VerilatedFstC& fst) = 0;

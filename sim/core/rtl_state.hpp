@@ -34,6 +34,7 @@ class RtlState {
   sc_signal<uint64_t> sbuf_rd_bytes{"perf_sbuf_rd_bytes"}, sbuf_wr_bytes{"perf_sbuf_wr_bytes"};
   sc_signal<uint64_t> psum_rd_bytes{"perf_psum_rd_bytes"}, psum_wr_bytes{"perf_psum_wr_bytes"};
   sc_signal<uint64_t> pe_macs{"perf_pe_macs"}, pe_busy{"perf_pe_busy"};
+  sc_signal<uint64_t> dma_desc{"perf_dma_desc"};
 
   void read_counters(RunResult& res) const {
     res.sbuf_read_bytes = sbuf_rd_bytes.read();
@@ -42,6 +43,7 @@ class RtlState {
     res.psum_write_bytes = psum_wr_bytes.read();
     res.pe_macs = pe_macs.read();
     res.pe_array_busy_cycles = pe_busy.read();
+    res.dma_desc_cycles = dma_desc.read();
   }
 
  private:

@@ -111,6 +111,7 @@ class VerilatedRtl final : public RtlModel {
     m_->perf_psum_wr_bytes_o(state_.psum_wr_bytes);
     m_->perf_pe_macs_o(state_.pe_macs);
     m_->perf_pe_busy_o(state_.pe_busy);
+    m_->perf_dma_desc_o(state_.dma_desc);
   }
 
   void dma_done(uint32_t* out) const override {
@@ -147,6 +148,7 @@ class VerilatedRtl final : public RtlModel {
   uint32_t sbuf_word(unsigned p, uint64_t word) const override { return state_.sbuf_word(p, word); }
   uint32_t psum_word(unsigned p, uint64_t word) const override { return state_.psum_word(p, word); }
   void read_counters(RunResult& r) const override { state_.read_counters(r); }
+  uint64_t dma_desc_cycles() const override { return state_.dma_desc.read(); }
 
   void trace(VerilatedFstC& fst) override { m_->trace(&fst, 99); }
   std::string name() const override { return m_->name(); }

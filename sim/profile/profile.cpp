@@ -21,6 +21,12 @@ using json = nlohmann::ordered_json;
 
 bool is_dma(const Stream& s) { return s.engine == isa::Engine::dma; }
 
+// The start-up's track in the trace and on the page.
+constexpr const char* kStartUpTrack = "start-up";
+constexpr const char* kStartUpDoc =
+    "kernel start-up: the NeuronCore's time from the kernel's start to its first instruction (instruction fetch, "
+    "queue and semaphore setup); no instruction issues";
+
 // A semaphore field as the listing shows it, followed by the stream that owns the semaphore
 // (stream i raises S[i], program.hpp), as neuron-profile names semaphores after their
 // producer: "S[5]>=16 (q0)".
@@ -221,6 +227,27 @@ std::string profile_engine_name(const Stream& s) {
   return it == names.end() ? s.name : it->second;
 }
 
+std::vector<TimePart> time_breakdown(const RunResult& r) {
+  const TimeBreakdown& b = r.breakdown;
+  return {
+      {"start_up", b.start_up, "the kernel start-up before the first instruction (the preset's kernel_start_ns)"},
+      {"compute", b.compute, "an engine (vector, scalar, tensor) has an instruction in flight"},
+      {"dma_descriptors", b.dma_descriptors,
+       "no engine computes and a DMA engine generates a descriptor (the preset's dma_desc_cycles per partition row)"},
+      {"dma_data", b.dma_data, "none of the above and a DMA transfer moves data (DMA and HBM bandwidth, HBM latency)"},
+      {"dma_fixed_cost", b.dma_fixed_cost,
+       "none of the above and a DMA queue pays a transfer's fixed cost (the preset's dma_fixed_cost_ns)"},
+      {"other", b.other, "none of the above: semaphore hand-over between the sequencers"},
+  };
+}
+
+std::string dominant_part(const RunResult& r) {
+  const std::vector<TimePart> parts = time_breakdown(r);
+  return std::max_element(parts.begin(), parts.end(), [](const TimePart& a, const TimePart& b) {
+           return a.cycles < b.cycles;
+         })->name;
+}
+
 json profile_summary(const ProfileRun& run) {
   const Program& prog = *run.prog;
   const Preset& pre = *run.preset;
@@ -239,12 +266,34 @@ json profile_summary(const ProfileRun& run) {
 
   Metrics m;
   const std::string rtl_only = r ? "" : " (null: the golden backend has no timing; run with --backend rtl)";
-  m.add("total_time", seconds(cycles), "s", "device time from the end of reset to the last instruction's completion" + rtl_only);
+  m.add("total_time", seconds(cycles), "s",
+        "NeuronCore time from the kernel's start to the last instruction's completion, the start-up included "
+        "(neuron-profile: execution start to execution end, idle gaps included, host time excluded)" + rtl_only);
+  // The first instruction's start: an engine's start, a transfer's first data (after its fixed cost).
+  uint64_t first = cycles, last = 0;
+  if (r) {
+    for (const InsnRecord& rec : r->records) {
+      if (prog.streams[rec.stream].insns[rec.index].insn.opcode == isa::Opcode::sem_wait) continue;
+      first = std::min(first, rec.start);
+      last = std::max(last, rec.end);
+    }
+  }
+  m.add("total_active_time", seconds(last > first ? last - first : 0), "s",
+        "from the first instruction's start (an engine's start, a DMA transfer's first data) to the last one's "
+        "completion: total_time without the start-up and the first transfer's fixed cost" + rtl_only);
+  m.add("kernel_start_time", seconds(r ? r->start_cycles : 0), "s",
+        fmt::format("the kernel start-up inside total_time, before any instruction issues ({} ns, the preset's "
+                    "kernel_start_ns, in whole clock-enable periods){}", pre.kernel_start_ns, rtl_only));
   m.add("neuroncore_cycle_count", timed(cycles * pre.profile_clock_mhz / pre.clock_mhz), "cycles",
         fmt::format("total_time x the profiler's base clock ({} MHz), as neuron-profile counts it{}", pre.profile_clock_mhz,
                     rtl_only));
   m.add("cycles", timed(cycles), "cycles",
         fmt::format("master-clock (tensor engine, {} MHz) cycles: the simulator's own count{}", pre.clock_mhz, rtl_only));
+
+  // Where total_time went: each cycle counted once, by the first part that holds in it.
+  for (const TimePart& p : time_breakdown(r ? *r : RunResult{}))
+    m.add(std::string("time_") + p.name, seconds(p.cycles), "s",
+          std::string(p.doc) + "; the time_* add up to total_time" + rtl_only);
 
   // DMA
   uint64_t transfers = 0, dma_total = 0, queues_used = 0;
@@ -260,6 +309,8 @@ json profile_summary(const ProfileRun& run) {
   m.add("dma_transfer_total_bytes", dma_total, "B", "bytes the completed transfers wrote to their destinations");
   m.add("dma_transfer_average_bytes", transfers ? dma_total / transfers : 0, "B", "dma_transfer_total_bytes / dma_transfer_count");
   m.add("dma_queue_count", queues_used, "", "DMA queues that served at least one transfer");
+  m.add("dma_descriptor_cycles", timed(r ? r->dma_desc_cycles : 0), "cycles",
+        "master-clock cycles in which some DMA engine generated a descriptor, counted by the RTL (ncore_dma.sv)" + rtl_only);
   if (r) {
     std::vector<std::pair<uint64_t, uint64_t>> moving;
     for (const InsnRecord& rec : r->records)
@@ -375,6 +426,12 @@ json profile_summary(const ProfileRun& run) {
   j["definitions"] = m.docs_;
   j["engines"] = engines;
   j["dma_queues"] = queues;
+  if (r) {
+    json parts = json::object();
+    for (const TimePart& p : time_breakdown(*r)) parts[p.name] = p.cycles;
+    j["time_breakdown_cycles"] = parts;
+    j["dominant"] = dominant_part(*r);
+  }
   if (!r) j["note"] = "golden backend: counts only; times, cycles and memory byte counters need --backend rtl";
   return j;
 }
@@ -500,6 +557,13 @@ json profile_trace(const ProfileRun& run) {
   ev.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"},
                 {"args", {{"name", fmt::format("ncore {} {} ({})", pre.name, prog.kernel, run.title)}}}});
   int tid = 0;
+  if (r.start_cycles > 0) {  // the start-up, its own track first
+    ++tid;
+    ev.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", kStartUpTrack}}}});
+    ev.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_sort_index"}, {"args", {{"sort_index", tid}}}});
+    ev.push_back({{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"name", kStartUpTrack}, {"cat", "startup"}, {"ts", 0.0},
+                  {"dur", us(r.start_cycles)}, {"args", {{"cycles", {{"start", 0}, {"end", r.start_cycles}}}, {"doc", kStartUpDoc}}}});
+  }
   for (const ProfileTrack& t : tracks) {
     ++tid;
     ev.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", "thread_name"}, {"args", {{"name", t.name}}}});
@@ -538,7 +602,9 @@ json profile_trace(const ProfileRun& run) {
                     {"config", pre.name},
                     {"clock_mhz", pre.clock_mhz},
                     {"cycles", r.cycles},
-                    {"note", "ts and dur in microseconds of device time; args.cycles in master-clock cycles; an engine "
+                    {"start_cycles", r.start_cycles},
+                    {"note", "ts and dur in microseconds of device time from the kernel's start; args.cycles in "
+                             "master-clock cycles; the start-up track holds the kernel start-up; an engine "
                              "slice runs from the engine's start to completion, a sem_wait from when the engine was free "
                              "to when its wait held, a DMA transfer from its issue (fixed cost first) to completion"}};
   j["traceEvents"] = std::move(ev);
@@ -556,6 +622,12 @@ std::string profile_timeline_html(const ProfileRun& run) {
   // with the strings in tables.
   json ops = json::array(), details = json::array(), rows = json::array();
   std::map<std::string, size_t> op_index;
+  if (r.start_cycles > 0) {
+    op_index.emplace(kStartUpTrack, 0);
+    ops.push_back(kStartUpTrack);
+    details.push_back(fmt::format("{}\ncycles: 0 .. {}", kStartUpDoc, r.start_cycles));
+    rows.push_back({{"name", kStartUpTrack}, {"kind", "startup"}, {"slices", json::array({json::array({0, r.start_cycles, 0, 0})})}});
+  }
   for (const ProfileTrack& t : profile_tracks(run)) {
     json sl = json::array();
     for (const ProfileSlice& s : t.slices) {

@@ -54,6 +54,17 @@ struct ProfileTrack {
   std::vector<ProfileSlice> slices;  // in time order
 };
 
+// A part of a run's time breakdown (RunResult::breakdown): its name, cycles and definition.
+struct TimePart {
+  const char* name;
+  uint64_t cycles;
+  const char* doc;
+};
+// The breakdown's parts in the order they are tried for each cycle; their cycles add up to the
+// run's. `part` names the one with the most cycles ("what dominates").
+std::vector<TimePart> time_breakdown(const RunResult& r);
+std::string dominant_part(const RunResult& r);
+
 // The summary as JSON: {"kernel", "title", "config", "backend", "summary": {metric: value},
 // "units": {metric: unit}, "definitions": {metric: text}, "engines": [...], "dma_queues": [...]}.
 nlohmann::ordered_json profile_summary(const ProfileRun& run);

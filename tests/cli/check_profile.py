@@ -70,6 +70,19 @@ def check_rtl(name, n, free_dim, dtype="fp32"):
     check(abs(s["total_time"] - latency / 2.4e9) < 1e-12, f"{name}: total_time {s['total_time']} s = cycles / 2.4 GHz")
     check(s["neuroncore_cycle_count"] == latency * 1200 // 2400,
           f"{name}: neuroncore_cycle_count {s['neuroncore_cycle_count']} = total_time x 1.2 GHz")
+    # the start-up (trn2: 10200 ns) inside total_time, and the breakdown covering it once
+    check(abs(s["kernel_start_time"] - 10200e-9) < 1e-12, f"{name}: kernel_start_time {s['kernel_start_time']} s = 10.2 us")
+    parts = {k: v for k, v in s.items() if k.startswith("time_")}
+    check(set(parts) == {"time_start_up", "time_compute", "time_dma_descriptors", "time_dma_data",
+                         "time_dma_fixed_cost", "time_other"}, f"{name}: the time breakdown's parts {sorted(parts)}")
+    check(abs(sum(parts.values()) - s["total_time"]) < 1e-12, f"{name}: the time_* add up to total_time")
+    check(s["time_start_up"] == s["kernel_start_time"], f"{name}: time_start_up = kernel_start_time")
+    check(sum(j["time_breakdown_cycles"].values()) == latency and j["dominant"] in j["time_breakdown_cycles"],
+          f"{name}: time_breakdown_cycles add up to the latency, dominant {j['dominant']}")
+    check(s["time_compute"] > 0 and s["time_dma_fixed_cost"] >= 2 * 1300e-9,
+          f"{name}: compute {s['time_compute']} s, DMA fixed cost {s['time_dma_fixed_cost']} s (two 1.3 us at least)")
+    check(s["dma_descriptor_cycles"] > 0 and s["time_dma_descriptors"] <= s["dma_descriptor_cycles"] / 2.4e9 + 1e-12,
+          f"{name}: descriptor time within the RTL's descriptor cycles ({s['dma_descriptor_cycles']})")
 
     # DMA and memories, from the loop structure
     check(s["dma_transfer_count"] == 3 * T, f"{name}: dma_transfer_count {s['dma_transfer_count']} = 3 x {T} iterations")
@@ -105,6 +118,15 @@ def check_rtl(name, n, free_dim, dtype="fp32"):
     # the trace
     errors, tracks = check_trace.check(prefix + ".trace.json")
     check(not errors, f"{name}: trace.json is valid trace-event JSON without overlaps {errors[:3]}")
+    first = list(tracks.values())[0] if tracks else {"name": None, "slices": []}
+    check(first["name"] == "start-up" and len(first["slices"]) == 1 and first["slices"][0]["ts"] == 0
+          and abs(first["slices"][0]["dur"] - 10.2) < 1e-9, f"{name}: the first track is the 10.2 us start-up")
+    tracks = {tid: t for tid, t in tracks.items() if t["name"] != "start-up"}
+    insn_slices = [ev for t in tracks.values() for ev in t["slices"] if ev["name"] != "sem_wait"]
+    span = max(ev["args"]["cycles"]["end"] for ev in insn_slices) - min(ev["args"]["cycles"]["start"] for ev in insn_slices)
+    check(abs(s["total_active_time"] - span / 2.4e9) < 1e-12 and
+          s["total_active_time"] <= s["total_time"] - s["kernel_start_time"],
+          f"{name}: total_active_time {s['total_active_time']} s: first start to last end in the trace ({span} cycles)")
     by_name = {t["name"]: t["slices"] for t in tracks.values()}
     check(ENGINES <= set(by_name), f"{name}: a track per engine ({sorted(by_name)})")
     vslices = by_name.get("vector", [])
@@ -149,7 +171,8 @@ check(g["backend"] == "golden" and s["dma_transfer_count"] == 12 and s["dma_tran
       "golden: the transfer count and bytes")
 check({x["engine"]: x for x in g["engines"]}["vector"]["by_opcode"].get("tensor_tensor") == 4, "golden: 4 tensor_tensor")
 check(all(s[k] is None for k in ("total_time", "neuroncore_cycle_count", "sbuf_read_bytes", "hbm_read_bytes",
-                                 "vector_engine_active_time_percent", "mfu_estimated_percent")),
+                                 "vector_engine_active_time_percent", "mfu_estimated_percent", "total_active_time",
+                                 "kernel_start_time", "time_start_up", "time_dma_descriptors")),
       "golden: times and RTL counters are null")
 check("n/a" in out and "--backend rtl" in out, "golden: the text says timing needs the RTL backend")
 check(not os.path.exists(prefix + ".trace.json") and not os.path.exists(prefix + ".timeline.html"),

@@ -65,7 +65,9 @@ check(tl.get("data-rows") == str(len(names)), f"{tl.get('data-rows')} rows drawn
 check(tl.get("data-row-names") == "|".join(names), f"rows in the trace's order: {tl.get('data-row-names')}")
 check(tl.get("data-slices") == str(total) and tl.get("data-drawn") == str(total),
       f"all {total} instructions drawn ({tl.get('data-drawn')} of {tl.get('data-slices')})")
-slice_rows = [r for r in rows if r.get("data-kind") in ("engine", "dma")]
+slice_rows = [r for r in rows if r.get("data-kind") in ("startup", "engine", "dma")]
+check(names[:1] == ["start-up"] and slice_rows[:1] and slice_rows[0].get("data-kind") == "startup",
+      f"the start-up is the first row ({names[:1]})")
 check([r["data-row"] for r in slice_rows] == names, "a label per row")
 for r, n in zip(slice_rows, counts):
     painted = int(r.get("data-painted", "-1"))

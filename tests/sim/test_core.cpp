@@ -136,10 +136,25 @@ TEST_CASE("hand-written vector add runs on the RTL and matches the golden model"
     std::memcpy(&o, hbm.data() + 2 * bytes + 4 * k, 4);
     REQUIRE(o == a[k] + b[k]);
   }
-  // Two transfers' fixed cost at least, and the skipped cycles add up.
+  // The start-up first (trn2's 10200 ns are 24480 cycles, a whole number of the clock enables'
+  // period of 10), then two transfers' fixed cost at least, and the skipped cycles add up.
+  const uint64_t start = p.kernel_start_ns * p.clock_mhz / 1000;
+  CHECK(r.start_cycles == start);
+  for (const sim::InsnRecord& rec : r.records) CHECK(rec.ready >= start);
   const uint64_t fixed = p.dma_fixed_cost_ns * p.clock_mhz / 1000;
-  CHECK(r.cycles > 2 * fixed);
+  CHECK(r.cycles > start + 2 * fixed);
   CHECK(r.cycles == r.evaluated_cycles + r.skipped_cycles);
+  // The breakdown covers every cycle once: the start-up, the loads' fixed cost (paid together)
+  // and the store's, and the descriptors: 3 transfers of 128 rows over 16 engines are 24 rows
+  // per engine, each dma_desc_cycles DMA cycles (a DMA cycle lasts a master cycle or more).
+  const sim::TimeBreakdown& bd = r.breakdown;
+  CHECK(bd.start_up + bd.compute + bd.dma_descriptors + bd.dma_data + bd.dma_fixed_cost + bd.other == r.cycles);
+  CHECK(bd.start_up == start);
+  CHECK(bd.dma_fixed_cost >= 2 * fixed);
+  CHECK(bd.compute > 0);
+  CHECK(r.dma_desc_cycles >= 24 * p.dma_desc_cycles);
+  CHECK(bd.dma_descriptors > 0);
+  CHECK(bd.dma_descriptors <= r.dma_desc_cycles);
 
   // The same run without skipping gives the same cycle count.
   std::vector<uint8_t> hbm2(prog.hbm_bytes, 0);
@@ -151,6 +166,8 @@ TEST_CASE("hand-written vector add runs on the RTL and matches the golden model"
   INFO("noskip cycles " << r2.cycles << " wall " << r2.wall_seconds);
   CHECK(r2.cycles == r.cycles);
   CHECK(r2.skipped_cycles == 0);
+  CHECK(r2.start_cycles == start);
+  CHECK(r2.dma_desc_cycles == r.dma_desc_cycles);
   CHECK(hbm2 == hbm);
 }
 

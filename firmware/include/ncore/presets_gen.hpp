@@ -25,6 +25,7 @@ struct Preset {
   uint64_t dma_queues;  // DMA queues (DO: 16 queue ids per engine)
   uint64_t dma_hbm_credits;  // HBM request credits a DMA engine may hold; the HBM side grants them at its bandwidth (model)
   uint64_t hbm_addr_bits;  // HBM byte address bits, at most the ISA's offset field (model: 1 TiB, the ISA's 40-bit offsets)
+  uint64_t dma_desc_cycles;  // DMA engine cycles to generate one descriptor (a partition row of a transfer) before its data moves; an engine works on one row at a time. trn2: fitted to CAL (128 partitions of 4 B cost 1.89 us per iteration, 1 partition 1.46 us: 0.43 us over the 24 rows an engine moves per iteration, 17.9 ns = 30 cycles at 1.68 GHz). trn1: DB's 17 B/ns per engine at 4 KiB per partition against the engine's HBM share of 25.6 GB/s (81 ns = 136 cycles). tiny: model
   uint64_t dma_outstanding;  // HBM reads in flight per DMA engine (model; covers hbm_latency_ns at full rate)
   uint64_t clock_mhz;  // master clock = tensor engine clock (A2: 2.4 GHz trn2; A1: 2.8 GHz trn1)
   uint64_t profile_clock_mhz;  // profiler base clock for neuroncore_cycle_count (PS: 1.2 GHz trn2, 1.4 GHz trn1)
@@ -42,12 +43,13 @@ struct Preset {
   uint64_t hbm_bytes_per_us;  // HBM bandwidth available to one core, bytes per microsecond (T2: 2.9 TB/s per 8 cores; T1: 820 GB/s per 2 cores)
   uint64_t hbm_latency_ns;  // HBM access latency (model: not published; a typical HBM load-to-use latency)
   uint64_t dma_fixed_cost_ns;  // per-transfer DMA fixed cost: descriptor, sync and semaphore-to-start latency, paid by the queue before its engines start (DB: about 1300 ns)
+  uint64_t kernel_start_ns;  // kernel start-up: NeuronCore time from the kernel's start to its first instruction (instruction fetch, queue and semaphore setup), inside every reported latency. trn2: fitted to CAL (a one-tile vector add, 2 loads, 1 add, 1 store, takes 15 us; published trn2 profiles show 12.4 to 13.3 us between total_time and total_active_time). trn1: no figure published, the trn2 value. tiny: model
 };
 
 inline constexpr Preset kPresets[] = {
-    {"trn2", "NeuronCore-v3 (Trainium2), the default", 0, 128, 229376, 212984, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 256, 2400, 1200, 2, 5, 1, 2, 7, 10, 60, 64, 60, 64, 64, 362500, 100, 1300},
-    {"trn1", "NeuronCore-v2 (Trainium1)", 1, 128, 196608, 180224, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 256, 2800, 1400, 2, 5, 1, 2, 3, 5, 60, 64, 60, 64, 64, 410000, 100, 1300},
-    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 1024, 256, 8, 4, 2, 4, 4, 40, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 6, 8, 4, 362500, 20, 100},
+    {"trn2", "NeuronCore-v3 (Trainium2), the default", 0, 128, 229376, 212984, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 30, 256, 2400, 1200, 2, 5, 1, 2, 7, 10, 60, 64, 60, 64, 64, 362500, 100, 1300, 10200},
+    {"trn1", "NeuronCore-v2 (Trainium1)", 1, 128, 196608, 180224, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 136, 256, 2800, 1400, 2, 5, 1, 2, 3, 5, 60, 64, 60, 64, 64, 410000, 100, 1300, 10200},
+    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 1024, 256, 8, 4, 2, 4, 4, 40, 4, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 6, 8, 4, 362500, 20, 100, 100},
 };
 
 // The preset called `name`, or nullptr.

@@ -297,6 +297,8 @@ class Bench {
   const std::string& error() const { return error_; }
   uint64_t clock() const { return clock_; }
   uint64_t ce_cycles() const { return ce_cycles_; }
+  // The block's counter: clocks in which some engine generated a descriptor.
+  uint64_t desc_cycles() const { return dut_->perf_desc_cycles_o; }
   uint64_t hbm_read_lines() const { return hbm_reads_; }
   uint64_t hbm_write_lines() const { return hbm_writes_; }
   uint64_t sbuf_read_lines() const { return sr_grants_; }

@@ -38,6 +38,7 @@ module ncore_dma_tb
   output logic [Q-1:0]              rd_start_o,
   output logic [Q-1:0][E-1:0]       done_o,
   output logic                      busy_o,
+  output logic [63:0]               perf_desc_cycles_o,
   // HBM ports
   output logic [E-1:0]              hq_valid_o,
   input  logic [E-1:0]              hq_credit_i,
@@ -90,7 +91,7 @@ module ncore_dma_tb
 
   ncore_dma #(.Cfg(Cfg)) u_dma (
     .clk_i, .rst_ni, .ce_i(ce),
-    .insn_valid_i, .insn_i, .q_free_o, .rd_start_o, .done_o, .busy_o,
+    .insn_valid_i, .insn_i, .q_free_o, .rd_start_o, .done_o, .busy_o, .perf_desc_cycles_o,
     .sr_req_o(sr_req), .sr_part_o, .sr_line_o(sr_line), .sr_gnt_i(sr_gnt_o), .sr_rdata_i(sr_rdata),
     .sw_req_o(sw_req), .sw_part_o, .sw_line_o(sw_line), .sw_ben_o(sw_ben), .sw_wdata_o(sw_wdata),
     .sw_gnt_i(sw_gnt_o),

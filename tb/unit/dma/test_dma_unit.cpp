@@ -256,6 +256,27 @@ TEST_CASE("DMA transfers complete out of order across queues", "[dma]") {
   CHECK(done[1].done_clock < done[2].done_clock - 1000);
 }
 
+TEST_CASE("DMA each partition row costs the preset's descriptor cycles before its data moves", "[dma]") {
+  // Rows on engine 0 only (partitions 0..7 of the tiny preset's 16, 2 engines), the clock
+  // enable always high: the descriptor counter is rows x dma_desc_cycles, and each row more
+  // delays the transfer's completion by at least that much.
+  const uint64_t desc = tiny().dma_desc_cycles;
+  REQUIRE(desc > 0);
+  uint64_t prev_cycles = 0;
+  for (uint32_t rows = 1; rows <= 8; ++rows) {
+    Bench b(7);
+    std::mt19937_64 rng(7);
+    b.load(random_bytes(rng, size_t{kP} * tiny().sbuf_bytes), random_bytes(rng, Bench::kHbmBytes));
+    b.configure({CeMode::high, 8, 8, 100, false});
+    const std::vector<Xfer> done = run_all(b, {copy(0, sbuf_ap(Dtype::fp32, 0, rows, 0, 1), hbm_ap(Dtype::fp32, rows, 1, 0, 1))});
+    INFO(rows << " rows: " << b.desc_cycles() << " descriptor cycles, done after " << done[0].done_ce - done[0].accept_ce);
+    CHECK(b.desc_cycles() == rows * desc);
+    const uint64_t cycles = done[0].done_ce - done[0].accept_ce;
+    if (rows > 1) CHECK(cycles >= prev_cycles + desc);
+    prev_cycles = cycles;
+  }
+}
+
 TEST_CASE("DMA throughput of large contiguous transfers", "[dma]") {
   // 16 partitions x 2 KiB: 1024 lines per engine. With the HBM latency inside what 16
   // outstanding lines cover, an engine should move close to one 16-byte line per DMA cycle.
