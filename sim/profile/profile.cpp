@@ -248,24 +248,46 @@ std::string dominant_part(const RunResult& r) {
          })->name;
 }
 
-json profile_summary(const ProfileRun& run) {
-  const Program& prog = *run.prog;
-  const Preset& pre = *run.preset;
-  const RunResult* r = run.rtl;
-  const std::vector<StreamCount> counts = count_streams(run);
-  const double clock_hz = static_cast<double>(pre.clock_mhz) * 1e6;
-  auto seconds = [&](uint64_t cyc) -> json {
-    if (!r) return nullptr;
-    return static_cast<double>(cyc) / clock_hz;
-  };
-  auto timed = [&](auto v) -> json {
-    if (!r) return nullptr;
-    return v;
-  };
-  const uint64_t cycles = r ? r->cycles : 0;
+namespace {
 
-  Metrics m;
-  const std::string rtl_only = r ? "" : " (null: the golden backend has no timing; run with --backend rtl)";
+// What the summary's parts share: the run, its stream counts, and how a cycle count becomes a
+// figure (null on the golden backend, which has no timing).
+struct SummaryCtx {
+  const ProfileRun& run;
+  const Program& prog;
+  const Preset& pre;
+  const RunResult* r;
+  std::vector<StreamCount> counts;
+  double clock_hz;
+  uint64_t cycles;
+  std::string rtl_only;
+
+  explicit SummaryCtx(const ProfileRun& run_in)
+      : run(run_in),
+        prog(*run_in.prog),
+        pre(*run_in.preset),
+        r(run_in.rtl),
+        counts(count_streams(run_in)),
+        clock_hz(static_cast<double>(pre.clock_mhz) * 1e6),
+        cycles(r ? r->cycles : 0),
+        rtl_only(r ? "" : " (null: the golden backend has no timing; run with --backend rtl)") {}
+
+  json seconds(uint64_t cyc) const { return r ? json(static_cast<double>(cyc) / clock_hz) : json(nullptr); }
+  template <typename T>
+  json timed(T v) const {
+    return r ? json(v) : json(nullptr);
+  }
+};
+
+// total_time, total_active_time, the start-up, cycle counts and where the time went.
+void add_time_metrics(Metrics& m, const SummaryCtx& c) {
+  const Program& prog = c.prog;
+  const Preset& pre = c.pre;
+  const RunResult* r = c.r;
+  const uint64_t cycles = c.cycles;
+  const std::string& rtl_only = c.rtl_only;
+  auto seconds = [&](uint64_t cyc) { return c.seconds(cyc); };
+  auto timed = [&](auto v) { return c.timed(v); };
   m.add("total_time", seconds(cycles), "s",
         "NeuronCore time from the kernel's start to the last instruction's completion, the start-up included "
         "(neuron-profile: execution start to execution end, idle gaps included, host time excluded)" + rtl_only);
@@ -295,7 +317,16 @@ json profile_summary(const ProfileRun& run) {
     m.add(std::string("time_") + p.name, seconds(p.cycles), "s",
           std::string(p.doc) + "; the time_* add up to total_time" + rtl_only);
 
-  // DMA
+}
+
+// Transfers, bytes, queues, descriptor cycles and DMA activity.
+void add_dma_metrics(Metrics& m, const SummaryCtx& c) {
+  const Program& prog = c.prog;
+  const RunResult* r = c.r;
+  const uint64_t cycles = c.cycles;
+  const std::string& rtl_only = c.rtl_only;
+  auto timed = [&](auto v) { return c.timed(v); };
+  const std::vector<StreamCount>& counts = c.counts;
   uint64_t transfers = 0, dma_total = 0, queues_used = 0;
   for (uint32_t s = 0; s < prog.streams.size(); ++s) {
     if (!is_dma(prog.streams[s])) continue;
@@ -321,7 +352,16 @@ json profile_summary(const ProfileRun& run) {
     m.add("dma_active_time_percent", nullptr, "%", "time at least one transfer moved data" + rtl_only);
   }
 
-  // Memories
+}
+
+// HBM, SBUF and PSUM byte counters and HBM bandwidth utilisation.
+void add_memory_metrics(Metrics& m, const SummaryCtx& c) {
+  const Preset& pre = c.pre;
+  const RunResult* r = c.r;
+  const uint64_t cycles = c.cycles;
+  const std::string& rtl_only = c.rtl_only;
+  auto timed = [&](auto v) { return c.timed(v); };
+  const double clock_hz = c.clock_hz;
   const std::string counters_doc = r ? "" : " (null: counted by the RTL; run with --backend rtl)";
   m.add("hbm_read_bytes", timed(r ? r->hbm_read_bytes : 0), "B", "bytes the HBM model served to DMA reads (whole 16-byte lines)" + counters_doc);
   m.add("hbm_write_bytes", timed(r ? r->hbm_write_bytes : 0), "B", "bytes the HBM model wrote for DMA writes (enabled bytes)" + counters_doc);
@@ -343,7 +383,18 @@ json profile_summary(const ProfileRun& run) {
     m.add("mbu_estimated_percent", nullptr, "%", "HBM bandwidth utilisation" + rtl_only);
   }
 
-  // Engines
+}
+
+// Per-engine counts, activity and waits, matmuls and MFU; returns the engines' rows.
+json add_engine_metrics(Metrics& m, const SummaryCtx& c) {
+  const Program& prog = c.prog;
+  const Preset& pre = c.pre;
+  const RunResult* r = c.r;
+  const uint64_t cycles = c.cycles;
+  const std::string& rtl_only = c.rtl_only;
+  auto seconds = [&](uint64_t cyc) { return c.seconds(cyc); };
+  auto timed = [&](auto v) { return c.timed(v); };
+  const std::vector<StreamCount>& counts = c.counts;
   json engines = json::array();
   uint64_t matmuls = 0, macs = 0;
   for (uint32_t s = 0; s < prog.streams.size(); ++s) {
@@ -390,7 +441,14 @@ json profile_summary(const ProfileRun& run) {
             "every moving column)"
           : "K x M x N summed over the multiply_moving instructions");
 
-  // DMA queues
+  return engines;
+}
+
+// The DMA queues' rows.
+json dma_queue_rows(const SummaryCtx& c) {
+  const Program& prog = c.prog;
+  const RunResult* r = c.r;
+  const std::vector<StreamCount>& counts = c.counts;
   json queues = json::array();
   for (uint32_t s = 0; s < prog.streams.size(); ++s) {
     const Stream& st = prog.streams[s];
@@ -413,6 +471,23 @@ json profile_summary(const ProfileRun& run) {
     }
     queues.push_back(q);
   }
+
+  return queues;
+}
+
+}  // namespace
+
+json profile_summary(const ProfileRun& run) {
+  const SummaryCtx c(run);
+  const Program& prog = c.prog;
+  const Preset& pre = c.pre;
+  const RunResult* r = c.r;
+  Metrics m;
+  add_time_metrics(m, c);
+  add_dma_metrics(m, c);
+  add_memory_metrics(m, c);
+  const json engines = add_engine_metrics(m, c);
+  const json queues = dma_queue_rows(c);
 
   json j;
   j["kernel"] = prog.kernel;
