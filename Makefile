@@ -2,6 +2,8 @@
 #
 #   make sim [KERNEL=stream] [ARGS="-n 25600 --free-dim 200"]   run a kernel on the RTL
 #   make test                                                   build and run the test suite
+#   make fuzz [FUZZ_RUNS=1000000] [FUZZ_SECONDS=600] [FUZZ_SEED=0] build (clang, build-fuzz) and run the libFuzzer
+#                                                               targets (tests/fuzz)
 #   make bench [BASELINE=REV] [BENCH_ARGS=--quick]               speed figures (long; not a test); BASELINE
 #                                                               runs a revision's build beside this one
 #   make waves [KERNEL=conv] [ARGS="..."]                       run with an FST dump, open it in GTKWave
@@ -21,8 +23,12 @@ KERNEL  ?= stream
 ARGS    ?=
 RUN_ARGS = --kernel $(KERNEL) $(if $(ARGS),$(ARGS),--example)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+FUZZ_BUILD ?= build-fuzz
+FUZZ_RUNS ?= 1000000
+FUZZ_SECONDS ?= 600
+FUZZ_SEED ?= 0
 
-.PHONY: all deps configure build sim waves test bench conv-harness fidelity lint isa clean
+.PHONY: all deps configure build sim waves test fuzz bench conv-harness fidelity lint isa clean
 
 all: build
 
@@ -50,6 +56,14 @@ waves: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+$(FUZZ_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Release -DNCORE_FUZZ=ON \
+	  -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16
+
+fuzz: $(FUZZ_BUILD)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz-targets
+	tools/fuzz --build $(FUZZ_BUILD) --runs $(FUZZ_RUNS) --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED)
+
 bench: build
 	tools/bench --build $(BUILD) --json $(BUILD)/bench.json $(if $(BASELINE),--baseline-rev $(BASELINE)) $(BENCH_ARGS)
 
@@ -68,4 +82,4 @@ isa: configure
 	cmake --build $(BUILD) --target isa-update
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD)

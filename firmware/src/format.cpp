@@ -44,7 +44,8 @@ std::string free_dims(const isa::Ap& ap) {
     if (d) s += 'x';
   }
   bool natural = ap.stride[0] == 1 || (used == 1 && ap.size[0] == 1);
-  int64_t expect = int64_t{ap.stride[0]} * ap.size[0];
+  // In 128 bits: the product of four 32-bit sizes and a stride overflows 64 (this also prints garbage).
+  __int128 expect = __int128{ap.stride[0]} * ap.size[0];
   for (int d = 1; d < used && natural; ++d) {
     if (ap.stride[d] != expect) natural = false;
     expect *= ap.size[d];

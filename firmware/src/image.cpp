@@ -141,29 +141,6 @@ const char* bad_enum_field(const isa::Insn& i) {
   return nullptr;
 }
 
-// The element span of every operand the instruction uses stays far inside 64-bit arithmetic,
-// so that ap_box and the checks after it cannot overflow on garbage (sizes and strides are
-// 32-bit fields: their products need more than 64 bits in the worst case).
-const char* bad_extent(const isa::Insn& i) {
-  const isa::InsnInfo* info = isa::find_info(i.opcode);
-  if (!info) return nullptr;
-  constexpr __int128 kLimit = __int128{1} << 44;
-  for (unsigned k = 0; k < info->num_operands; ++k) {
-    const std::string f = info->operands[k].field;
-    const isa::Ap* ap = f == "dst" ? &i.dst : f == "src0" ? &i.src0 : f == "src1" ? &i.src1 : nullptr;
-    if (!ap) continue;
-    __int128 span = 0;
-    for (int d = 0; d < 4; ++d) {
-      const __int128 st = ap->stride[d] < 0 ? -__int128{ap->stride[d]} : __int128{ap->stride[d]};
-      span += st * (ap->size[d] > 0 ? ap->size[d] - 1 : 0);
-    }
-    const __int128 ps = ap->part_stride < 0 ? -__int128{ap->part_stride} : __int128{ap->part_stride};
-    span += ps * (ap->num_part > 0 ? ap->num_part - 1 : 0);
-    if (span * 4 >= kLimit) return info->operands[k].field;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 void Program::write_image(std::ostream& out) const {
@@ -328,8 +305,6 @@ Program Program::read_image(std::istream& in) {
       if (ins.loc >= p.locations.size())
         bad(r, fmt::format("location index {} is out of range (the table has {} entries)", ins.loc,
                            p.locations.size()));
-      if (const char* f = bad_extent(i))
-        bad(r, fmt::format("operand {} spans more elements than any memory holds", f));
       try {
         validate_insn(i, *preset, p.hbm_bytes);
       } catch (const SimError& err) {

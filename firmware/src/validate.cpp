@@ -38,6 +38,25 @@ bool buffer_allowed(const isa::OperandInfo& o, isa::Buffer b) {
   return false;
 }
 
+// Sizes and strides are 32-bit fields: the element count and the byte span of an operand need
+// more than 64 bits in the worst case. Both are bounded here (in 128-bit arithmetic) far below
+// what 64-bit arithmetic holds and above any memory, so that ap_box, ap_free_elems and the
+// checks after them cannot overflow or wrap on garbage. nullptr when the operand is within.
+const char* bad_extent(const isa::Ap& ap) {
+  constexpr __int128 kLimit = __int128{1} << 44;
+  __int128 elems = 1, span = 0;
+  for (int d = 0; d < 4; ++d) {
+    elems *= ap.size[d];
+    if (elems > kLimit) return "its free sizes hold more elements than any memory";
+    const __int128 st = ap.stride[d] < 0 ? -__int128{ap.stride[d]} : __int128{ap.stride[d]};
+    span += st * (__int128{ap.size[d]} - 1);
+  }
+  const __int128 ps = ap.part_stride < 0 ? -__int128{ap.part_stride} : __int128{ap.part_stride};
+  span += ps * (__int128{ap.num_part} - 1);
+  if (span * 4 >= kLimit) return "its strides span more bytes than any memory holds";
+  return nullptr;
+}
+
 void check_ap(const isa::Insn& insn, const char* name, const isa::Ap& ap, const Preset& pr, uint64_t hbm_bytes) {
   if (!isa::is_valid(ap.mem)) bad(insn, fmt::format("operand {} has an unknown buffer", name));
   if (!isa::is_valid(ap.dtype)) bad(insn, fmt::format("operand {} has an unknown dtype", name));
@@ -49,6 +68,7 @@ void check_ap(const isa::Insn& insn, const char* name, const isa::Ap& ap, const 
   if (ap.offset % esz != 0)
     bad(insn, fmt::format("operand {}: byte offset {} is not a multiple of the {}-byte {} element", name, ap.offset, esz,
                           isa::to_string(ap.dtype)));
+  if (const char* what = bad_extent(ap)) bad(insn, fmt::format("operand {}: {}", name, what));
   const Box b = ap_box(ap);
   if (ap.mem == isa::Buffer::hbm) {
     if (ap.start_part != 0) bad(insn, fmt::format("operand {}: an HBM operand must have start partition 0", name));

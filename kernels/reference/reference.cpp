@@ -43,39 +43,37 @@ ByteMap transpose(const Values& v, const ByteMap& in) {
   return {{"out", std::move(out)}};
 }
 
-ByteMap matmul(const Values& v, const ByteMap& in) {
-  const Bytes& l = in.at("lhsT");
-  const Bytes& r = in.at("rhs");
-  const size_t K = static_cast<size_t>(v["k"]), M = static_cast<size_t>(v["m"]), N = static_cast<size_t>(v["n"]);
-  const isa::Dtype dt = v.dtype();
+namespace {
+
+// The inputs' values in double; with `magnitude`, their absolute values.
+std::vector<double> values(const Bytes& b, isa::Dtype dt, bool magnitude) {
   const size_t esz = esize(dt);
-  std::vector<double> acc(M * N, 0.0), row(N);
-  for (size_t k = 0; k < K; ++k) {
-    for (size_t j = 0; j < N; ++j) row[j] = load(&r[(k * N + j) * esz], dt);
-    for (size_t i = 0; i < M; ++i) {
-      const double w = load(&l[(k * M + i) * esz], dt);
-      double* o = &acc[i * N];
-      for (size_t j = 0; j < N; ++j) o[j] += w * row[j];
-    }
-  }
-  Bytes out(M * N * esz);
-  for (size_t i = 0; i < M * N; ++i) store_double(&out[i * esz], dt, acc[i]);
-  return {{"result", std::move(out)}};
+  std::vector<double> f(b.size() / esz);
+  for (size_t i = 0; i < f.size(); ++i) f[i] = magnitude ? std::fabs(load(&b[i * esz], dt)) : load(&b[i * esz], dt);
+  return f;
 }
 
-ByteMap conv(const Values& v, const ByteMap& in) {
+// lhsT (k, m).T @ rhs (k, n) in double; with `magnitude`, the sums of |products| instead.
+std::vector<double> matmul_sums(const Values& v, const ByteMap& in, bool magnitude) {
+  const size_t K = static_cast<size_t>(v["k"]), M = static_cast<size_t>(v["m"]), N = static_cast<size_t>(v["n"]);
+  const std::vector<double> l = values(in.at("lhsT"), v.dtype(), magnitude), r = values(in.at("rhs"), v.dtype(), magnitude);
+  std::vector<double> acc(M * N, 0.0);
+  for (size_t k = 0; k < K; ++k)
+    for (size_t i = 0; i < M; ++i) axpy(&acc[i * N], &r[k * N], l[k * M + i], static_cast<int64_t>(N));
+  return acc;
+}
+
+// maxpool(conv2d(X, W) + bias) in double; with `magnitude`, per pooled element the largest sum
+// of |products| + |bias| over its window instead. The output channels are split over the
+// machine's cores.
+std::vector<double> conv_sums(const Values& v, const ByteMap& in, bool magnitude) {
   const isa::Dtype dt = v.dtype();
-  const size_t esz = esize(dt);
   const int64_t B = v["batch"], Ci = v["in_channels"], Co = v["out_channels"], H = v["height"], Wd = v["width"],
                 K = v["filter"];
   const int64_t p = v["pool_size"], Hout = H - K + 1, Wout = Wd - K + 1, Ho = Hout / p, Wo = Wout / p;
-  auto floats = [&](const Bytes& b) {
-    std::vector<double> f(b.size() / esz);
-    for (size_t i = 0; i < f.size(); ++i) f[i] = load(&b[i * esz], dt);
-    return f;
-  };
-  const std::vector<double> x = floats(in.at("X")), w = floats(in.at("W")), bias = floats(in.at("bias"));
-  Bytes out(static_cast<size_t>(B * Co * Ho * Wo) * esz);
+  const std::vector<double> x = values(in.at("X"), dt, magnitude), w = values(in.at("W"), dt, magnitude),
+                            bias = values(in.at("bias"), dt, magnitude);
+  std::vector<double> out(static_cast<size_t>(B * Co * Ho * Wo));
   auto work = [&](int64_t co_begin, int64_t co_end) {
     std::vector<double> acc(static_cast<size_t>(Hout * Wout));
     for (int64_t b = 0; b < B; ++b)
@@ -87,12 +85,13 @@ ByteMap conv(const Values& v, const ByteMap& in) {
               const double wv = w[((co * Ci + ci) * K + i) * K + j];
               for (int64_t y = 0; y < Hout; ++y) axpy(&acc[y * Wout], &x[((b * Ci + ci) * H + y + i) * Wd + j], wv, Wout);
             }
+        // whole p x p windows; the rows and columns past the last one are dropped (floor)
         for (int64_t y = 0; y < Ho; ++y)
           for (int64_t c = 0; c < Wo; ++c) {
             double m = acc[(y * p) * Wout + c * p];
             for (int64_t dy = 0; dy < p; ++dy)
               for (int64_t dx = 0; dx < p; ++dx) m = std::max(m, acc[(y * p + dy) * Wout + c * p + dx]);
-            store_double(&out[static_cast<size_t>(((b * Co + co) * Ho + y) * Wo + c) * esz], dt, m);
+            out[static_cast<size_t>(((b * Co + co) * Ho + y) * Wo + c)] = m;
           }
       }
   };
@@ -101,7 +100,34 @@ ByteMap conv(const Values& v, const ByteMap& in) {
   for (int64_t t = 1; t < nt; ++t) threads.emplace_back(work, Co * t / nt, Co * (t + 1) / nt);
   work(0, Co / nt);
   for (auto& t : threads) t.join();
-  return {{"out", std::move(out)}};
+  return out;
+}
+
+// Each value rounded once to the dtype.
+Bytes rounded(const std::vector<double>& sums, isa::Dtype dt) {
+  const size_t esz = esize(dt);
+  Bytes out(sums.size() * esz);
+  for (size_t i = 0; i < sums.size(); ++i) store_double(&out[i * esz], dt, sums[i]);
+  return out;
+}
+
+}  // namespace
+
+ByteMap matmul(const Values& v, const ByteMap& in) { return {{"result", rounded(matmul_sums(v, in, false), v.dtype())}}; }
+
+ErrorBound matmul_bound(const Values& v, const ByteMap& in) {
+  // k multiply-adds down the array's rows (one rounding each), one PSUM accumulation per further
+  // 128 rows of k; one more for safety
+  return {{{"result", matmul_sums(v, in, true)}}, v["k"] + (v["k"] + 127) / 128 + 1};
+}
+
+ByteMap conv(const Values& v, const ByteMap& in) { return {{"out", rounded(conv_sums(v, in, false), v.dtype())}}; }
+
+ErrorBound conv_bound(const Values& v, const ByteMap& in) {
+  // Cin * K * K multiply-adds (one rounding each), a PSUM accumulation per 128-channel matmul
+  // (Cin / 128 * K * K of them), the bias added on the way out (pooling is exact)
+  const int64_t kk = v["filter"] * v["filter"];
+  return {{{"out", conv_sums(v, in, true)}}, v["in_channels"] * kk + (v["in_channels"] + 127) / 128 * kk + 1};
 }
 
 }  // namespace kernels::ref

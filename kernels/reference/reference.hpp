@@ -27,9 +27,15 @@ ByteMap vector_add(const Values& v, const ByteMap& in);
 ByteMap transpose(const Values& v, const ByteMap& in);
 // result (m, n) = lhsT (k, m).T @ rhs (k, n): the products summed in double, rounded once.
 ByteMap matmul(const Values& v, const ByteMap& in);
+// Its error bound: per element the sum of |lhsT[k, i] * rhs[k, j]|, over k + ceil(k / 128) + 1
+// roundings.
+ErrorBound matmul_bound(const Values& v, const ByteMap& in);
 // out = maxpool(conv2d(X, W) + bias): per output channel the sums over (ci, i, j) in double,
 // plus the bias, max-pooled, rounded once to the dtype. The output channels are split over the
 // machine's cores.
 ByteMap conv(const Values& v, const ByteMap& in);
+// Its error bound: per element the largest sum of |products| + |bias| over its pool window,
+// over Cin * K * K + ceil(Cin / 128) * K * K + 1 roundings.
+ErrorBound conv_bound(const Values& v, const ByteMap& in);
 
 }  // namespace kernels::ref

@@ -317,6 +317,7 @@ Kernel matmul(std::string name, std::string function, std::string doc, Tensor (*
       .body = [fn](const Inputs& in, const Values&) { return Outputs{fn(in[0], in[1])}; },
       .reference = ref::matmul,
       .exact = false,
+      .error_bound = ref::matmul_bound,
       .example = "-k 256 -m 256 -n 1024 --check",
       .waves = "matmul"};
 }
@@ -325,7 +326,7 @@ const Register tiled{matmul(
     "matmul", "matmul_tiled",
     "matmul_tiled (nki_matmul_tiled_): result (m, n) = lhsT (k, m).T @ rhs (k, n), 128 x 512 tiles accumulated in "
     "PSUM, both input tiles loaded for every multiply; k and m multiples of 128, n a multiple of 512; sums in fp32 "
-    "(compare with a tolerance)",
+    "(compared with the reference within the forward error bound of the accumulation)",
     matmul_tiled)};
 
 const Register blocked{matmul(

@@ -40,6 +40,7 @@ std::vector<TensorSpec> specs(const std::vector<TensorDecl>& decls, const Values
 Register::Register(Kernel k) {
   for (const Kernel* e : registry())
     if (e->name == k.name) throw std::logic_error("kernel '" + k.name + "' is declared twice");
+  if (!k.exact && !k.error_bound) throw std::logic_error("kernel '" + k.name + "' is not exact but has no error bound");
   registry().push_back(&storage().emplace_back(std::move(k)));
 }
 
@@ -142,7 +143,9 @@ ncore::Program build(const Args& args, const ncore::Preset& preset) {
   return build(find(args.kernel), resolve(args), preset, opts);
 }
 
-ByteMap reference(const Kernel& k, const Values& v, const ByteMap& inputs) {
+namespace {
+
+void check_inputs(const Kernel& k, const Values& v, const ByteMap& inputs) {
   for (const auto& s : input_specs(k, v)) {
     auto it = inputs.find(s.name);
     if (it == inputs.end()) throw ncore::InputError(fmt::format("reference: input '{}' is missing", s.name));
@@ -151,7 +154,19 @@ ByteMap reference(const Kernel& k, const Values& v, const ByteMap& inputs) {
                                           it->second.size(), s.bytes(), fmt::join(s.shape, " x "),
                                           ncore::isa::to_string(s.dtype)));
   }
+}
+
+}  // namespace
+
+ByteMap reference(const Kernel& k, const Values& v, const ByteMap& inputs) {
+  check_inputs(k, v, inputs);
   return k.reference(v, inputs);
+}
+
+ErrorBound error_bound(const Kernel& k, const Values& v, const ByteMap& inputs) {
+  if (!k.error_bound) throw ncore::KernelError(fmt::format("kernel {} is exact: it has no error bound", k.name));
+  check_inputs(k, v, inputs);
+  return k.error_bound(v, inputs);
 }
 
 ByteMap reference(const Args& args, const ByteMap& inputs) {

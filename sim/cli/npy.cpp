@@ -1,6 +1,7 @@
 // .npy reading and writing; see npy.hpp.
 #include "cli/npy.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <fstream>
@@ -86,6 +87,8 @@ NpyArray npy_parse(const std::vector<uint8_t>& b, const std::string& what) {
                           a.descr));
   if (dict_value(h, "fortran_order", what) != "False") bad(what, "Fortran-ordered arrays are not supported");
   const std::string shape = dict_value(h, "shape", what);
+  if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')
+    bad(what, fmt::format("shape '{}' is not a tuple", shape));
   std::string num;
   for (char c : shape.substr(1)) {
     if (std::isdigit(static_cast<unsigned char>(c))) {
@@ -100,11 +103,13 @@ NpyArray npy_parse(const std::vector<uint8_t>& b, const std::string& what) {
       bad(what, "malformed shape " + shape);
     }
   }
-  const uint64_t need = a.elements() * elem_size(a.descr);
   const uint64_t have = b.size() - hstart - hlen;
+  // In 128 bits: the product of the dimensions may overflow 64 (and wrap to the file's size).
+  unsigned __int128 need = elem_size(a.descr);
+  for (auto d : a.shape) need = std::min<unsigned __int128>(need * static_cast<uint64_t>(d), ~uint64_t{0});
   if (have != need)
     bad(what, fmt::format("shape ({}) of {} needs {} data bytes but the file has {}", fmt::join(a.shape, ", "), a.descr,
-                          need, have));
+                          need == ~uint64_t{0} ? std::string("more than 2^64") : std::to_string(uint64_t(need)), have));
   a.data.assign(b.begin() + static_cast<long>(hstart + hlen), b.end());
   return a;
 }
@@ -122,15 +127,17 @@ std::vector<uint8_t> npy_serialize(const NpyArray& a) {
   if (a.shape.size() == 1) shape.pop_back();
   shape += ")";
   std::string h = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", a.descr, shape);
-  // Pad so that the data starts on a 64-byte boundary, ending the header with a newline.
-  const size_t total = 10 + h.size() + 1;
+  // Pad so that the data starts on a 64-byte boundary, ending the header with a newline. Format
+  // version 1.0 has a 2-byte header length; a longer header (a shape of many dimensions) needs 2.0.
+  const bool v2 = 10 + h.size() + 1 + 63 > 0xffff;
+  const size_t prefix = v2 ? 12 : 10;
+  const size_t total = prefix + h.size() + 1;
   h.append((64 - total % 64) % 64, ' ');
   h += '\n';
   std::vector<uint8_t> out(kMagic, kMagic + 6);
-  out.push_back(1);
+  out.push_back(v2 ? 2 : 1);
   out.push_back(0);
-  out.push_back(static_cast<uint8_t>(h.size() & 0xff));
-  out.push_back(static_cast<uint8_t>(h.size() >> 8));
+  for (size_t i = 0; i < prefix - 8; ++i) out.push_back(static_cast<uint8_t>(h.size() >> (8 * i)));
   out.insert(out.end(), h.begin(), h.end());
   out.insert(out.end(), a.data.begin(), a.data.end());
   return out;

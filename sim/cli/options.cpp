@@ -23,7 +23,22 @@ struct SharedFlag {
   int64_t value = 0;             // integer options
   std::map<std::string, std::string> target;  // kernel -> parameter or input name
   std::string file;              // input file options
+  bool zero_ok = false;          // 0 stands for a default taken from another parameter
 };
+
+// An integer parameter's check: a positive integer (or 0 where it means a default), saying the
+// bound it breaks. (CLI::PositiveNumber's message names a range up to the largest double.)
+CLI::Validator positive_integer(bool zero_ok) {
+  return CLI::Validator(
+      [zero_ok](std::string& s) -> std::string {
+        int64_t v = 0;
+        if (!CLI::detail::lexical_cast(s, v)) return fmt::format("'{}' is not an integer", s);
+        if (v >= 1 || (zero_ok && v == 0)) return "";
+        return fmt::format("must be {}, got {}",
+                           zero_ok ? "a positive integer (1 or more), or 0 for the default" : "a positive integer (1 or more)", v);
+      },
+      zero_ok ? "INT >= 0" : "INT >= 1");
+}
 
 // The kernel's name from argv ("--kernel X" or "--kernel=X"), or "".
 std::string kernel_in(const std::vector<std::string>& args) {
@@ -75,6 +90,7 @@ void add_kernel_options(CLI::App& app, Options& o, KernelFlags& kf) {
       if (fresh) kf.order.push_back(p.flag);
       SharedFlag& f = it->second;
       f.is_switch = p.is_switch;
+      f.zero_ok |= !p.default_from.empty();
       f.target[k->name] = p.name;
       std::string line = p.help;
       if (!p.is_switch && !p.required && p.default_from.empty()) line += fmt::format(" (default {})", p.def);
@@ -99,7 +115,7 @@ void add_kernel_options(CLI::App& app, Options& o, KernelFlags& kf) {
     else if (f.is_file)
       kf.opts[flag] = app.add_option(flag, f.file, f.help);
     else
-      kf.opts[flag] = app.add_option(flag, f.value, f.help)->check(CLI::PositiveNumber);
+      kf.opts[flag] = app.add_option(flag, f.value, f.help)->check(positive_integer(f.zero_ok));
   }
 }
 

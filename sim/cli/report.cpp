@@ -33,10 +33,15 @@ void print_report(std::ostream& out, const Options& o, const run::KernelRun& r) 
     out << "Correctness passed? not checked (--no-reference)\n";
   else
     out << "Correctness passed? " << (r.correct ? "True" : "False") << "\n";
-  for (const auto& [name, c] : r.compare)
+  for (const auto& [name, c] : r.compare) {
+    const std::string which = r.compare.size() > 1 ? name + ": " : "";
     if (!c.close)
       out << fmt::format("  {}{} of {} elements differ from the reference (first at index {}, max abs error {:g})\n",
-                         r.compare.size() > 1 ? name + ": " : "", c.mismatches, c.elements, c.first, c.max_abs_err);
+                         which, c.mismatches, c.elements, c.first, c.max_abs_err);
+    if (!r.kernel->exact)  // say which bound the sums were held to, and how close they came to it
+      out << fmt::format("  {}compared with {}; max abs error {:g}, {:.3g} of its bound\n", which, c.rule,
+                         c.max_abs_err, c.max_bound_ratio);
+  }
   if (rtl)
     out << fmt::format("Latency: {} cycles = {:.3f} us at {} MHz (from kernel start: {:.3f} us start-up, then the "
                        "instructions)\n",
@@ -65,6 +70,13 @@ void write_json(const std::string& path, const Options& o, const run::KernelRun&
   if (r.checked) {
     j["correct"] = r.correct;
     j["bit_exact"] = r.exact;
+    for (const auto& [name, c] : r.compare) {
+      auto& e = j["compare"][name];
+      e["rule"] = c.rule;
+      e["mismatches"] = c.mismatches;
+      e["max_abs_err"] = c.max_abs_err;
+      if (!r.kernel->exact) e["max_bound_ratio"] = c.max_bound_ratio;  // the largest error's share of the bound
+    }
   } else {
     j["correct"] = nullptr;
     j["bit_exact"] = nullptr;

@@ -150,14 +150,28 @@ Array random_array(const kernels::TensorSpec& spec, std::mt19937_64& rng, const 
   return a;
 }
 
-Compare compare(const Array& got, const Bytes& want, bool kernel_exact) {
+Compare compare(const Array& got, const Bytes& want, const std::vector<double>* magnitude, int64_t roundings) {
   Compare c;
   const isa::Dtype dt = got.dtype;
   const unsigned esz = isa::dtype_bytes(dt);
-  const double rtol = (dt == isa::Dtype::fp32 ? 1e-5 : dt == isa::Dtype::fp16 ? 1e-3 : 1e-2) * (kernel_exact ? 1 : 10);
-  const double atol = 1e-8;
   c.elements = want.size() / esz;
-  if (got.bytes.size() != want.size()) {
+  const bool bounded = magnitude != nullptr;
+  // numpy.allclose's tolerances for the exact kernels
+  const double rtol = dt == isa::Dtype::fp32 ? 1e-5 : dt == isa::Dtype::fp16 ? 1e-3 : 1e-2, atol = 1e-8;
+  // the forward error bound for the others
+  const int mant = dt == isa::Dtype::fp32 ? 24 : dt == isa::Dtype::fp16 ? 11 : 8;
+  const double u = std::ldexp(1.0, -24), u_dt = std::ldexp(1.0, -mant);
+  const double eta = dt == isa::Dtype::fp32 ? std::ldexp(1.0, -149) : dt == isa::Dtype::fp16 ? std::ldexp(1.0, -24)
+                                                                                                : std::ldexp(1.0, -133);
+  const double n = static_cast<double>(roundings);
+  const double gamma = n * u < 1 ? n * u / (1 - n * u) * (1 + u_dt) : HUGE_VAL;
+  if (bounded)
+    c.rule = fmt::format("|out - ref| <= {:.3g} x sum|terms| + 2^-{} x (|out| + |ref|): the forward error bound of "
+                         "{} fp32 roundings (gamma({}), u = 2^-24) and one rounding of each side to {}",
+                         gamma, mant, roundings, roundings, isa::to_string(dt));
+  else
+    c.rule = fmt::format("bit for bit, else numpy.allclose with rtol {:g}, atol {:g}", rtol, atol);
+  if (got.bytes.size() != want.size() || (bounded && magnitude->size() != c.elements)) {
     c.exact = c.close = false;
     c.mismatches = c.elements;
     return c;
@@ -170,11 +184,14 @@ Compare compare(const Array& got, const Bytes& want, bool kernel_exact) {
     c.exact = false;
     const double gv = num::to_float(g, dt), wv = num::to_float(w, dt);
     const double err = std::fabs(gv - wv);
-    if (!(err <= atol + rtol * std::fabs(wv)) && !(std::isnan(gv) && std::isnan(wv))) {
+    const double bound = bounded ? gamma * (*magnitude)[i] + u_dt * (std::fabs(gv) + std::fabs(wv)) + 2 * eta
+                                 : atol + rtol * std::fabs(wv);
+    if (!(err <= bound) && !(std::isnan(gv) && std::isnan(wv))) {
       if (c.mismatches++ == 0) c.first = i;
       c.close = false;
     }
     if (err > c.max_abs_err || std::isnan(err)) c.max_abs_err = err;
+    if (bounded && err / bound > c.max_bound_ratio) c.max_bound_ratio = err / bound;
   }
   return c;
 }
@@ -238,11 +255,14 @@ void execute(KernelRun& run, const Options& opt, bool reference) {
   kernels::ByteMap in;
   for (const auto& [name, a] : run.inputs) in[name] = a.bytes;
   run.reference = kernels::reference(*run.kernel, run.values, in);
+  kernels::ErrorBound bound;
+  if (!run.kernel->exact) bound = kernels::error_bound(*run.kernel, run.values, in);
   for (const auto& [name, want] : run.reference) {
     auto it = run.result.outputs.find(name);
     if (it == run.result.outputs.end())
       throw SimError(fmt::format("the program has no output '{}' (kernel {}'s declared output)", name, run.kernel->name));
-    const Compare c = compare(it->second, want, run.kernel->exact);
+    const auto mag = bound.magnitude.find(name);
+    const Compare c = compare(it->second, want, mag == bound.magnitude.end() ? nullptr : &mag->second, bound.roundings);
     run.correct &= c.close;
     run.exact &= c.exact;
     run.compare[name] = c;

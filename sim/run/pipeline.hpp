@@ -75,15 +75,22 @@ struct Fill {
 };
 Array random_array(const kernels::TensorSpec& spec, std::mt19937_64& rng, const Fill& fill);
 
-// An output against its reference: equal bits, or close in the sense of numpy.allclose with
-// tolerances that suit the dtype (ten times wider when the kernel is not exact: its sums run in
-// fp32 in the tensor engine's order).
+// An output against its reference: equal bits, or close. An exact kernel's output is close in the
+// sense of numpy.allclose with tolerances that suit the dtype. A kernel that sums in fp32 in the
+// tensor engine's order (kernels::ErrorBound: `magnitude` holds each element's sum of |terms|,
+// `roundings` their count n) is close within the forward error bound of that accumulation:
+//   |out - ref| <= gamma(n) (1 + u_dt) sum|terms| + u_dt (|out| + |ref|) + 2 eta_dt
+// gamma(n) = n u / (1 - n u), u = 2^-24 the fp32 unit roundoff; u_dt and eta_dt the unit roundoff
+// and smallest subnormal of the output's dtype (each side rounded once to it). `rule` says which.
 struct Compare {
   bool exact = true, close = true;
   uint64_t elements = 0, mismatches = 0, first = 0;
   double max_abs_err = 0;
+  double max_bound_ratio = 0;  // the largest |out - ref| / bound (bounded compare)
+  std::string rule;
 };
-Compare compare(const Array& got, const Bytes& want, bool kernel_exact);
+Compare compare(const Array& got, const Bytes& want, const std::vector<double>* magnitude = nullptr,
+                int64_t roundings = 0);
 
 // A kernel run end to end.
 struct KernelRequest {

@@ -92,4 +92,14 @@ np.save(path("f64.npy"), a.astype(np.float64))
 rc, out = run("--kernel", "stream", "--a", path("f64.npy"))
 check(rc == 2 and "'<f8'" in out, f"float64 is refused with its type named ({rc}: {out.strip()})")
 
+# Found by the fuzz_npy target: a shape that is not a tuple threw std::out_of_range (an empty
+# value) or was read as a scalar (a bare number). Both are refused, saying why.
+for value in (b"", b"5", b"[2]"):
+    header = b"{'descr': '<f4', 'fortran_order': False, 'shape': " + value + b", }"
+    header += b" " * (63 - (10 + len(header)) % 64) + b"\n"
+    with open(path("shape.npy"), "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + b"\0" * 8)
+    rc, out = run("--kernel", "stream", "--a", path("shape.npy"))
+    check(rc == 2 and "is not a tuple" in out, f"shape {value!r} is refused ({rc}: {out.strip()})")
+
 C.finish("file checks")

@@ -10,6 +10,7 @@
 
 #include "ncore/error.hpp"
 #include "ncore/program.hpp"
+#include "ncore/validate.hpp"
 #include "kernels/kernel.hpp"
 
 namespace {
@@ -235,7 +236,7 @@ TEST_CASE("image instruction errors", "[firmware][image]") {
     ncore::Program p = tiny_program();
     p.streams[3].insns[0].insn.dst.size = {0xffffffffu, 0xffffffffu, 1, 1};
     p.streams[3].insns[0].insn.dst.stride = {0x7fffffff, 0x7fffffff, 0, 0};
-    CHECK_THAT(read_error(image_of(p)), Catch::Contains("operand dst spans more elements than any memory holds"));
+    CHECK_THAT(read_error(image_of(p)), Catch::Contains("operand dst: its free sizes hold more elements than any memory"));
   }
   SECTION("tensor outside hbm_bytes") {
     ncore::Program p = tiny_program();
@@ -392,4 +393,45 @@ TEST_CASE("corrupted instruction records are rejected or read, never crash", "[f
     }
   }
   CHECK(rejected > 1000);
+}
+
+// Found by the fuzz_validate target: the box of an operand whose 32-bit sizes and strides span
+// more than 64 bits overflowed int64 in validate_insn (undefined behaviour; a wrapped box
+// could pass the bounds checks). Every operand, the activation's reduce result (dst2) too, is
+// now refused with a message before its box is computed.
+TEST_CASE("validate_insn refuses operands whose extent overflows 64 bits", "[firmware][image]") {
+  const ncore::Preset& pr = trn2();
+  isa::Insn act = tiny_program().streams[3].insns[0].insn;
+  act.opcode = isa::Opcode::activation;
+  act.engine = isa::Engine::act;
+  act.func = isa::ActFunc{};
+  act.src0 = act.dst;
+  act.imm0 = 0x3f800000u;
+  act.imm1 = 0x80000000u;
+  act.upd_op = isa::SemOp::none;
+  ncore::validate_insn(act, pr, 256);  // the well-formed instruction passes
+
+  isa::Insn huge = act;
+  huge.src0.size = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
+  huge.src0.stride = {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff};
+  CHECK_THROWS_WITH(ncore::validate_insn(huge, pr, 256),
+                    Catch::Contains("operand src0: its free sizes hold more elements than any memory"));
+
+  isa::Insn wide = act;  // 2^32 elements, strides that span 2^50 bytes
+  wide.src0.size = {0x10000u, 0x10000u, 1, 1};
+  wide.src0.stride = {INT32_MIN, INT32_MIN, 0, 0};
+  CHECK_THROWS_WITH(ncore::validate_insn(wide, pr, 256),
+                    Catch::Contains("operand src0: its strides span more bytes than any memory holds"));
+
+  isa::Insn red = act;  // the add-reduce result (dst2), which the image loader's own check missed
+  red.dst2 = act.dst;
+  red.dst2.size = {0x10000u, 0x10000u, 1, 1};
+  red.dst2.stride = {0x7fffffff, 0x7fffffff, 0, 0};
+  CHECK_THROWS_WITH(ncore::validate_insn(red, pr, 256), Catch::Contains("operand dst2: its strides span"));
+
+  // Through an image: refused with an ImageError that names the operand.
+  ncore::Program p = tiny_program();
+  p.streams[3].insns.clear();
+  p.streams[1].insns.push_back({red, 0});
+  CHECK_THAT(read_error(image_of(p)), Catch::Contains("operand dst2: its strides span"));
 }

@@ -191,3 +191,21 @@ TEST_CASE("listing is stable through an image", "[firmware][listing]") {
   CHECK(ncore::Program::read_image(s).listing() == p.listing());
   CHECK(p.listing() == p.listing());
 }
+
+// Found by the fuzz_validate target: the check whether the strides are the plain row-major ones
+// multiplied 32-bit sizes and strides in int64 past the mismatch and overflowed. Such an operand
+// (only a malformed instruction has one, and its error message formats it) prints every size
+// and stride as they are.
+TEST_CASE("format_ap of sizes and strides whose products overflow 64 bits", "[firmware][listing]") {
+  isa::Ap a{};
+  a.mem = isa::Buffer::sbuf;
+  a.dtype = isa::Dtype::fp32;
+  a.num_part = 1;
+  a.size = {0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu};
+  a.stride = {0x7fffffff, 3, 0x7fffffff, INT32_MIN};
+  CHECK(ncore::format_ap(a) == "sbuf[0:1]+0x0 fp32 <4294967295x4294967295x4294967295x4294967295 "
+                               "/-2147483648,2147483647,3,2147483647>");
+  a.size = {0xffffffffu, 2, 1, 1};
+  a.stride = {1, -1, 0, 0};
+  CHECK(ncore::format_ap(a) == "sbuf[0:1]+0x0 fp32 <2x4294967295 /-1,1>");
+}

@@ -518,3 +518,42 @@ TEST_CASE("trace times of transpose 4096x4096 and matmul K=M=1024 N=2048", "[fir
     CHECK(sec < 10.0);
   }
 }
+
+// run::compare against the forward error bound of an fp32 accumulation: within it passes, just
+// beyond it fails, and the bound's two parts (the sums' magnitude, the final rounding) each count.
+TEST_CASE("compare within the forward error bound of the accumulation", "[firmware][matmul]") {
+  auto f32 = [](std::vector<float> v) {
+    ncore::run::Array a;
+    a.dtype = isa::Dtype::fp32;
+    a.shape = {static_cast<int64_t>(v.size())};
+    const auto* b = reinterpret_cast<const uint8_t*>(v.data());
+    a.bytes.assign(b, b + 4 * v.size());
+    return a;
+  };
+  const int64_t n = 1000;
+  const double gamma = n * 0x1p-24 / (1 - n * 0x1p-24) * (1 + 0x1p-24);
+  // an output near zero whose terms are large: the bound is gamma * sum|terms| (+ the roundings)
+  const std::vector<double> mag = {1000.0, 1.0};
+  const float ref0 = 1e-6f, ref1 = 1.0f;
+  const ncore::run::Array want = f32({ref0, ref1});
+  const double b0 = gamma * 1000.0 + 0x1p-24 * 2 * ref0;  // about 6e-5
+  const float inside = ref0 + static_cast<float>(b0 * 0.9), outside = ref0 + static_cast<float>(b0 * 1.1);
+  auto cmp = [&](float g0, float g1) { return ncore::run::compare(f32({g0, g1}), want.bytes, &mag, n); };
+  CHECK(cmp(ref0, ref1).exact);
+  const ncore::run::Compare in = cmp(inside, ref1);
+  CHECK((in.close && !in.exact));
+  CHECK(in.max_bound_ratio > 0.8);
+  CHECK(in.max_bound_ratio < 1.0);
+  const ncore::run::Compare out = cmp(outside, ref1);
+  CHECK_FALSE(out.close);
+  CHECK(out.mismatches == 1);
+  CHECK(out.first == 0);
+  // the allclose rule (rtol 1e-5, atol 1e-8) would have refused the one inside the bound
+  CHECK_FALSE(ncore::run::compare(f32({inside, ref1}), want.bytes).close);
+  // an element of magnitude 1 is allowed gamma + 2 ulp-ish: 1.0 + 2^-10 is far outside
+  CHECK_FALSE(cmp(ref0, 1.0f + 0x1p-10f).close);
+  CHECK(cmp(ref0, 1.0f + 0x1p-23f).close);
+  CHECK_THAT(in.rule, Catch::Contains("the forward error bound of 1000 fp32 roundings"));
+  // NaN only matches NaN
+  CHECK_FALSE(cmp(std::nanf(""), ref1).close);
+}

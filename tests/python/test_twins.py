@@ -45,6 +45,12 @@ CASES = [
      lambda dt: (np.zeros((1, 256, 18, 10), NP[dt]), np.zeros((128, 256, 3, 3), NP[dt]), np.zeros(128, NP[dt])),
      {"pool_size": 2}, "conv",
      {"batch": 1, "in_channels": 256, "out_channels": 128, "height": 18, "width": 10, "pool_size": 2}),
+    # a pool size that divides neither output dimension (9 x 8 of a 11 x 10 image): the last row
+    # and the last two columns are dropped
+    ("conv_pool_floor", fused_conv2d_maxpool,
+     lambda dt: (np.zeros((1, 128, 11, 10), NP[dt]), np.zeros((128, 128, 3, 3), NP[dt]), np.zeros(128, NP[dt])),
+     {"pool_size": 3}, "conv",
+     {"batch": 1, "in_channels": 128, "out_channels": 128, "height": 11, "width": 10, "pool_size": 3}),
 ]
 
 
@@ -58,7 +64,7 @@ def test_same_program_as_the_cpp_twin(case, dt):
     assert py.code() == cc.code()
 
 
-RTL_CASES = ["tiled", "stream", "direct_alloc", "transpose", "matmul", "conv_pool"]
+RTL_CASES = ["tiled", "stream", "direct_alloc", "transpose", "matmul", "conv_pool", "conv_pool_floor"]
 
 
 @pytest.mark.parametrize("name", RTL_CASES)

@@ -69,6 +69,17 @@ class Values {
   ncore::isa::Dtype dtype_ = ncore::isa::Dtype::fp32;
 };
 
+// How far a kernel's result that is not exact (the tensor engine sums in fp32 in its own order)
+// may lie from its reference: per output, for each element, the sum of the magnitudes of the
+// terms its accumulation adds (the products and the bias; for a pooled element the largest over
+// its window), and how many roundings that accumulation has at most. run::compare turns it into
+// the forward error bound gamma(roundings) * magnitude, gamma(n) = n u / (1 - n u) with u = 2^-24
+// (fp32 sums), plus one rounding of each side to the dtype.
+struct ErrorBound {
+  std::map<std::string, std::vector<double>> magnitude;  // by output name, one per element
+  int64_t roundings = 0;
+};
+
 // An HBM tensor of the kernel (an input or an output), in the kernel's dtype.
 struct TensorDecl {
   std::string name;                               // the Program's HBM tensor name: "a_vec"
@@ -93,8 +104,10 @@ struct Kernel {
   // (kernels/reference/reference.hpp says how and why).
   std::function<ByteMap(const Values&, const ByteMap&)> reference;
   // Whether the model's output equals the reference bit for bit (false: the tensor engine sums
-  // in fp32 in its own order, the reference in double; compare with a tolerance).
+  // in fp32 in its own order, the reference in double; compare within error_bound).
   bool exact = true;
+  // Kernels that are not exact: the bound of their forward error for the inputs by name.
+  std::function<ErrorBound(const Values&, const ByteMap&)> error_bound;
   std::string example;      // the arguments `make sim KERNEL=name` runs it with
   std::string waves;        // the GTKWave save file of its family in waves/ (without .gtkw)
   // Checks across parameters beyond each one's own (throws ncore::KernelError); optional.
@@ -155,6 +168,9 @@ ncore::Program build(const Args& args, const ncore::Preset& preset);
 // ncore::InputError for a missing or mis-sized input).
 ByteMap reference(const Kernel& k, const Values& v, const ByteMap& inputs);
 ByteMap reference(const Args& args, const ByteMap& inputs);
+// The error bound of a kernel that is not exact (its error_bound, inputs checked the same way);
+// throws ncore::KernelError for an exact kernel.
+ErrorBound error_bound(const Kernel& k, const Values& v, const ByteMap& inputs);
 
 // The common parameter of the vector adds: -n, the vector length (or an input file's length).
 Param vector_length();

@@ -23,12 +23,14 @@ def fused_conv2d_maxpool(X, W, bias, pool_size=1):
     P = nl.tile_size.pmax  # 128
     assert Cin % P == 0, f"Input Channels ({Cin}) must be a multiple of {P}"
     assert Cout % P == 0, f"Output Channels ({Cout}) must be a multiple of {P}"
-    Hout, Wout = H - K + 1, Wd - K + 1
-    assert Hout % pool_size == 0 and Wout % pool_size == 0, \
-        f"the output size {Hout} x {Wout} is not divisible by pool_size {pool_size}"
+    # Pooling keeps the whole windows and drops the rest (floor, as the handout and PyTorch's
+    # max_pool2d): only the Hout x Wout conv outputs those windows cover are computed.
+    Ho, Wo = (H - K + 1) // pool_size, (Wd - K + 1) // pool_size
+    assert Ho >= 1 and Wo >= 1, \
+        f"the output size {H - K + 1} x {Wd - K + 1} is smaller than the {pool_size} x {pool_size} pool window"
+    Hout, Wout = Ho * pool_size, Wo * pool_size
     BANK = nl.tile_size.psum_fmax  # 512 fp32: one PSUM bank per partition
     assert Wout <= BANK, f"output rows of {Wout} elements do not fit one PSUM bank ({BANK} float32)"
-    Ho, Wo = Hout // pool_size, Wout // pool_size
     CT, CO_T, KK = Cin // P, Cout // P, K * K
     esz = 4 if dtype == nl.float32 else 2
 
