@@ -6,6 +6,9 @@
 #                                                               runs a revision's build beside this one
 #   make waves [KERNEL=conv] [ARGS="..."]                       run with an FST dump, open it in GTKWave
 #   make conv-harness [ARGS="--test-maxpool --backend golden"]  the assignment's conv test harness
+#   make regress [SEED=1] [COUNT=N] [MINUTES=30] [PRESET=tiny,trn2]
+#                                                               random Programs on the RTL in lockstep with the
+#                                                               golden model; a failure is shrunk and written out
 #   make lint                                                   verilator --lint-only -Wall
 #   make isa                                                    regenerate the ISA/preset outputs
 #   make clean
@@ -20,8 +23,12 @@ KERNEL  ?= stream
 ARGS    ?=
 RUN_ARGS = --kernel $(KERNEL) $(if $(ARGS),$(ARGS),--example)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+# make regress: the first seed, the presets, and how long (COUNT programs, or MINUTES of wall time)
+SEED    ?= 1
+PRESET  ?= tiny,trn2
+MINUTES ?= $(if $(COUNT),,30)
 
-.PHONY: all deps configure build sim waves test bench conv-harness lint isa clean
+.PHONY: all deps configure build sim waves test bench conv-harness regress lint isa clean
 
 all: build
 
@@ -55,6 +62,11 @@ bench: build
 conv-harness: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
 	tools/conv-harness --sim $(BUILD)/sim/ncore-sim $(if $(filter command line,$(origin ARGS)),$(ARGS),--test-maxpool)
+
+regress: configure
+	cmake --build $(BUILD) -j $(JOBS) --target ncore-regress
+	$(BUILD)/tb/regress/ncore-regress --preset $(PRESET) --seed $(SEED) $(if $(COUNT),--count $(COUNT)) \
+	  $(if $(MINUTES),--minutes $(MINUTES)) --json $(BUILD)/regress.json --out $(BUILD)/regress
 
 lint: deps
 	tools/lint

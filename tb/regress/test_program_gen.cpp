@@ -2,7 +2,8 @@
 // model (no deadlock), is the same for the same seed, and a few hundred seeds hit every bin of the
 // census (every instruction, dtype, DMA direction and cast, access-pattern dimensionality,
 // reduction axes, ALU op, semaphore op and condition, PSUM operands, sem_waits on every stream).
-// Drafts with steps left out (what a shrinker tries) stay legal and deadlock-free.
+// Drafts with steps left out (the shrinker's candidates) stay legal and deadlock-free, and the
+// shrinker reduces a Program to the one instruction a stand-in failure needs.
 #include <catch2/catch.hpp>
 
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "ncore/validate.hpp"
 #include "ncore/error.hpp"
 #include "program_gen.hpp"
+#include "shrink.hpp"
 
 using namespace ncore;
 
@@ -101,4 +103,36 @@ TEST_CASE("a draft with steps left out still assembles into a legal Program that
       }
     }
   }
+}
+
+TEST_CASE("the shrinker keeps what makes a Program fail and drops the rest", "[regress]") {
+  const Preset& pr = *find_preset("tiny");
+  // A stand-in for an RTL bug: "fails" when some tensor_reduce reduces fp16 data over two axes.
+  auto bad = [](const isa::Insn& i) {
+    return i.opcode == isa::Opcode::tensor_reduce && i.src0.dtype == isa::Dtype::fp16 && i.red_axes == 2;
+  };
+  auto fails = [&](const Program& p) {
+    for (const auto& s : p.streams)
+      for (const auto& in : s.insns)
+        if (bad(in.insn)) return true;
+    return false;
+  };
+  unsigned shrunk = 0;
+  for (uint64_t seed = 1; seed <= 200 && shrunk < 3; ++seed) {
+    const regress::Draft d = regress::draw(pr, seed);
+    if (!fails(regress::assemble(pr, d))) continue;
+    const regress::ShrinkResult r = regress::shrink(pr, d, fails);
+    INFO("seed " << seed);
+    CHECK(r.complete);
+    REQUIRE(r.draft.steps.size() == 1);
+    const isa::Insn& i = r.draft.steps[0].insn;
+    CHECK(bad(i));
+    // the operands simplified as far as the rule allows: one partition, at partition 0
+    CHECK(i.src0.num_part == 1);
+    CHECK(i.src0.start_part == 0);
+    CHECK(r.program.instruction_count() <= 2);  // and perhaps the sem_wait of a tail update
+    CHECK(r.instructions_after < r.instructions_before);
+    ++shrunk;
+  }
+  CHECK(shrunk == 3);
 }
