@@ -9,6 +9,9 @@
 #   make waves [KERNEL=conv] [ARGS="..."]                       run with an FST dump, open it in GTKWave
 #   make conv-harness [ARGS="--test-maxpool --backend golden"]  the assignment's conv test harness
 #   make fidelity                                               the model against Trainium2 measurements
+#   make regress [SEED=1] [COUNT=N] [MINUTES=30] [PRESET=tiny,trn2]
+#                                                               random Programs on the RTL in lockstep with the
+#                                                               golden model; a failure is shrunk and written out
 #   make lint                                                   verilator --lint-only -Wall
 #   make isa                                                    regenerate the ISA/preset outputs
 #   make clean
@@ -27,8 +30,12 @@ FUZZ_BUILD ?= build-fuzz
 FUZZ_RUNS ?= 1000000
 FUZZ_SECONDS ?= 600
 FUZZ_SEED ?= 0
+# make regress: the first seed, the presets, and how long (COUNT programs, or MINUTES of wall time)
+SEED    ?= 1
+PRESET  ?= tiny,trn2
+MINUTES ?= $(if $(COUNT),,30)
 
-.PHONY: all deps configure build sim waves test fuzz bench conv-harness fidelity lint isa clean
+.PHONY: all deps configure build sim waves test fuzz bench conv-harness fidelity regress lint isa clean
 
 all: build
 
@@ -74,6 +81,11 @@ conv-harness: configure
 fidelity: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
 	tools/fidelity --sim $(BUILD)/sim/ncore-sim --json $(BUILD)/fidelity.json --check
+
+regress: configure
+	cmake --build $(BUILD) -j $(JOBS) --target ncore-regress
+	$(BUILD)/tb/regress/ncore-regress --preset $(PRESET) --seed $(SEED) $(if $(COUNT),--count $(COUNT)) \
+	  $(if $(MINUTES),--minutes $(MINUTES)) --json $(BUILD)/regress.json --out $(BUILD)/regress
 
 lint: deps
 	tools/lint

@@ -7,4 +7,5 @@ namespace ncore::sim {
 Core* make_core_trn2(const Preset& p);
 Core* make_core_trn2_mt(const Preset& p);  // two threads
 Core* make_core_trn1(const Preset& p);
+Core* make_core_tiny(const Preset& p);  // the small configuration (16 partitions): random regression
 }  // namespace ncore::sim

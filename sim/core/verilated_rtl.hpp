@@ -9,9 +9,11 @@
 #include <systemc.h>
 #include <verilated_fst_c.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -36,6 +38,15 @@ inline uint64_t bv_bits(const sc_bv_base& bv, unsigned lsb, unsigned width) {
     if (sh && w + 1 < static_cast<unsigned>(bv.size())) chunk |= static_cast<uint64_t>(bv.get_word(static_cast<int>(w + 1))) << (32 - sh);
     v |= (chunk & 0xffffffffull) << i;
   }
+  return width >= 64 ? v : v & ((1ull << width) - 1);
+}
+// The C++ type of a Verilated SystemC port of W >= 2 bits: uint32_t up to 32 bits, uint64_t up
+// to 64, sc_bv above (the small preset's DMA done and byte-enable buses fit a word).
+template <int W>
+using port_t = std::conditional_t<(W > 64), sc_bv<W>, std::conditional_t<(W > 32), uint64_t, uint32_t>>;
+inline uint64_t port_bits(const sc_bv_base& bv, unsigned lsb, unsigned width) { return bv_bits(bv, lsb, width); }
+inline uint64_t port_bits(uint64_t v, unsigned lsb, unsigned width) {
+  v = lsb >= 64 ? 0 : v >> lsb;
   return width >= 64 ? v : v & ((1ull << width) - 1);
 }
 }  // namespace detail
@@ -115,14 +126,15 @@ class VerilatedRtl final : public RtlModel {
   }
 
   void dma_done(uint32_t* out) const override {
-    const auto& bv = dma_done_.read();
-    for (int w = 0; w < (kDoneBits + 31) / 32; ++w) out[w] = bv.get_word(w);
+    const auto& v = dma_done_.read();
+    for (int w = 0; w < (kDoneBits + 31) / 32; ++w)
+      out[w] = static_cast<uint32_t>(detail::port_bits(v, 32 * w, std::min(32, kDoneBits - 32 * w)));
   }
 
   void hbm_request(unsigned e, bool write, HbmRequest& r) const override {
     r.write = write;
-    r.line = detail::bv_bits(hq_line_.read(), e * kLineAddrBits, kLineAddrBits);
-    r.ben = static_cast<uint16_t>(detail::bv_bits(hq_ben_.read(), e * kLineBytes, kLineBytes));
+    r.line = detail::port_bits(hq_line_.read(), e * kLineAddrBits, kLineAddrBits);
+    r.ben = static_cast<uint16_t>(detail::port_bits(hq_ben_.read(), e * kLineBytes, kLineBytes));
     if (!write) return;
     const auto& wdata = hq_wdata_.read();
     for (unsigned w = 0; w < kLineBytes / 4; ++w) {
@@ -156,9 +168,9 @@ class VerilatedRtl final : public RtlModel {
  private:
   std::unique_ptr<typename T::Model> m_;
   RtlState state_;
-  sc_signal<sc_bv<kDoneBits>> dma_done_{"dma_done"};
-  sc_signal<sc_bv<kLineBits>> hq_line_{"hq_line"};
-  sc_signal<sc_bv<kBenBits>> hq_ben_{"hq_ben"};
+  sc_signal<detail::port_t<kDoneBits>> dma_done_{"dma_done"};
+  sc_signal<detail::port_t<kLineBits>> hq_line_{"hq_line"};
+  sc_signal<detail::port_t<kBenBits>> hq_ben_{"hq_ben"};
   sc_signal<sc_bv<kRdataBits>> hq_wdata_{"hq_wdata"}, hr_rdata_{"hr_rdata"};
   sc_bv<kRdataBits> rdata_;  // the read data being assembled for the coming cycle
 };

@@ -1,0 +1,342 @@
+// ncore-regress: the lockstep regression. Random Programs (program_gen.hpp) run on the RTL in check
+// mode, which compares every instruction's result with the golden model's as it completes. A
+// mismatch, a hang (no instruction completed for --stall-limit cycles) or a deadlock is shrunk to a
+// minimal Program that fails the same way (shrink.hpp), and its image, listing and message are
+// written, ready to be added to tests/regress/ as a regression case (replayed with --replay).
+//
+//   ncore-regress [--preset tiny,trn2] [--seed 1] [--count N] [--minutes M] [--json FILE] [--out DIR]
+//   ncore-regress --replay tests/regress/*.ncimg
+//   ncore-regress --emit --preset tiny --seed 5 --out DIR      (the image and listing of one Program)
+//
+// Exit status: 0 every Program passed, 1 a failure was found, 2 bad input, 3 an internal error.
+#include <systemc.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/core_sim.hpp"
+#include "ncore/error.hpp"
+#include "program_gen.hpp"
+#include "shrink.hpp"
+
+using namespace ncore;
+namespace fs = std::filesystem;
+
+namespace {
+
+enum Exit { kOk = 0, kFailed = 1, kBadInput = 2, kInternal = 3 };
+
+struct Options {
+  std::vector<std::string> presets{"tiny", "trn2"};
+  uint64_t seed = 1;
+  uint64_t count = 0;
+  double minutes = 0;
+  std::string json, out = "regress-out";
+  unsigned min_insns = 20, max_insns = 120;
+  uint64_t stall_limit = 200000;
+  unsigned max_failures = 1;
+  bool shrink = true;
+  double shrink_minutes = 10;
+  std::vector<std::string> replay;
+  bool emit = false;
+  bool quiet = false;
+};
+
+// What went wrong in a run, from the simulator's message.
+std::string failure_kind(const std::string& msg) {
+  if (msg.rfind("check:", 0) == 0) return "mismatch";
+  if (msg.find("no instruction completed") != std::string::npos) return "hang";
+  if (msg.rfind("deadlock", 0) == 0) return "deadlock";
+  return "error";
+}
+
+struct Outcome {
+  bool ok = true;
+  std::string kind, message;
+  sim::RunResult stats;
+};
+
+Outcome run_checked(const Program& p, const Preset& pr, uint64_t stall_limit) {
+  Outcome o;
+  std::vector<uint8_t> hbm(p.hbm_bytes, 0);
+  sim::RunOptions ro;
+  ro.check = true;
+  ro.stall_limit = stall_limit;
+  try {
+    o.stats = sim::Core::get(pr, 1).run(p, hbm, ro);
+  } catch (const SimError& e) {
+    o.ok = false;
+    o.message = e.what();
+    o.kind = failure_kind(o.message);
+  }
+  return o;
+}
+
+const Preset& preset_named(const std::string& name) {
+  const Preset* p = find_preset(name);
+  const auto avail = sim::Core::available_presets();
+  if (!p || std::find(avail.begin(), avail.end(), name) == avail.end())
+    throw InputError(fmt::format("--preset {}: no RTL model of that preset here (available: {})", name,
+                                 fmt::join(avail, ", ")));
+  return *p;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream f(path);
+  if (!f) throw InputError(fmt::format("cannot write {}", path.string()));
+  f << text;
+}
+
+struct Totals {
+  uint64_t programs = 0, instructions = 0, checked = 0, cycles = 0;
+  double rtl_seconds = 0;
+};
+
+// The listing's header names what the Program is; the failure's files add how it was found.
+nlohmann::json report_failure(const Options& o, const Preset& pr, uint64_t seed, const Outcome& bad,
+                              const regress::GenOptions& gopt) {
+  nlohmann::json f = {{"preset", pr.name}, {"seed", seed}, {"kind", bad.kind}, {"message", bad.message}};
+  fs::create_directories(o.out);
+  const std::string stem = fmt::format("{}-seed{}-{}", pr.name, seed, bad.kind);
+  const regress::Draft d = regress::draw(pr, seed, gopt);
+  Program prog = regress::assemble(pr, d);
+  std::string shrunk_msg = bad.message;
+  if (o.shrink) {
+    std::cout << fmt::format("  shrinking {} seed {} ({} instructions) ...", pr.name, seed, prog.instruction_count())
+              << std::endl;
+    regress::ShrinkOptions so;
+    so.max_seconds = o.shrink_minutes * 60;
+    auto fails = [&](const Program& p) {
+      const Outcome c = run_checked(p, pr, o.stall_limit);
+      if (c.ok || c.kind != bad.kind) return false;
+      shrunk_msg = c.message;
+      return true;
+    };
+    const regress::ShrinkResult r = regress::shrink(pr, d, fails, so);
+    prog = r.program;  // shrunk_msg is its message: the last candidate that failed is the one kept
+    f["shrink"] = {{"tries", r.tries}, {"accepted", r.accepted}, {"instructions_before", r.instructions_before},
+                   {"instructions_after", r.instructions_after}, {"complete", r.complete}};
+    std::cout << fmt::format("  shrunk to {} instructions in {} tries{}", r.instructions_after, r.tries,
+                             r.complete ? "" : " (stopped by the time or try limit)")
+              << std::endl;
+  }
+  const fs::path img = fs::path(o.out) / (stem + ".ncimg"), lst = fs::path(o.out) / (stem + ".lst"),
+                 txt = fs::path(o.out) / (stem + ".txt");
+  prog.save(img.string());
+  write_text(lst, prog.listing());
+  write_text(txt, fmt::format("{} on preset {}, random seed {} (ncore-regress --preset {} --seed {} --count 1 "
+                              "--min-insns {} --max-insns {})\n\noriginal:\n{}\n\nshrunk ({} instructions):\n{}\n\n"
+                              "replay: ncore-regress --replay {}\n",
+                              bad.kind, pr.name, seed, pr.name, seed, o.min_insns, o.max_insns, bad.message,
+                              prog.instruction_count(), shrunk_msg, img.string()));
+  f["image"] = img.string();
+  f["listing"] = lst.string();
+  f["shrunk_message"] = shrunk_msg;
+  std::cout << fmt::format("  wrote {}, {} and {}", img.string(), lst.string(), txt.string()) << std::endl;
+  return f;
+}
+
+int replay(const Options& o) {
+  int failed = 0;
+  for (const std::string& path : o.replay) {
+    const Program p = Program::load(path);
+    const Preset& pr = preset_named(p.preset);
+    const Outcome r = run_checked(p, pr, o.stall_limit);
+    if (r.ok) {
+      std::cout << fmt::format("PASS {}: {} instructions, {} checked, {} cycles\n", path, r.stats.instructions,
+                               r.stats.checked_instructions, r.stats.cycles);
+    } else {
+      ++failed;
+      std::cout << fmt::format("FAIL {}: {}\n{}\n", path, r.kind, r.message);
+    }
+  }
+  return failed ? kFailed : kOk;
+}
+
+int emit(const Options& o, const regress::GenOptions& gopt) {
+  fs::create_directories(o.out);
+  for (const std::string& name : o.presets) {
+    const Preset& pr = *find_preset(name);
+    const Program p = regress::generate(pr, o.seed, gopt);
+    const fs::path stem = fs::path(o.out) / fmt::format("{}-seed{}", name, o.seed);
+    p.save(stem.string() + ".ncimg");
+    write_text(stem.string() + ".lst", p.listing());
+    std::cout << fmt::format("{}.ncimg, {}.lst: {} instructions\n", stem.string(), stem.string(), p.instruction_count());
+  }
+  return kOk;
+}
+
+int run(const Options& o) {
+  regress::GenOptions gopt;
+  gopt.min_insns = o.min_insns;
+  gopt.max_insns = o.max_insns;
+  if (o.min_insns == 0 || o.min_insns > o.max_insns)
+    throw InputError(fmt::format("--min-insns {} --max-insns {}: need 1 <= min <= max", o.min_insns, o.max_insns));
+  if (!o.replay.empty()) return replay(o);
+  std::vector<const Preset*> presets;
+  for (const std::string& name : o.presets) presets.push_back(&preset_named(name));
+  if (presets.empty()) throw InputError("--preset: no preset given");
+  if (o.emit) return emit(o, gopt);
+  const uint64_t count = o.count ? o.count : (o.minutes > 0 ? UINT64_MAX : 100);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  Totals all;
+  std::map<std::string, Totals> by_preset;
+  std::map<std::string, uint64_t> census;
+  std::map<std::string, uint64_t> failures_by_kind;
+  nlohmann::json failures = nlohmann::json::array();
+  double next_report = 10;
+  for (uint64_t k = 0; k < count; ++k) {
+    if (o.minutes > 0 && elapsed() >= o.minutes * 60) break;
+    const Preset& pr = *presets[k % presets.size()];
+    const uint64_t seed = o.seed + k / presets.size();
+    const Program p = regress::generate(pr, seed, gopt);
+    const Outcome r = run_checked(p, pr, o.stall_limit);
+    for (const auto& [bin, n] : regress::census(p)) census[bin] += n;
+    Totals& t = by_preset[pr.name];
+    for (Totals* x : {&all, &t}) {
+      ++x->programs;
+      x->instructions += r.ok ? r.stats.instructions : 0;
+      x->checked += r.stats.checked_instructions;
+      x->cycles += r.stats.cycles;
+      x->rtl_seconds += r.stats.wall_seconds;
+    }
+    if (!r.ok) {
+      ++failures_by_kind[r.kind];
+      std::cout << fmt::format("FAIL {} seed {}: {}\n{}\n", pr.name, seed, r.kind, r.message) << std::flush;
+      if (r.kind == "error") throw std::logic_error("a generated Program was refused: " + r.message);
+      failures.push_back(report_failure(o, pr, seed, r, gopt));
+      if (failures.size() >= o.max_failures) break;
+    }
+    if (!o.quiet && elapsed() >= next_report) {
+      std::cout << fmt::format("[{:.0f} s] {} programs, {} instructions ({:.0f}/s), {} failures\n", elapsed(),
+                               all.programs, all.instructions, all.instructions / elapsed(), failures.size())
+                << std::flush;
+      next_report = elapsed() + (o.minutes > 2 ? 60 : 10);
+    }
+  }
+  const double wall = elapsed();
+
+  // The report.
+  std::cout << fmt::format("\nncore-regress: presets {}, seeds from {}, {} steps per program\n",
+                           fmt::join(o.presets, ","), o.seed, fmt::format("{}-{}", o.min_insns, o.max_insns));
+  std::cout << fmt::format("{:<8} {:>9} {:>13} {:>13} {:>15} {:>10} {:>10}\n", "preset", "programs", "instructions",
+                           "checked", "cycles", "RTL s", "insn/s");
+  auto row = [](const std::string& name, const Totals& t, double secs) {
+    return fmt::format("{:<8} {:>9} {:>13} {:>13} {:>15} {:>10.1f} {:>10.0f}\n", name, t.programs, t.instructions,
+                       t.checked, t.cycles, t.rtl_seconds, secs > 0 ? t.instructions / secs : 0.0);
+  };
+  for (const auto& [name, t] : by_preset) std::cout << row(name, t, t.rtl_seconds);
+  std::cout << row("all", all, wall);
+  std::cout << fmt::format("wall {:.1f} s (generation and checking included): {:.0f} instructions/s\n", wall,
+                           wall > 0 ? all.instructions / wall : 0.0);
+  std::cout << "\ninstructions per opcode and destination dtype:\n";
+  std::map<std::string, std::map<std::string, uint64_t>> table;
+  for (const auto& [bin, n] : census)
+    if (bin.rfind("dtype.", 0) == 0) {
+      const auto dot = bin.rfind('.');
+      table[bin.substr(6, dot - 6)][bin.substr(dot + 1)] = n;
+    }
+  std::cout << fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>10}\n", "opcode", "all", "fp32", "bf16", "fp16");
+  for (const auto& [op, m] : table) {
+    auto get = [&](const char* d) { return m.count(d) ? m.at(d) : 0; };
+    std::cout << fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>10}\n", op, census[std::string("opcode.") + op],
+                             get("fp32"), get("bf16"), get("fp16"));
+  }
+  std::cout << fmt::format("  {:<16} {:>10}\n", "sem_wait", census["opcode.sem_wait"]);
+  std::vector<std::string> missed;
+  for (const Preset* pr : presets)
+    for (const std::string& b : regress::census_bins(*pr))
+      if (!census.count(b) && std::find(missed.begin(), missed.end(), b) == missed.end()) missed.push_back(b);
+  std::cout << fmt::format("census bins hit: {} of {}{}\n", regress::census_bins(*presets[0]).size() - missed.size(),
+                           regress::census_bins(*presets[0]).size(),
+                           missed.empty() ? "" : fmt::format(" (missed: {})", fmt::join(missed, ", ")));
+  uint64_t nfail = 0;
+  for (const auto& [kind, n] : failures_by_kind) nfail += n;
+  std::cout << fmt::format("mismatches {}, hangs {}, deadlocks {}\n", failures_by_kind["mismatch"],
+                           failures_by_kind["hang"], failures_by_kind["deadlock"]);
+
+  if (!o.json.empty()) {
+    nlohmann::json j;
+    j["presets"] = o.presets;
+    j["seed"] = o.seed;
+    j["steps"] = {o.min_insns, o.max_insns};
+    j["programs"] = all.programs;
+    j["instructions"] = all.instructions;
+    j["checked_instructions"] = all.checked;
+    j["cycles"] = all.cycles;
+    j["wall_seconds"] = wall;
+    j["rtl_seconds"] = all.rtl_seconds;
+    j["instructions_per_second"] = wall > 0 ? all.instructions / wall : 0.0;
+    for (const auto& [name, t] : by_preset)
+      j["per_preset"][name] = {{"programs", t.programs},       {"instructions", t.instructions},
+                               {"checked_instructions", t.checked}, {"cycles", t.cycles},
+                               {"rtl_seconds", t.rtl_seconds}};
+    j["mismatches"] = failures_by_kind["mismatch"];
+    j["hangs"] = failures_by_kind["hang"];
+    j["deadlocks"] = failures_by_kind["deadlock"];
+    j["failures"] = failures;
+    j["census"] = census;
+    j["census_missed"] = missed;
+    std::ofstream f(o.json);
+    if (!f) throw InputError(fmt::format("--json {}: cannot open for writing", o.json));
+    f << j.dump(2) << "\n";
+  }
+  return nfail ? kFailed : kOk;
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  Options o;
+  CLI::App app{"ncore-regress: random Programs on the RTL in check mode (lockstep with the golden model); a "
+               "failure is shrunk to a minimal Program and written out"};
+  app.add_option("--preset", o.presets, "presets to alternate between (comma-separated; default tiny,trn2)")
+      ->delimiter(',');
+  app.add_option("--seed", o.seed, "first seed (default 1); program k of a preset has seed + k");
+  app.add_option("--count", o.count, "programs to run in all (default 100, or no limit with --minutes)");
+  app.add_option("--minutes", o.minutes, "stop starting programs after this much wall time")->check(CLI::NonNegativeNumber);
+  app.add_option("--min-insns", o.min_insns, "steps drawn per program at least (default 20)");
+  app.add_option("--max-insns", o.max_insns, "steps drawn per program at most (default 120)");
+  app.add_option("--stall-limit", o.stall_limit, "cycles without a completed instruction that count as a hang (default 200000)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-failures", o.max_failures, "stop after this many failures (default 1)")->check(CLI::PositiveNumber);
+  app.add_flag("!--no-shrink", o.shrink, "write a failing Program as it is, without shrinking it");
+  app.add_option("--shrink-minutes", o.shrink_minutes, "wall time for shrinking one failure at most (default 10)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--out", o.out, "directory for failures' images, listings and messages (default regress-out)");
+  app.add_option("--json", o.json, "write the figures as JSON to FILE");
+  app.add_option("--replay", o.replay, "run these Program images in check mode instead (regression cases)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--emit", o.emit, "write the image and listing of --seed's Program for each --preset to --out and exit");
+  app.add_flag("-q,--quiet", o.quiet, "no progress lines");
+  app.footer("Exit status: 0 every Program passed, 1 a failure (mismatch, hang, deadlock) was found, 2 bad input, "
+             "3 internal error.");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kOk : kBadInput;
+  }
+  try {
+    return run(o);
+  } catch (const std::exception& e) {
+    const bool bad_input = dynamic_cast<const InputError*>(&e) || dynamic_cast<const ImageError*>(&e);
+    std::cerr << (bad_input ? "error: " : "internal error: ") << e.what() << "\n";
+    return bad_input ? kBadInput : kInternal;
+  }
+}
+
+int main(int argc, char* argv[]) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
