@@ -1,7 +1,8 @@
 # Entry points. Each one installs what is missing (Debian packages) and builds first.
 #
 #   make sim [KERNEL=stream] [ARGS="-n 25600 --free-dim 200"]   run a kernel on the RTL
-#   make test                                                   build and run the test suite
+#   make test [SANITIZE=address,undefined]                      build and run the test suite (SANITIZE: with
+#                                                               those sanitizers, in build-asan)
 #   make fuzz [FUZZ_RUNS=1000000] [FUZZ_SECONDS=600] [FUZZ_SEED=0] build (clang, build-fuzz) and run the libFuzzer
 #                                                               targets (tests/fuzz)
 #   make bench [BASELINE=REV] [BENCH_ARGS=--quick]               speed figures (long; not a test); BASELINE
@@ -18,6 +19,13 @@
 #
 # JOBS sets the build parallelism (default: the machine's cores).
 
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+# A sanitized build lives in its own directory (the name says which sanitizers).
+BUILD   ?= build-$(if $(filter address,$(subst $(comma), ,$(SANITIZE))),asan,$(subst $(comma),-,$(SANITIZE)))
+SAN_FLAGS = -DNCORE_SANITIZE=$(SANITIZE)
+endif
+comma := ,
 BUILD   ?= build
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 KERNEL  ?= stream
@@ -43,7 +51,7 @@ deps:
 	@tools/install-deps
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $(SAN_FLAGS)
 
 configure: $(BUILD)/CMakeCache.txt
 

@@ -24,9 +24,12 @@ void put_bits(T& p, unsigned lsb, unsigned w, uint64_t v) {
   const uint64_t m = low_mask(w) << lsb;
   p = static_cast<T>((static_cast<uint64_t>(p) & ~m) | ((v << lsb) & m));
 }
+// A field of a wide port wider than 64 bits reads as its low 64 bits, and is written with v
+// zero-extended (a shift of a uint64_t by 64 or more is undefined: those bits are 0 here).
 template <std::size_t N>
 uint64_t get_bits(const VlWide<N>& p, unsigned lsb, unsigned w) {
   uint64_t v = 0;
+  if (w > 64) w = 64;
   for (unsigned i = 0; i < w;) {
     const unsigned b = lsb + i, word = b / 32, sh = b % 32, take = std::min(32 - sh, w - i);
     v |= ((static_cast<uint64_t>(p.m_storage[word]) >> sh) & low_mask(take)) << i;
@@ -39,7 +42,8 @@ void put_bits(VlWide<N>& p, unsigned lsb, unsigned w, uint64_t v) {
   for (unsigned i = 0; i < w;) {
     const unsigned b = lsb + i, word = b / 32, sh = b % 32, take = std::min(32 - sh, w - i);
     const uint32_t m = static_cast<uint32_t>(low_mask(take) << sh);
-    p.m_storage[word] = (p.m_storage[word] & ~m) | (static_cast<uint32_t>((v >> i) << sh) & m);
+    const uint64_t part = i < 64 ? v >> i : 0;
+    p.m_storage[word] = (p.m_storage[word] & ~m) | (static_cast<uint32_t>(part << sh) & m);
     i += take;
   }
 }
