@@ -47,6 +47,7 @@ struct Options {
   bool shrink = true;
   double shrink_minutes = 10;
   std::vector<std::string> replay;
+  std::vector<std::string> weights;  // NAME=N
   bool emit = false;
   bool quiet = false;
 };
@@ -145,6 +146,44 @@ nlohmann::json report_failure(const Options& o, const Preset& pr, uint64_t seed,
   return f;
 }
 
+// --weight NAME=N: the relative weight of an instruction kind (regress::Weights).
+void set_weights(regress::Weights& w, const std::vector<std::string>& given) {
+  const std::pair<const char*, unsigned regress::Weights::*> kinds[] = {
+      {"dma_copy", &regress::Weights::dma_copy},
+      {"tensor_tensor", &regress::Weights::tensor_tensor},
+      {"tensor_scalar", &regress::Weights::tensor_scalar},
+      {"tensor_copy", &regress::Weights::tensor_copy},
+      {"memset", &regress::Weights::memset},
+      {"tensor_reduce", &regress::Weights::tensor_reduce},
+      {"activation", &regress::Weights::activation},
+      {"load_stationary", &regress::Weights::load_stationary},
+      {"multiply_moving", &regress::Weights::multiply_moving},
+      {"sync", &regress::Weights::sync}};
+  for (const std::string& g : given) {
+    const auto eq = g.find('=');
+    std::string names;
+    for (const auto& [name, field] : kinds) {
+      names += std::string(names.empty() ? "" : ", ") + name;
+      if (eq == std::string::npos || g.substr(0, eq) != name) continue;
+      try {
+        size_t used = 0;
+        const unsigned long v = std::stoul(g.substr(eq + 1), &used);
+        if (used != g.size() - eq - 1 || v > 1000) throw std::invalid_argument("range");
+        w.*field = static_cast<unsigned>(v);
+      } catch (const std::exception&) {
+        throw InputError(fmt::format("--weight {}: expected {}=N with N in 0..1000", g, name));
+      }
+      names.clear();
+      break;
+    }
+    if (!names.empty()) throw InputError(fmt::format("--weight {}: expected NAME=N, NAME one of {}", g, names));
+  }
+  const regress::Weights& x = w;
+  if (x.dma_copy + x.tensor_tensor + x.tensor_scalar + x.tensor_copy + x.memset + x.tensor_reduce + x.activation +
+          x.load_stationary + x.multiply_moving + x.sync == 0)
+    throw InputError("--weight: every instruction kind has weight 0");
+}
+
 int replay(const Options& o) {
   int failed = 0;
   for (const std::string& path : o.replay) {
@@ -179,6 +218,7 @@ int run(const Options& o) {
   regress::GenOptions gopt;
   gopt.min_insns = o.min_insns;
   gopt.max_insns = o.max_insns;
+  set_weights(gopt.weights, o.weights);
   if (o.min_insns == 0 || o.min_insns > o.max_insns)
     throw InputError(fmt::format("--min-insns {} --max-insns {}: need 1 <= min <= max", o.min_insns, o.max_insns));
   if (!o.replay.empty()) return replay(o);
@@ -254,12 +294,13 @@ int run(const Options& o) {
                              get("fp32"), get("bf16"), get("fp16"));
   }
   std::cout << fmt::format("  {:<16} {:>10}\n", "sem_wait", census["opcode.sem_wait"]);
-  std::vector<std::string> missed;
+  std::vector<std::string> bins, missed;  // every preset's bins, once
   for (const Preset* pr : presets)
     for (const std::string& b : regress::census_bins(*pr))
-      if (!census.count(b) && std::find(missed.begin(), missed.end(), b) == missed.end()) missed.push_back(b);
-  std::cout << fmt::format("census bins hit: {} of {}{}\n", regress::census_bins(*presets[0]).size() - missed.size(),
-                           regress::census_bins(*presets[0]).size(),
+      if (std::find(bins.begin(), bins.end(), b) == bins.end()) bins.push_back(b);
+  for (const std::string& b : bins)
+    if (!census.count(b)) missed.push_back(b);
+  std::cout << fmt::format("census bins hit: {} of {}{}\n", bins.size() - missed.size(), bins.size(),
                            missed.empty() ? "" : fmt::format(" (missed: {})", fmt::join(missed, ", ")));
   uint64_t nfail = 0;
   for (const auto& [kind, n] : failures_by_kind) nfail += n;
@@ -308,6 +349,10 @@ int sc_main(int argc, char* argv[]) {
   app.add_option("--minutes", o.minutes, "stop starting programs after this much wall time")->check(CLI::NonNegativeNumber);
   app.add_option("--min-insns", o.min_insns, "steps drawn per program at least (default 20)");
   app.add_option("--max-insns", o.max_insns, "steps drawn per program at most (default 120)");
+  app.add_option("--weight", o.weights,
+                 "relative weight of an instruction kind, NAME=N (repeatable): dma_copy (default 20), tensor_tensor "
+                 "(10), tensor_scalar (10), tensor_copy (7), memset (4), tensor_reduce (8), activation (10), "
+                 "load_stationary (5), multiply_moving (12), sync (6: semaphore episodes)");
   app.add_option("--stall-limit", o.stall_limit, "cycles without a completed instruction that count as a hang (default 200000)")
       ->check(CLI::PositiveNumber);
   app.add_option("--max-failures", o.max_failures, "stop after this many failures (default 1)")->check(CLI::PositiveNumber);
