@@ -277,17 +277,20 @@ struct SummaryCtx {
   json timed(T v) const {
     return r ? json(v) : json(nullptr);
   }
+
+  // total_time, total_active_time, the start-up, cycle counts and where the time went.
+  void add_time_metrics(Metrics& m) const;
+  // Transfers, bytes, queues, descriptor cycles and DMA activity.
+  void add_dma_metrics(Metrics& m) const;
+  // HBM, SBUF and PSUM byte counters and HBM bandwidth utilisation.
+  void add_memory_metrics(Metrics& m) const;
+  // Per-engine counts, activity and waits, matmuls and MFU; returns the engines' rows.
+  json add_engine_metrics(Metrics& m) const;
+  // The DMA queues' rows.
+  json dma_queue_rows() const;
 };
 
-// total_time, total_active_time, the start-up, cycle counts and where the time went.
-void add_time_metrics(Metrics& m, const SummaryCtx& c) {
-  const Program& prog = c.prog;
-  const Preset& pre = c.pre;
-  const RunResult* r = c.r;
-  const uint64_t cycles = c.cycles;
-  const std::string& rtl_only = c.rtl_only;
-  auto seconds = [&](uint64_t cyc) { return c.seconds(cyc); };
-  auto timed = [&](auto v) { return c.timed(v); };
+void SummaryCtx::add_time_metrics(Metrics& m) const {
   m.add("total_time", seconds(cycles), "s",
         "NeuronCore time from the kernel's start to the last instruction's completion, the start-up included "
         "(neuron-profile: execution start to execution end, idle gaps included, host time excluded)" + rtl_only);
@@ -319,14 +322,7 @@ void add_time_metrics(Metrics& m, const SummaryCtx& c) {
 
 }
 
-// Transfers, bytes, queues, descriptor cycles and DMA activity.
-void add_dma_metrics(Metrics& m, const SummaryCtx& c) {
-  const Program& prog = c.prog;
-  const RunResult* r = c.r;
-  const uint64_t cycles = c.cycles;
-  const std::string& rtl_only = c.rtl_only;
-  auto timed = [&](auto v) { return c.timed(v); };
-  const std::vector<StreamCount>& counts = c.counts;
+void SummaryCtx::add_dma_metrics(Metrics& m) const {
   uint64_t transfers = 0, dma_total = 0, queues_used = 0;
   for (uint32_t s = 0; s < prog.streams.size(); ++s) {
     if (!is_dma(prog.streams[s])) continue;
@@ -354,14 +350,7 @@ void add_dma_metrics(Metrics& m, const SummaryCtx& c) {
 
 }
 
-// HBM, SBUF and PSUM byte counters and HBM bandwidth utilisation.
-void add_memory_metrics(Metrics& m, const SummaryCtx& c) {
-  const Preset& pre = c.pre;
-  const RunResult* r = c.r;
-  const uint64_t cycles = c.cycles;
-  const std::string& rtl_only = c.rtl_only;
-  auto timed = [&](auto v) { return c.timed(v); };
-  const double clock_hz = c.clock_hz;
+void SummaryCtx::add_memory_metrics(Metrics& m) const {
   const std::string counters_doc = r ? "" : " (null: counted by the RTL; run with --backend rtl)";
   m.add("hbm_read_bytes", timed(r ? r->hbm_read_bytes : 0), "B", "bytes the HBM model served to DMA reads (whole 16-byte lines)" + counters_doc);
   m.add("hbm_write_bytes", timed(r ? r->hbm_write_bytes : 0), "B", "bytes the HBM model wrote for DMA writes (enabled bytes)" + counters_doc);
@@ -385,16 +374,7 @@ void add_memory_metrics(Metrics& m, const SummaryCtx& c) {
 
 }
 
-// Per-engine counts, activity and waits, matmuls and MFU; returns the engines' rows.
-json add_engine_metrics(Metrics& m, const SummaryCtx& c) {
-  const Program& prog = c.prog;
-  const Preset& pre = c.pre;
-  const RunResult* r = c.r;
-  const uint64_t cycles = c.cycles;
-  const std::string& rtl_only = c.rtl_only;
-  auto seconds = [&](uint64_t cyc) { return c.seconds(cyc); };
-  auto timed = [&](auto v) { return c.timed(v); };
-  const std::vector<StreamCount>& counts = c.counts;
+json SummaryCtx::add_engine_metrics(Metrics& m) const {
   json engines = json::array();
   uint64_t matmuls = 0, macs = 0;
   for (uint32_t s = 0; s < prog.streams.size(); ++s) {
@@ -444,11 +424,7 @@ json add_engine_metrics(Metrics& m, const SummaryCtx& c) {
   return engines;
 }
 
-// The DMA queues' rows.
-json dma_queue_rows(const SummaryCtx& c) {
-  const Program& prog = c.prog;
-  const RunResult* r = c.r;
-  const std::vector<StreamCount>& counts = c.counts;
+json SummaryCtx::dma_queue_rows() const {
   json queues = json::array();
   for (uint32_t s = 0; s < prog.streams.size(); ++s) {
     const Stream& st = prog.streams[s];
@@ -483,11 +459,11 @@ json profile_summary(const ProfileRun& run) {
   const Preset& pre = c.pre;
   const RunResult* r = c.r;
   Metrics m;
-  add_time_metrics(m, c);
-  add_dma_metrics(m, c);
-  add_memory_metrics(m, c);
-  const json engines = add_engine_metrics(m, c);
-  const json queues = dma_queue_rows(c);
+  c.add_time_metrics(m);
+  c.add_dma_metrics(m);
+  c.add_memory_metrics(m);
+  const json engines = c.add_engine_metrics(m);
+  const json queues = c.dma_queue_rows();
 
   json j;
   j["kernel"] = prog.kernel;
