@@ -253,7 +253,6 @@ namespace {
 // What the summary's parts share: the run, its stream counts, and how a cycle count becomes a
 // figure (null on the golden backend, which has no timing).
 struct SummaryCtx {
-  const ProfileRun& run;
   const Program& prog;
   const Preset& pre;
   const RunResult* r;
@@ -263,8 +262,7 @@ struct SummaryCtx {
   std::string rtl_only;
 
   explicit SummaryCtx(const ProfileRun& run_in)
-      : run(run_in),
-        prog(*run_in.prog),
+      : prog(*run_in.prog),
         pre(*run_in.preset),
         r(run_in.rtl),
         counts(count_streams(run_in)),
