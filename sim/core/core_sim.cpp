@@ -1,6 +1,15 @@
 // Core::get: the per-preset SystemC top levels, all elaborated before the first run because
-// SystemC allows one elaboration per process.
+// SystemC allows one elaboration per process. Each Verilated model is a shared module
+// (core_model.cpp) loaded here; a model not built yet is built on its first use.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <thread>
@@ -9,41 +18,91 @@
 
 #include <fmt/format.h>
 
-#include "core/core_presets.hpp"
 #include "core/core_sim.hpp"
+#include "core_models.hpp"
 #include "ncore/error.hpp"
 #include "ncore/isa_gen.hpp"
 
 namespace ncore::sim {
 namespace {
 
-struct Builder {
-  const char* preset;
-  unsigned threads;
-  Core* (*make)(const Preset&);
-};
-constexpr Builder kBuilders[] = {{"trn2", 1, make_core_trn2}, {"trn2", 2, make_core_trn2_mt}, {"trn1", 1, make_core_trn1},
-                               {"tiny", 1, make_core_tiny}};
-
-const Builder* find_builder(const std::string& preset, unsigned threads) {
-  for (const auto& b : kBuilders)
-    if (preset == b.preset && threads == b.threads) return &b;
+const ModelInfo* find_model(const std::string& preset, unsigned threads) {
+  for (const auto& m : kModels)
+    if (preset == m.preset && threads == m.threads) return &m;
   return nullptr;
 }
 
-// Every preset's core, built on the first call with the thread count asked for then.
-std::map<std::string, std::unique_ptr<Core>>& cores(unsigned threads) {
-  static std::map<std::string, std::unique_ptr<Core>> m = [threads] {
+// Where a model's module is: $NCORE_MODEL_DIR, else the build's own directory.
+std::string model_path(const ModelInfo& m) {
+  const char* dir = std::getenv("NCORE_MODEL_DIR");
+  return fmt::format("{}/libncore_model_{}.so", dir && *dir ? dir : kModelDir, m.name);
+}
+
+bool model_built(const ModelInfo& m) {
+  struct stat st {};
+  return ::stat(model_path(m).c_str(), &st) == 0;
+}
+
+// Builds a model that is not built yet, in the build directory this simulator comes from (unless
+// NCORE_NO_MODEL_BUILD is set), saying so: a first `make sim` builds the one model it runs.
+void build_model(const ModelInfo& m) {
+  const std::string target = fmt::format("ncore_model_{}", m.name);
+  const char* no_build = std::getenv("NCORE_NO_MODEL_BUILD");
+  struct stat st {};
+  const bool have_build = ::stat(fmt::format("{}/CMakeCache.txt", kBuildDir).c_str(), &st) == 0;
+  if ((no_build && *no_build) || !have_build || std::getenv("NCORE_MODEL_DIR"))
+    throw SimError(fmt::format("the {} RTL model ({}) is not built: build it with `cmake --build {} --target {}`",
+                               m.name, model_path(m), kBuildDir, target));
+  // One build at a time: processes started together (a harness's cases) wait for the first.
+  const std::string lock_path = fmt::format("{}/.ncore_model_build.lock", kBuildDir);
+  const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock >= 0) ::flock(lock, LOCK_EX);
+  if (model_built(m)) {
+    if (lock >= 0) ::close(lock);
+    return;
+  }
+  const unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  const std::string cmd = fmt::format("\"{}\" --build \"{}\" --target {} -j {}", kCmakeCommand, kBuildDir, target, jobs);
+  std::fprintf(stderr, "ncore: building the %s RTL model on its first use (%s); this takes a few minutes, once\n",
+               m.name, cmd.c_str());
+  std::fflush(stderr);
+  const int rc = std::system((cmd + " >&2").c_str());
+  if (lock >= 0) ::close(lock);
+  if (rc != 0 || !model_built(m))
+    throw SimError(fmt::format("building the {} RTL model failed (`{}` exited with status {})", m.name, cmd, rc));
+}
+
+// Loads a model's module and constructs its core.
+Core* load_model(const ModelInfo& m, const Preset& p) {
+  const std::string path = model_path(m);
+  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) throw SimError(fmt::format("cannot load the {} RTL model: {}", m.name, ::dlerror()));
+  using MakeFn = Core* (*)(const Preset&);
+  auto make = reinterpret_cast<MakeFn>(::dlsym(h, "ncore_make_core"));
+  if (!make) throw SimError(fmt::format("{} is not an RTL model module (no ncore_make_core)", path));
+  return make(p);
+}
+
+// The cores of this process, built on the first call: the presets asked for then (their models
+// built now if they are not yet) and every other preset whose model is built, each with the
+// model of the thread count asked for then where the preset has one.
+std::map<std::string, std::unique_ptr<Core>>& cores(const std::vector<std::string>& required, unsigned threads) {
+  static std::map<std::string, std::unique_ptr<Core>> m = [&required, threads] {
     // A Verilated model on N threads needs a context with N threads, set before any model exists.
     if (threads > 1) Verilated::defaultContextp()->threads(threads);
     std::map<std::string, std::unique_ptr<Core>> all;
-    for (const auto& b : kBuilders) {
-      if (all.count(b.preset)) continue;
-      const Builder* pick = find_builder(b.preset, threads);
-      if (!pick) pick = find_builder(b.preset, 1);
+    for (const auto& info : kModels) {
+      if (all.count(info.preset)) continue;
+      const bool needed = std::find(required.begin(), required.end(), info.preset) != required.end();
+      const ModelInfo* pick = find_model(info.preset, threads);
+      if (!pick || (!needed && !model_built(*pick))) pick = find_model(info.preset, 1);
+      if (!model_built(*pick)) {
+        if (!needed) continue;
+        build_model(*pick);
+      }
       const Preset* p = find_preset(pick->preset);
       if (!p) throw SimError(fmt::format("preset {} is not defined", pick->preset));
-      all[pick->preset].reset(pick->make(*p));
+      all[pick->preset].reset(load_model(*pick, *p));
     }
     return all;
   }();
@@ -53,14 +112,21 @@ std::map<std::string, std::unique_ptr<Core>>& cores(unsigned threads) {
 }  // namespace
 
 Core& Core::get(const Preset& preset, unsigned threads) {
-  if (!find_builder(preset.name, 1))
+  if (!find_model(preset.name, 1))
     throw SimError(fmt::format("preset '{}' has no RTL model in this simulator (available: {})", preset.name,
                                fmt::join(available_presets(), ", ")));
-  if (!find_builder(preset.name, threads))
+  if (!find_model(preset.name, threads))
     throw SimError(fmt::format("preset '{}' has no {}-thread RTL model in this simulator (its models run on {} "
                                "thread(s))",
                                preset.name, threads, fmt::join(thread_counts(preset.name), " or ")));
-  Core& c = *cores(threads).at(preset.name);
+  auto& all = cores({preset.name}, threads);
+  const auto it = all.find(preset.name);
+  if (it == all.end())
+    throw SimError(fmt::format("this process elaborated the RTL models that were built when it made its first core, "
+                               "and the {} model was not (SystemC elaborates once per process): build it "
+                               "(`cmake --build {} --target ncore_model_{}`) and run again",
+                               preset.name, kBuildDir, find_model(preset.name, threads)->name));
+  Core& c = *it->second;
   if (c.threads() != threads)
     throw SimError(fmt::format("this process built the {} core on {} thread(s) and SystemC elaborates once per "
                                "process: a run on {} thread(s) needs a new process",
@@ -68,22 +134,30 @@ Core& Core::get(const Preset& preset, unsigned threads) {
   return c;
 }
 
+void Core::prepare(const std::vector<std::string>& presets, unsigned threads) {
+  for (const auto& name : presets)
+    if (!find_model(name, 1))
+      throw SimError(fmt::format("preset '{}' has no RTL model in this simulator (available: {})", name,
+                                 fmt::join(available_presets(), ", ")));
+  cores(presets, threads);
+}
+
 std::vector<std::string> Core::available_presets() {
   std::vector<std::string> v;
-  for (const auto& b : kBuilders)
-    if (std::find(v.begin(), v.end(), b.preset) == v.end()) v.emplace_back(b.preset);
+  for (const auto& m : kModels)
+    if (std::find(v.begin(), v.end(), m.preset) == v.end()) v.emplace_back(m.preset);
   return v;
 }
 
 std::vector<unsigned> Core::thread_counts(const std::string& preset) {
   std::vector<unsigned> v;
-  for (const auto& b : kBuilders)
-    if (preset == b.preset) v.push_back(b.threads);
+  for (const auto& m : kModels)
+    if (preset == m.preset) v.push_back(m.threads);
   return v;
 }
 
 unsigned Core::auto_threads(const Preset& preset, const Program& prog) {
-  if (!find_builder(preset.name, 2) || std::thread::hardware_concurrency() < 2) return 1;
+  if (!find_model(preset.name, 2) || std::thread::hardware_concurrency() < 2) return 1;
   const auto pe = static_cast<unsigned>(StreamKind::pe);
   if (prog.streams.size() <= pe) return 1;
   for (const auto& in : prog.streams[pe].insns)

@@ -123,11 +123,16 @@ class Core {
  public:
   virtual ~Core() = default;
   // The Core of a preset whose Verilated model runs on `threads` threads (throws SimError if
-  // the preset has no such model in the binary). SystemC elaborates once per process: the first
-  // call builds every preset's core, with the `threads` model where the preset has one and the
-  // single-thread model otherwise, and a later call for another thread count of a preset so
-  // built throws SimError.
+  // the preset has no such model). Each Verilated model is a shared module, loaded here and
+  // built on its first use if it is not built yet (core_sim.cpp). SystemC elaborates once per
+  // process: the first call (or prepare) builds the core of the preset asked for and of every
+  // preset whose model is built, with the `threads` model where the preset has one and the
+  // single-thread model otherwise; a later call for another thread count of a preset so built,
+  // or for a preset whose model was not built then, throws SimError.
   static Core& get(const Preset& preset, unsigned threads = 1);
+  // Elaborates this process's cores now, with the models of `presets` among them (built if
+  // need be): for a process that runs several presets.
+  static void prepare(const std::vector<std::string>& presets, unsigned threads = 1);
   static std::vector<std::string> available_presets();
   // Thread counts the preset's models run on (1, and 2 for trn2).
   static std::vector<unsigned> thread_counts(const std::string& preset);

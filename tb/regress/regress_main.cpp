@@ -186,8 +186,16 @@ void set_weights(regress::Weights& w, const std::vector<std::string>& given) {
 
 int replay(const Options& o) {
   int failed = 0;
+  std::vector<Program> programs;
+  std::vector<std::string> presets;
   for (const std::string& path : o.replay) {
-    const Program p = Program::load(path);
+    programs.push_back(Program::load(path));
+    presets.push_back(preset_named(programs.back().preset).name);
+  }
+  sim::Core::prepare(presets);
+  for (size_t i = 0; i < o.replay.size(); ++i) {
+    const std::string& path = o.replay[i];
+    const Program& p = programs[i];
     const Preset& pr = preset_named(p.preset);
     const Outcome r = run_checked(p, pr, o.stall_limit);
     if (r.ok) {
@@ -225,6 +233,7 @@ int run(const Options& o) {
   std::vector<const Preset*> presets;
   for (const std::string& name : o.presets) presets.push_back(&preset_named(name));
   if (presets.empty()) throw InputError("--preset: no preset given");
+  sim::Core::prepare(o.presets);  // one process elaborates every preset it alternates between
   if (o.emit) return emit(o, gopt);
   const uint64_t count = o.count ? o.count : (o.minutes > 0 ? UINT64_MAX : 100);
 
