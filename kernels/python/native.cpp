@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -207,8 +208,74 @@ void bind_errors(py::module_& /*m*/) {
   });
 }
 
-// source locations: made once per (file, line) by the Python side and passed to every call
+// The kernel's own source line: the first frame on the Python stack whose code is not the front
+// end's (its file is not under the front end's directory), as a Loc made once per (file, line).
+// Every call a kernel makes asks for it, so the walk is here rather than in Python.
+class CallerLocs {
+ public:
+  void set_frontend(const std::string& dir, py::function relative) {
+    dir_ = dir;
+    relative_ = std::move(relative);
+  }
+
+  py::object get() {
+    PyFrameObject* f = PyEval_GetFrame();  // borrowed
+    Py_XINCREF(f);
+    while (f) {
+      PyCodeObject* code = PyFrame_GetCode(f);  // new reference
+      const char* file = file_of(code);
+      Py_DECREF(code);
+      if (file) {
+        const int line = PyFrame_GetLineNumber(f);
+        Py_DECREF(f);
+        auto& loc = locs_[{file, line}];
+        if (!loc) loc = py::cast(nki::Loc{file, line});
+        return loc;
+      }
+      PyFrameObject* back = PyFrame_GetBack(f);  // new reference
+      Py_DECREF(f);
+      f = back;
+    }
+    return py::cast(nki::Loc{intern("<unknown>"), 0});
+  }
+
+ private:
+  // The file of a code object as locations show it, or nullptr for the front end's own code. The
+  // code objects are kept alive, so that their addresses stay theirs.
+  const char* file_of(PyCodeObject* code) {
+    const auto it = files_.find(code);
+    if (it != files_.end()) return it->second;
+    const std::string name = py::reinterpret_borrow<py::str>(code->co_filename);
+    const char* file = nullptr;
+    if (name.compare(0, dir_.size(), dir_) != 0)
+      file = intern(relative_ ? relative_(name).cast<std::string>() : name);
+    Py_INCREF(code);
+    files_.emplace(code, file);
+    return file;
+  }
+
+  struct KeyHash {
+    size_t operator()(const std::pair<const char*, int>& k) const {
+      return std::hash<const void*>()(k.first) * 31 + static_cast<size_t>(k.second);
+    }
+  };
+  std::string dir_ = "\x01";  // matches no file until set
+  py::function relative_;
+  std::unordered_map<PyCodeObject*, const char*> files_;
+  std::unordered_map<std::pair<const char*, int>, py::object, KeyHash> locs_;
+};
+
+CallerLocs& caller_locs() {
+  static auto* c = new CallerLocs;  // never destroyed: its Python objects outlive the interpreter's teardown
+  return *c;
+}
+
+// source locations: made once per (file, line) and passed to every call
 void bind_locations(py::module_& m) {
+  m.def("set_frontend", [](const std::string& dir, py::function relative) {
+    caller_locs().set_frontend(dir, std::move(relative));
+  });
+  m.def("caller", [] { return caller_locs().get(); });
   py::class_<nki::Loc>(m, "Loc")
       .def(py::init([](const std::string& file, int line) { return nki::Loc{intern(file), line}; }))
       .def_property_readonly("file", [](const nki::Loc& l) { return std::string(l.file); })

@@ -27,28 +27,11 @@ _NEURONXCC_DIR = os.path.dirname(_PKG_DIR)
 
 # --- source locations ------------------------------------------------------------------------
 
-_CODE_FILE = {}  # code object -> its file as locations show it, or None for the front end's own code
 _LOCS = {}       # (file, line) -> the native location passed to every call
 
-
-def caller():
-    """The native location (file, line) of the first frame outside the front end: the kernel's own
-    line."""
-    f = sys._getframe(1)
-    while f is not None:
-        c = f.f_code
-        try:
-            fn = _CODE_FILE[c]
-        except KeyError:
-            fn = _CODE_FILE[c] = None if c.co_filename.startswith(_NEURONXCC_DIR) else _relative(c.co_filename)
-        if fn is not None:
-            key = (fn, f.f_lineno)
-            loc = _LOCS.get(key)
-            if loc is None:
-                loc = _LOCS[key] = _native.Loc(fn, f.f_lineno)
-            return loc
-        f = f.f_back
-    return _native.Loc("<unknown>", 0)
+# caller(): the native location (file, line) of the first frame outside the front end, the
+# kernel's own line (in C++: every call a kernel makes asks for it).
+caller = _native.caller
 
 
 _NO_LOC = _native.Loc("", 0)
@@ -76,6 +59,9 @@ def _relative(path):
             r = path
         _REL_CACHE[path] = r
     return r
+
+
+_native.set_frontend(_NEURONXCC_DIR, _relative)
 
 
 # --- dtypes -----------------------------------------------------------------------------------
