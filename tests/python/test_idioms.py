@@ -187,3 +187,34 @@ def test_an_output_never_written_is_an_error():
 
     with pytest.raises(ValueError, match="never written"):
         sim(k, rand(128, 14))
+
+
+def test_mgrid_named_axes_and_sbuf_accumulation_of_psum_tiles():
+    # The tutorial's blocked matmul forms: grid.p / grid.x index expressions with offsets, a 5-D
+    # SBUF tile of zeros with the partition axis inside, `sbuf[...] += psum[...]`.
+    @nki.jit
+    def k(lhsT, rhs):
+        K, M = lhsT.shape
+        _, N = rhs.shape
+        out = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+        i_l = nl.mgrid[0:128, 0:M]
+        i_r = nl.mgrid[0:128, 0:N]
+        i_o = nl.mgrid[0:M, 0:N]
+        acc = nl.zeros((1, 1, 1, nl.par_dim(M), N), dtype=lhsT.dtype, buffer=nl.sbuf)
+        for kt in nl.affine_range(K // 128):
+            lt = nl.load(lhsT[kt * 128 + i_l.p, i_l.x])
+            rt = nl.load(rhs[kt * 128 + i_r.p, i_r.x])
+            ps = nl.zeros((M, N), nl.float32, buffer=nl.psum)
+            ps[...] += nisa.nc_matmul(lt[i_l.p, i_l.x], rt[i_r.p, i_r.x])
+            acc[0, 0, 0, i_o.p, i_o.x] += ps[i_o.p, i_o.x]
+        nl.store(out[i_o.p, i_o.x], value=nl.copy(acc[0, 0, 0, i_o.p, i_o.x]))
+        return out
+
+    lhsT, rhs = rand(256, 64), rand(256, 96)
+    # Each 128-row block's product in fp32, then the two blocks added in fp32.
+    parts = [lhsT[i:i + 128].T.astype(np.float64) @ rhs[i:i + 128] for i in (0, 128)]
+    got = sim(k, lhsT, rhs)
+    np.testing.assert_allclose(got, parts[0] + parts[1], rtol=1e-5, atol=1e-4)
+    grid = nl.mgrid[0:4, 0:5, 0:6]
+    with pytest.raises(AttributeError, match="has 3 axes: it has no .z"):
+        grid.z

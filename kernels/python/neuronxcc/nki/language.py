@@ -467,6 +467,21 @@ def arange(*args):
     return IndexExpr(r.start, {None: r.step}, {None: len(r)}, None)
 
 
+class _Grid(tuple):
+    """The index expressions of an nl.mgrid, one per axis: unpack them (i_p, i_f = nl.mgrid[...])
+    or name them, .p the partition axis and .x, .y, .z the free axes in order."""
+
+    def _axis(self, i, name):
+        if i >= len(self):
+            raise AttributeError(f"this index grid has {len(self)} axes: it has no .{name}")
+        return self[i]
+
+    p = property(lambda self: self._axis(0, "p"))
+    x = property(lambda self: self._axis(1, "x"))
+    y = property(lambda self: self._axis(2, "y"))
+    z = property(lambda self: self._axis(3, "z"))
+
+
 class _MGrid:
     def __getitem__(self, key):
         if not isinstance(key, tuple):
@@ -477,7 +492,7 @@ class _MGrid:
                 raise IndexError("nl.mgrid takes slices: nl.mgrid[0:128, 0:512]")
             r = builtins.range(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step)
             out.append(IndexExpr(r.start, {i: r.step}, {i: len(r)}, len(key)))
-        return tuple(out) if len(out) > 1 else out[0]
+        return _Grid(out) if len(out) > 1 else out[0]
 
 
 mgrid = _MGrid()
