@@ -42,7 +42,7 @@ def trace(kernel, *args, **kwargs):
     """The Program a kernel traces to for these arguments (NumPy arrays as its HBM inputs), without
     running it: .listing(), .instruction_count(), .opcode_counts(), .save(path), .tensors()."""
     func = getattr(kernel, "func", kernel)
-    prog, _, _ = _run.trace(func, args, kwargs)
+    prog, _, _ = _run.trace(func, args, kwargs, getattr(kernel, "grid", ()))
     return prog
 
 

@@ -57,16 +57,17 @@ class _Kernel:
         self.mode = mode
         self.options = kwargs
         self.benchmark_result = None
+        self.grid = ()  # the SPMD launch grid of kernel[4, 2]
 
     def __call__(self, *args, **kwargs):
         if _core.in_trace():  # a kernel called from a kernel: part of the same trace
             return self.func(*args, **kwargs)
         mode = self.mode
         if mode in ("auto", "baremetal", "jax", "torchxla"):
-            out, _ = _run.run(self.func, args, kwargs, profile=self._profile_name(), label="baremetal")
+            out, _ = _run.run(self.func, args, kwargs, profile=self._profile_name(), label="baremetal", grid=self.grid)
             return out
         if mode == "simulation":
-            out, _ = _run.run(self.func, args, kwargs, backend="golden", label="simulate_kernel")
+            out, _ = _run.run(self.func, args, kwargs, backend="golden", label="simulate_kernel", grid=self.grid)
             return out
         if mode == "benchmark":
             return self._benchmark(args, kwargs)
@@ -77,7 +78,8 @@ class _Kernel:
         iters = int(self.options.get("iters", 100))
         if warmup < 0 or iters <= 0:
             raise ValueError(f"benchmark: warmup={warmup}, iters={iters}: warmup >= 0 and iters > 0")
-        out, stats = _run.run(self.func, args, kwargs, backend="rtl", profile=self._profile_name(), label="benchmark")
+        out, stats = _run.run(self.func, args, kwargs, backend="rtl", profile=self._profile_name(), label="benchmark",
+                              grid=self.grid)
         us = stats["time_us"]
         self.benchmark_result = _BenchmarkResult(us)
         print(f"[ncore] benchmark {self.func.__name__}: {us:.3f} us ({stats['cycles']} cycles at "
@@ -90,10 +92,12 @@ class _Kernel:
         return self.options.get("save_trace_name") or self.options.get("save_neff_name")
 
     def __getitem__(self, grid):
-        g = grid if isinstance(grid, tuple) else (grid,)
-        if any(int(x) != 1 for x in g):
-            raise ValueError(f"an SPMD launch grid {grid} needs several NeuronCores; this model has one")
-        return self
+        """kernel[4, 2]: the kernel launched over an SPMD grid. This model has one NeuronCore: the
+        instances run on it one after the other, in one Program (nl.program_id tells them apart,
+        and nl.shared_hbm tensors are shared among them)."""
+        k = _Kernel(self.func, self.mode, **self.options)
+        k.grid = _run.launch_grid(grid)
+        return k
 
 
 def _decorator(mode, kernel, kwargs):
@@ -135,5 +139,5 @@ def profile(func=None, working_directory=None, save_neff_name=None, save_trace_n
 def simulate_kernel(kernel, *args, **kwargs):
     """Runs the kernel on the golden model (functional, no timing) and returns its outputs."""
     func = getattr(kernel, "func", kernel)
-    out, _ = _run.run(func, args, kwargs, backend="golden", label="simulate_kernel")
+    out, _ = _run.run(func, args, kwargs, backend="golden", label="simulate_kernel", grid=getattr(kernel, "grid", ()))
     return out

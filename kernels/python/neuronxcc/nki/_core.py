@@ -121,6 +121,31 @@ class _TraceState(threading.local):
     def __init__(self):
         self.active = False
         self.pending = []  # pending tiles, oldest first
+        # The SPMD launch grid (kernel[2, 2]) and the instance being traced: every instance runs
+        # on this one NeuronCore, in one Program, one after the other (see _run.trace).
+        self.grid = ()
+        self.pid = ()
+        self.shared = []      # the shared_hbm tensors of the first instance, in allocation order
+        self.shared_next = 0  # how many the instance being traced has allocated
+
+
+def shared_hbm_tensor(shape, dtype, make):
+    """An nl.shared_hbm tensor: made by the first SPMD instance, and the same tensor (one per
+    allocation, in order) for every later instance, as NKI shares it among the instances."""
+    k = _state.shared_next
+    _state.shared_next += 1
+    if k == len(_state.shared):
+        if any(_state.pid):
+            raise ValueError(f"SPMD instance {_state.pid} allocates shared_hbm tensor number {k + 1}, which the "
+                             f"first instance did not: every instance must allocate the same shared tensors")
+        _state.shared.append(make())
+        return _state.shared[k]
+    t = _state.shared[k]
+    if tuple(t.shape) != tuple(shape) or t.dtype != dtype:
+        raise ValueError(f"SPMD instance {_state.pid} allocates shared_hbm tensor number {k + 1} as "
+                         f"{tuple(shape)} {dtype}, the first instance as {tuple(t.shape)} {t.dtype}: the "
+                         f"instances share it, so they must agree")
+    return t
 
 
 _state = _TraceState()

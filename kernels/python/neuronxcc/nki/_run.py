@@ -2,6 +2,7 @@
 of the `ncore` module (environment variables NCORE_BACKEND, NCORE_CONFIG, NCORE_CHECK,
 NCORE_THREADS, NCORE_PROFILE, NCORE_DMA_QUEUES, NCORE_VERBOSE)."""
 import inspect
+import itertools
 import os
 import sys
 
@@ -87,9 +88,24 @@ def _host_dtype(a, name):
                      f"(pass {name}.astype(np.float32))")
 
 
-def trace(func, args, kwargs):
+def launch_grid(grid):
+    """The SPMD launch grid of kernel[grid] as a tuple of positive ints."""
+    g = grid if isinstance(grid, (tuple, list)) else (grid,)
+    try:
+        g = tuple(int(x) for x in g)
+    except (TypeError, ValueError):
+        raise ValueError(f"SPMD launch grid {grid!r}: expected positive integers, as kernel[4, 2]") from None
+    if not g or any(x < 1 for x in g):
+        raise ValueError(f"SPMD launch grid {grid!r}: expected positive integers, as kernel[4, 2]")
+    return g
+
+
+def trace(func, args, kwargs, grid=()):
     """Traces func with its numpy array arguments as HBM tensors. Returns (program, input arrays by
-    name, the order of the returned tensors, which argument each returned input is)."""
+    name, the order of the returned tensors, which argument each returned input is). With an SPMD
+    launch grid, every instance is traced into the one Program, in row-major order of program ids:
+    this model has one NeuronCore, which runs the instances one after the other (the scheduler
+    overlaps their independent work as it overlaps loop iterations)."""
     sig = inspect.signature(func)
     try:
         bound = sig.bind(*args, **kwargs)
@@ -116,7 +132,10 @@ def trace(func, args, kwargs):
                     t = _core.Tensor(tracer.input(name, list(value.shape), dt, _core.location(def_file, def_line)))
                     hbm[name] = t
                     bound.arguments[name] = t
-            ret = func(*bound.args, **bound.kwargs)
+            _core._state.grid, _core._state.shared = tuple(grid), []
+            for pid in itertools.product(*[range(n) for n in grid]):
+                _core._state.pid, _core._state.shared_next = pid, 0
+                ret = func(*bound.args, **bound.kwargs)
             _core.flush()
             outs = [] if ret is None else list(ret) if isinstance(ret, (tuple, list)) else [ret]
             order = []
@@ -136,6 +155,7 @@ def trace(func, args, kwargs):
         finally:
             _core._state.active = False
             _core._state.pending = []
+            _core._state.grid, _core._state.pid, _core._state.shared = (), (), []
 
     prog = _native.trace(func.__name__, current_preset(), body, option("dma_queues"))
     return prog, arrays, result
@@ -158,9 +178,10 @@ def _threads_for(prog, preset):
     return n
 
 
-def run(func, args, kwargs, backend=None, profile=None, label="run"):
-    """Traces and runs func; returns what the kernel returns (numpy arrays) and the figures."""
-    prog, arrays, meta = trace(func, args, kwargs)
+def run(func, args, kwargs, backend=None, profile=None, label="run", grid=()):
+    """Traces and runs func (over an SPMD launch grid, if given); returns what the kernel returns
+    (numpy arrays) and the figures."""
+    prog, arrays, meta = trace(func, args, kwargs, grid)
     preset = current_preset()
     backend = backend or option("backend")
     threads = _threads_for(prog, preset) if backend == "rtl" else 0

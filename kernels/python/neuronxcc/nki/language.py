@@ -113,7 +113,10 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     if not isinstance(b, str):
         return Tensor(_native.ndarray_alloc(_shape_arg(shape), _dtype(dtype).name, b.base_addr, b.base_partition,
                                             list(b.num_par_tiles), list(b.num_free_tiles), _name(name), loc))
-    return Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), loc))
+    make = lambda: Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), loc))
+    if b == "shared_hbm" and _core._state.grid:
+        return _core.shared_hbm_tensor([n for n, _ in _shape_arg(shape)], _dtype(dtype), make)
+    return make()
 
 
 def zeros(shape, dtype, buffer=None, name="", **kwargs):
@@ -498,12 +501,47 @@ class _MGrid:
 mgrid = _MGrid()
 
 
+def _grid_axis(axis, api):
+    """The axis of the launch grid, checked; None for a kernel launched without a grid (where
+    every axis has one instance)."""
+    grid = _core._state.grid
+    if not isinstance(axis, int):
+        raise ValueError(f"{api}: axis {axis!r} is not an integer")
+    if not grid:
+        return None
+    n = len(grid)
+    if not -n <= axis < n:
+        raise ValueError(f"{api}: axis {axis} is outside the launch grid {tuple(grid)} ({n} {'axes' if n > 1 else 'axis'})")
+    return axis % n
+
+
+def program_ndim():
+    """Number of axes of the SPMD launch grid (0 without one)."""
+    _core.require_trace("program_ndim")
+    return len(_core._state.grid)
+
+
 def num_programs(axes=None):
-    return 1
+    """Number of SPMD instances along the given axis (or axes; None: all of them)."""
+    _core.require_trace("num_programs")
+    grid = _core._state.grid
+    if axes is None:
+        axes = builtins.range(len(grid))
+    elif isinstance(axes, int):
+        axes = (axes,)
+    n = 1
+    for a in axes:
+        i = _grid_axis(a, "num_programs")
+        n *= 1 if i is None else grid[i]
+    return n
 
 
-def program_id(axis=0):
-    return 0
+def program_id(axis):
+    """Index of the SPMD instance being traced along the given axis of the launch grid (0 without
+    a grid)."""
+    _core.require_trace("program_id")
+    a = _grid_axis(axis, "program_id")
+    return 0 if a is None else _core._state.pid[a]
 
 
 def spmd_dim(*args, **kwargs):
