@@ -79,6 +79,7 @@ run::Options run_options(const cli::Options& o, const Preset& preset) {
       std::fflush(stderr);
     };
   }
+  if (!o.pe_model.empty()) sim::Core::set_pe_model(o.pe_model);
   if (o.threads != "auto") {
     const auto counts = sim::Core::thread_counts(preset.name);
     for (unsigned t : counts)
