@@ -34,7 +34,11 @@ lhsT[:, 0:8] = tiny * rng.integers(-3, 4, (k, 8))          # subnormal products 
 lhsT[:, 8:16] = np.float32(2.0) ** -70                     # products below the smallest normal
 rhs[:, 0:16] *= np.float32(2.0) ** -60
 lhsT[:, 16:24] = 0.0
-lhsT[:, 24:32] = -0.0                                      # signed zeros: -0 + -0 = -0 only
+# Signed zeros: a sum starts at +0, and +0 + -0 = +0, so a -0 sum needs a negative product that
+# rounds to zero (underflow below half the smallest subnormal): -0 products and -2^-200 ones.
+lhsT[0::2, 24:32] = -0.0
+lhsT[1::2, 24:32] = -(np.float32(2.0) ** -100)
+rhs[:, 300:310] = np.abs(rhs[:, 300:310]) * np.float32(2.0) ** -100
 lhsT[::2, 32:40] = 1.0
 lhsT[1::2, 32:40] = -1.0                                   # exact cancellation: sums of +-x
 rhs[1::2, :] = rhs[0::2, :]
