@@ -187,6 +187,7 @@ py::dict stats_of(const PyResult& r) {
   d["skipped_cycles"] = s.skipped_cycles;
   d["wall_seconds"] = s.wall_seconds;
   d["rtl_threads"] = r.result.threads;
+  d["pe_model"] = rtl ? py::object(py::str(s.pe_model)) : py::object(py::none());
   return d;
 }
 
@@ -621,6 +622,7 @@ void bind_running(py::module_& m) {
       py::arg("kernel"), py::arg("params"), py::arg("dtype") = "fp32", py::arg("preset") = "trn2",
       py::arg("dma_queues") = 4);
   m.def("thread_counts", &ncore::sim::Core::thread_counts);
+  m.def("set_pe_model", &ncore::sim::Core::set_pe_model, "The RTL models' PE array for this process: rtl or fast");
   m.def("auto_threads", [](const std::string& preset, const ncore::Program& prog) {
     return ncore::sim::Core::auto_threads(preset_of(preset), prog);
   });

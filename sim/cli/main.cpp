@@ -79,12 +79,14 @@ run::Options run_options(const cli::Options& o, const Preset& preset) {
       std::fflush(stderr);
     };
   }
+  if (!o.pe_model.empty()) sim::Core::set_pe_model(o.pe_model);
   if (o.threads != "auto") {
     const auto counts = sim::Core::thread_counts(preset.name);
     for (unsigned t : counts)
       if (o.threads == std::to_string(t)) opt.threads = t;
     if (opt.threads == 0)
-      throw InputError(fmt::format("--threads {}: the {} model runs on {} thread{} (or auto)", o.threads, preset.name,
+      throw InputError(fmt::format("--threads {}: the {} model{} runs on {} thread{} (or auto)", o.threads, preset.name,
+                                   sim::Core::pe_model() == "rtl" ? "" : " with the " + sim::Core::pe_model() + " PE array",
                                    fmt::join(counts, " or "), counts.size() == 1 ? "" : "s"));
   }
   return opt;

@@ -131,6 +131,10 @@ void add_run_options(CLI::App& app, Options& o, std::vector<std::string>& input_
   app.add_option("--threads", o.threads,
                  "threads the RTL model runs on: 1, 2 (trn2) or auto (default: 2 when the kernel uses the tensor "
                  "engine and the machine has two cores, else 1)");
+  app.add_option("--pe-model", o.pe_model,
+                 "the RTL model's PE array: rtl (default, or $NCORE_PE_MODEL) or fast (simulation-only: the same cycles "
+                 "and bits, each column's sums computed in C++ when it enters the array; one thread)")
+      ->check(CLI::IsMember({"rtl", "fast"}));
   app.add_flag("--check", o.check, "compare every instruction's result with the golden model as it completes");
   app.add_option("--backend", o.backend, "rtl (default): cycle-level RTL; golden: functional model only, no timing")
       ->check(CLI::IsMember({"rtl", "golden"}));

@@ -20,6 +20,7 @@ struct Options {
   std::string config = "trn2";
   std::string backend = "rtl";
   std::string threads = "auto";  // RTL model threads: auto, 1 or 2
+  std::string pe_model;          // the RTL models' PE array: rtl or fast (empty: $NCORE_PE_MODEL, else rtl)
   unsigned dma_queues = 4;
   uint64_t seed = 0;
   bool check = false;

@@ -54,8 +54,9 @@ void print_report(std::ostream& out, const Options& o, const run::KernelRun& r) 
   if (rtl && s.pe_macs > 0)
     out << fmt::format("Tensor engine: {} MACs, {:.1f}% of the array's peak over the run\n", s.pe_macs, pe_utilisation(r));
   if (rtl)
-    out << fmt::format("simulated in {:.2f} s ({} cycles clocked, {} idle cycles skipped, {} thread{})\n", s.wall_seconds,
-                       s.evaluated_cycles, s.skipped_cycles, r.result.threads, r.result.threads == 1 ? "" : "s");
+    out << fmt::format("simulated in {:.2f} s ({} cycles clocked, {} idle cycles skipped, {} thread{}, {} PE array)\n",
+                       s.wall_seconds, s.evaluated_cycles, s.skipped_cycles, r.result.threads,
+                       r.result.threads == 1 ? "" : "s", s.pe_model);
 }
 
 void write_json(const std::string& path, const Options& o, const run::KernelRun& r) {
@@ -109,6 +110,7 @@ void write_json(const std::string& path, const Options& o, const run::KernelRun&
   j["skipped_cycles"] = s.skipped_cycles;
   j["wall_seconds"] = s.wall_seconds;
   if (rtl) j["rtl_threads"] = r.result.threads;
+  if (rtl) j["pe_model"] = s.pe_model;
   std::ofstream out(path);
   if (!out) throw InputError(fmt::format("--json {}: cannot open for writing", path));
   out << j.dump(2) << "\n";

@@ -26,9 +26,24 @@
 namespace ncore::sim {
 namespace {
 
+// The PE array of this process's models (Core::set_pe_model): from NCORE_PE_MODEL, else "rtl".
+std::string& pe_choice() {
+  static std::string pe = [] {
+    const char* e = std::getenv("NCORE_PE_MODEL");
+    return std::string(e && *e ? e : "rtl");
+  }();
+  return pe;
+}
+bool g_elaborated = false;
+
+void check_pe_model(const std::string& pe) {
+  if (pe != "rtl" && pe != "fast")
+    throw InputError(fmt::format("PE model '{}' is not one of rtl, fast (NCORE_PE_MODEL, --pe-model)", pe));
+}
+
 const ModelInfo* find_model(const std::string& preset, unsigned threads) {
   for (const auto& m : kModels)
-    if (preset == m.preset && threads == m.threads) return &m;
+    if (preset == m.preset && threads == m.threads && pe_choice() == m.pe) return &m;
   return nullptr;
 }
 
@@ -88,6 +103,8 @@ Core* load_model(const ModelInfo& m, const Preset& p) {
 // model of the thread count asked for then where the preset has one.
 std::map<std::string, std::unique_ptr<Core>>& cores(const std::vector<std::string>& required, unsigned threads) {
   static std::map<std::string, std::unique_ptr<Core>> m = [&required, threads] {
+    check_pe_model(pe_choice());
+    g_elaborated = true;
     // A Verilated model on N threads needs a context with N threads, set before any model exists.
     if (threads > 1) Verilated::defaultContextp()->threads(threads);
     std::map<std::string, std::unique_ptr<Core>> all;
@@ -111,14 +128,30 @@ std::map<std::string, std::unique_ptr<Core>>& cores(const std::vector<std::strin
 
 }  // namespace
 
+void Core::set_pe_model(const std::string& pe) {
+  check_pe_model(pe);
+  if (g_elaborated && pe != pe_choice())
+    throw SimError(fmt::format("this process elaborated its RTL models with the {} PE array and SystemC elaborates "
+                               "once per process: a run with the {} PE array needs a new process",
+                               pe_choice(), pe));
+  pe_choice() = pe;
+}
+
+const std::string& Core::pe_model() {
+  check_pe_model(pe_choice());
+  return pe_choice();
+}
+
 Core& Core::get(const Preset& preset, unsigned threads) {
+  check_pe_model(pe_choice());
   if (!find_model(preset.name, 1))
-    throw SimError(fmt::format("preset '{}' has no RTL model in this simulator (available: {})", preset.name,
+    throw SimError(fmt::format("preset '{}' has no RTL model{} in this simulator (available: {})", preset.name,
+                               pe_choice() == "rtl" ? "" : " with the " + pe_choice() + " PE array",
                                fmt::join(available_presets(), ", ")));
   if (!find_model(preset.name, threads))
-    throw SimError(fmt::format("preset '{}' has no {}-thread RTL model in this simulator (its models run on {} "
-                               "thread(s))",
-                               preset.name, threads, fmt::join(thread_counts(preset.name), " or ")));
+    throw SimError(fmt::format("preset '{}' has no {}-thread RTL model with the {} PE array in this simulator (its "
+                               "models run on {} thread(s))",
+                               preset.name, threads, pe_choice(), fmt::join(thread_counts(preset.name), " or ")));
   auto& all = cores({preset.name}, threads);
   const auto it = all.find(preset.name);
   if (it == all.end())
@@ -135,6 +168,7 @@ Core& Core::get(const Preset& preset, unsigned threads) {
 }
 
 void Core::prepare(const std::vector<std::string>& presets, unsigned threads) {
+  check_pe_model(pe_choice());
   for (const auto& name : presets)
     if (!find_model(name, 1))
       throw SimError(fmt::format("preset '{}' has no RTL model in this simulator (available: {})", name,
@@ -145,14 +179,14 @@ void Core::prepare(const std::vector<std::string>& presets, unsigned threads) {
 std::vector<std::string> Core::available_presets() {
   std::vector<std::string> v;
   for (const auto& m : kModels)
-    if (std::find(v.begin(), v.end(), m.preset) == v.end()) v.emplace_back(m.preset);
+    if (pe_choice() == m.pe && std::find(v.begin(), v.end(), m.preset) == v.end()) v.emplace_back(m.preset);
   return v;
 }
 
 std::vector<unsigned> Core::thread_counts(const std::string& preset) {
   std::vector<unsigned> v;
   for (const auto& m : kModels)
-    if (preset == m.preset) v.push_back(m.threads);
+    if (preset == m.preset && pe_choice() == m.pe) v.push_back(m.threads);
   return v;
 }
 

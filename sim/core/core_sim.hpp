@@ -115,6 +115,7 @@ struct RunResult {
   uint64_t dma_desc_cycles = 0;
   uint64_t checked_instructions = 0;  // instructions compared with the golden model
   double wall_seconds = 0;
+  std::string pe_model;  // the PE array of the model that ran: "rtl" or "fast" (Core::pe_model)
   std::vector<StreamStats> streams;
   std::vector<InsnRecord> records;
 };
@@ -134,6 +135,13 @@ class Core {
   // need be): for a process that runs several presets.
   static void prepare(const std::vector<std::string>& presets, unsigned threads = 1);
   static std::vector<std::string> available_presets();
+  // The PE array of this process's models: "rtl" (rtl/ncore_pe_array.sv, the default) or "fast"
+  // (the simulation-only rtl/sim/ncore_pe_array.sv: the same cycles and bits, its sums
+  // computed in C++; the `_fastpe` models). The choice starts as $NCORE_PE_MODEL (else "rtl");
+  // set_pe_model changes it before the first core is made (InputError for another name,
+  // SimError once cores exist with the other one: SystemC elaborates once per process).
+  static void set_pe_model(const std::string& pe);
+  static const std::string& pe_model();
   // Thread counts the preset's models run on (1, and 2 for trn2).
   static std::vector<unsigned> thread_counts(const std::string& preset);
   // The thread count a run of `prog` is fastest on here: 2 when the Program uses the tensor

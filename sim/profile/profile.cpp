@@ -468,6 +468,7 @@ json profile_summary(const ProfileRun& run) {
   j["title"] = run.title;
   j["config"] = pre.name;
   j["backend"] = r ? "rtl" : "golden";
+  if (r) j["pe_model"] = r->pe_model;
   j["clock_mhz"] = pre.clock_mhz;
   j["profile_clock_mhz"] = pre.profile_clock_mhz;
   j["summary"] = m.values_;
@@ -486,8 +487,9 @@ json profile_summary(const ProfileRun& run) {
 }
 
 std::string profile_summary_text(const json& j) {
-  std::string out = fmt::format("profile: {} ({}) config={} backend={}\n", j.value("kernel", ""), j.value("title", ""),
-                                j.value("config", ""), j.value("backend", ""));
+  std::string out = fmt::format("profile: {} ({}) config={} backend={}{}\n", j.value("kernel", ""), j.value("title", ""),
+                                j.value("config", ""), j.value("backend", ""),
+                                j.contains("pe_model") ? " pe_model=" + j.at("pe_model").get<std::string>() : "");
   const json& v = j.at("summary");
   const json& units = j.at("units");
   std::map<std::string, const json*> engines;
@@ -649,6 +651,7 @@ json profile_trace(const ProfileRun& run) {
   j["otherData"] = {{"kernel", prog.kernel},
                     {"title", run.title},
                     {"config", pre.name},
+                    {"pe_model", r.pe_model},
                     {"clock_mhz", pre.clock_mhz},
                     {"cycles", r.cycles},
                     {"start_cycles", r.start_cycles},

@@ -104,6 +104,7 @@ Result run_program(const Program& prog, const Preset& preset, const Arrays& inpu
   if (opt.backend == Backend::rtl) {
     r.threads = opt.threads ? opt.threads : sim::Core::auto_threads(preset, prog);
     r.stats = sim::Core::get(preset, r.threads).run(prog, hbm, opt.sim);
+    r.stats.pe_model = sim::Core::pe_model();
   } else {
     GoldenModel g(preset, prog.hbm_bytes);
     std::memcpy(g.hbm(), hbm.data(), hbm.size());

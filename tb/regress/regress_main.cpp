@@ -38,6 +38,7 @@ enum Exit { kOk = 0, kFailed = 1, kBadInput = 2, kInternal = 3 };
 struct Options {
   std::vector<std::string> presets{"tiny", "trn2"};
   uint64_t seed = 1;
+  std::string pe_model;  // the RTL models' PE array: rtl or fast (empty: $NCORE_PE_MODEL, else rtl)
   uint64_t count = 0;
   double minutes = 0;
   std::string json, out = "regress-out";
@@ -64,6 +65,7 @@ struct Outcome {
   bool ok = true;
   std::string kind, message;
   sim::RunResult stats;
+  uint64_t hbm_hash = 0;  // FNV-1a of the HBM after the run (the Program's stores)
 };
 
 Outcome run_checked(const Program& p, const Preset& pr, uint64_t stall_limit) {
@@ -74,6 +76,8 @@ Outcome run_checked(const Program& p, const Preset& pr, uint64_t stall_limit) {
   ro.stall_limit = stall_limit;
   try {
     o.stats = sim::Core::get(pr, 1).run(p, hbm, ro);
+    o.hbm_hash = 0xcbf29ce484222325ull;
+    for (const uint8_t b : hbm) o.hbm_hash = (o.hbm_hash ^ b) * 0x100000001b3ull;
   } catch (const SimError& e) {
     o.ok = false;
     o.message = e.what();
@@ -223,6 +227,7 @@ int emit(const Options& o, const regress::GenOptions& gopt) {
 }
 
 int run(const Options& o) {
+  if (!o.pe_model.empty()) sim::Core::set_pe_model(o.pe_model);
   regress::GenOptions gopt;
   gopt.min_insns = o.min_insns;
   gopt.max_insns = o.max_insns;
@@ -244,6 +249,8 @@ int run(const Options& o) {
   std::map<std::string, uint64_t> census;
   std::map<std::string, uint64_t> failures_by_kind;
   nlohmann::json failures = nlohmann::json::array();
+  // Each Program's cycles and final HBM: runs of the same seeds on the two PE arrays compare them.
+  nlohmann::json programs = nlohmann::json::array();
   double next_report = 10;
   for (uint64_t k = 0; k < count; ++k) {
     if (o.minutes > 0 && elapsed() >= o.minutes * 60) break;
@@ -252,6 +259,8 @@ int run(const Options& o) {
     const Program p = regress::generate(pr, seed, gopt);
     const Outcome r = run_checked(p, pr, o.stall_limit);
     for (const auto& [bin, n] : regress::census(p)) census[bin] += n;
+    programs.push_back({{"preset", pr.name}, {"seed", seed}, {"ok", r.ok}, {"cycles", r.stats.cycles},
+                        {"pe_macs", r.stats.pe_macs}, {"hbm_fnv1a", fmt::format("{:016x}", r.hbm_hash)}});
     Totals& t = by_preset[pr.name];
     for (Totals* x : {&all, &t}) {
       ++x->programs;
@@ -277,8 +286,9 @@ int run(const Options& o) {
   const double wall = elapsed();
 
   // The report.
-  std::cout << fmt::format("\nncore-regress: presets {}, seeds from {}, {} steps per program\n",
-                           fmt::join(o.presets, ","), o.seed, fmt::format("{}-{}", o.min_insns, o.max_insns));
+  std::cout << fmt::format("\nncore-regress: presets {}, seeds from {}, {} steps per program, {} PE array\n",
+                           fmt::join(o.presets, ","), o.seed, fmt::format("{}-{}", o.min_insns, o.max_insns),
+                           sim::Core::pe_model());
   std::cout << fmt::format("{:<8} {:>9} {:>13} {:>13} {:>15} {:>10} {:>10}\n", "preset", "programs", "instructions",
                            "checked", "cycles", "RTL s", "insn/s");
   auto row = [](const std::string& name, const Totals& t, double secs) {
@@ -319,6 +329,8 @@ int run(const Options& o) {
   if (!o.json.empty()) {
     nlohmann::json j;
     j["presets"] = o.presets;
+    j["pe_model"] = sim::Core::pe_model();
+    j["program_results"] = programs;
     j["seed"] = o.seed;
     j["steps"] = {o.min_insns, o.max_insns};
     j["programs"] = all.programs;
@@ -370,6 +382,10 @@ int sc_main(int argc, char* argv[]) {
       ->check(CLI::PositiveNumber);
   app.add_option("--out", o.out, "directory for failures' images, listings and messages (default regress-out)");
   app.add_option("--json", o.json, "write the figures as JSON to FILE");
+  app.add_option("--pe-model", o.pe_model,
+                 "the RTL models' PE array: rtl (default, or $NCORE_PE_MODEL) or fast (simulation-only, the same "
+                 "cycles and bits)")
+      ->check(CLI::IsMember({"rtl", "fast"}));
   app.add_option("--replay", o.replay, "run these Program images in check mode instead (regression cases)")
       ->check(CLI::ExistingFile);
   app.add_flag("--emit", o.emit, "write the image and listing of --seed's Program for each --preset to --out and exit");

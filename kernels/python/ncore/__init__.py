@@ -2,7 +2,8 @@
 the last run.
 
     import ncore
-    ncore.set_options(backend="rtl", config="trn2", check=True, threads="auto", profile=None)
+    ncore.set_options(backend="rtl", config="trn2", check=True, threads="auto", pe_model="rtl",
+                      profile=None)
     ...                                  # run kernels with nki.baremetal / nki.benchmark
     ncore.last_run()["cycles"]           # cycles, time_us, instructions, dma_transfer_count, ...
 
@@ -12,6 +13,8 @@ Each option can also come from the environment (the option wins over the environ
     NCORE_CONFIG      trn2 (default) or trn1
     NCORE_CHECK       1: compare every instruction with the golden model as it completes
     NCORE_THREADS     auto (default), 1 or 2: threads of the RTL model (one per process)
+    NCORE_PE_MODEL    rtl (default) or fast: the RTL model's PE array (one per process); fast is the
+                      simulation-only array with the same cycles and bits (ncore-sim --pe-model)
     NCORE_PROFILE     NAME: write NAME.summary.json, NAME.trace.json, NAME.timeline.html for every run
     NCORE_DMA_QUEUES  DMA queues the kernel's transfers are spread over (default 4)
     NCORE_VERBOSE     1: print a line per run (latency, instructions, DMA transfers)
@@ -34,7 +37,7 @@ def options():
 def last_run():
     """The figures of the last run: backend, cycles, time_us, clock_mhz, instructions,
     checked_instructions, dma_transfer_count, hbm_read_bytes, hbm_write_bytes, pe_macs,
-    evaluated_cycles, skipped_cycles, wall_seconds, rtl_threads, kernel."""
+    evaluated_cycles, skipped_cycles, wall_seconds, rtl_threads, pe_model, kernel."""
     return dict(_run.last)
 
 

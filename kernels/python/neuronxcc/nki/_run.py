@@ -1,6 +1,6 @@
 """Tracing a Python kernel and running it through the run pipeline (sim/run), with the options
 of the `ncore` module (environment variables NCORE_BACKEND, NCORE_CONFIG, NCORE_CHECK,
-NCORE_THREADS, NCORE_PROFILE, NCORE_DMA_QUEUES, NCORE_VERBOSE)."""
+NCORE_THREADS, NCORE_PE_MODEL, NCORE_PROFILE, NCORE_DMA_QUEUES, NCORE_VERBOSE)."""
 import inspect
 import itertools
 import os
@@ -13,8 +13,9 @@ import _ncore_native as _native
 from . import _core
 
 _ENV = {"backend": "NCORE_BACKEND", "config": "NCORE_CONFIG", "check": "NCORE_CHECK", "threads": "NCORE_THREADS",
+        "pe_model": "NCORE_PE_MODEL",
         "profile": "NCORE_PROFILE", "dma_queues": "NCORE_DMA_QUEUES", "verbose": "NCORE_VERBOSE"}
-_DEFAULTS = {"backend": "rtl", "config": "trn2", "check": False, "threads": "auto", "profile": None, "dma_queues": 4,
+_DEFAULTS = {"backend": "rtl", "config": "trn2", "check": False, "threads": "auto", "pe_model": "rtl", "profile": None, "dma_queues": 4,
              "verbose": False}
 _set = {}         # options given through ncore.set_options
 _threads = {}     # preset -> the thread count this process's RTL model was built with
@@ -46,6 +47,8 @@ def option(name):
         raise ValueError(f"{where}={v!r}: choose trn2 or trn1")
     if name in ("check", "verbose"):
         return _parse_bool(v, where)
+    if name == "pe_model" and v not in ("rtl", "fast"):
+        raise ValueError(f"{where}={v!r}: choose rtl or fast")
     if name == "threads" and str(v) not in ("auto", "1", "2"):
         raise ValueError(f"{where}={v!r}: choose auto, 1 or 2")
     if name == "dma_queues":
@@ -164,6 +167,8 @@ def trace(func, args, kwargs, grid=()):
 # --- running -----------------------------------------------------------------------------------------
 
 def _threads_for(prog, preset):
+    # The PE array of this process's models, before the first core is made (one per process).
+    _native.set_pe_model(option("pe_model"))
     t = option("threads")
     if preset in _threads:
         if t != "auto" and int(t) != _threads[preset]:
