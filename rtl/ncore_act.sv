@@ -15,7 +15,8 @@
 //                                      with the ALU's max rule (relu(-0) = +0, relu(NaN) = NaN);
 //                                      sqrt, rsqrt, reciprocal, square correctly rounded; abs,
 //                                      negative, sign exact; exp, log, tanh, sigmoid, silu,
-//                                      softplus, gelu_apprx_tanh the model's fixed fp32 sequences
+//                                      softplus, gelu, gelu_apprx_tanh, erf the model's fixed
+//                                      fp32 sequences
 //   dst  = f rounded once to dst.dtype (RNE, NaN canonical)
 //   acc  = acc + f                     fp32, RNE, from acc = +0, elements in access-pattern order
 //   dst2 = acc rounded once to dst2.dtype

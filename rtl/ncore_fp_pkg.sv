@@ -545,6 +545,78 @@ package ncore_fp_pkg;
     return f32_add(m, l);
   endfunction
 
+  // erf and gelu through erfc(z), z >= 0 (act_math.hpp): the coefficients, and per interval of
+  // z the center of t = 1/z - c and G's coefficients from degree 0.
+  localparam logic [31:0] ActErfP [7] = '{32'h3E03_75D4, 32'hBEC0_93A3, 32'h3DE7_1761, 32'hBCDC_0FBE,
+                                          32'h3BAA_BDC3, 32'hBA58_8C0B, 32'h38BA_ECB3};
+  localparam logic [31:0] ActErfSmall = 32'h3F58_0000;
+  localparam logic [31:0] ActErfOne   = 32'h4080_0000;
+  localparam logic [31:0] ActErfcZero = 32'h4128_0000;
+  localparam logic [31:0] ActInvSqrt2 = 32'h3F35_04F3;
+  localparam logic [31:0] ActErfcBreak [4] = '{32'h3FA0_0000, 32'h3FE0_0000, 32'h4020_0000, 32'h4080_0000};
+  localparam logic [31:0] ActErfcG [5][9] = '{
+    '{32'h3F74_898D, 32'h3ED4_8908, 32'h3E91_784A, 32'hBDFF_A6F5, 32'h3D3A_36CE, 32'hBC1A_D16D, 32'hBB8F_4078,
+      32'h3BFF_1347, 32'hBBB8_EC91},
+    '{32'h3F2A_AAAB, 32'h3EA4_A6D8, 32'h3EBC_7E5C, 32'hBE2A_B6BC, 32'h3D40_1B0C, 32'h3C6F_134B, 32'hBD18_1F96,
+      32'h3D14_9180, 32'hBCB5_FEDB},
+    '{32'h3EF0_F0F1, 32'h3E78_7E95, 32'h3EE0_5569, 32'hBE3F_AD8C, 32'h3C6C_EB40, 32'h3DA0_50B1, 32'hBDCA_136E,
+      32'h3D81_9E20, 32'hBB81_016D},
+    '{32'h3E9D_89D9, 32'h3E2A_53D1, 32'h3EFF_411E, 32'hBE35_2542, 32'hBD8A_6C98, 32'h3E36_E2F3, 32'hBE06_41D9,
+      32'hBD33_F0EF, 32'h3E52_995D},
+    '{32'h3E0D_3DCB, 32'h3D9D_E62D, 32'h3F0C_7EAB, 32'hBDDA_5CA2, 32'hBE5A_45CB, 32'h3E5A_D918, 32'h3E03_0DA7,
+      32'hBEF8_F0A1, 32'h3EBC_79CC}};
+
+  // z + z P(z z), 0 <= z < 0.84375.
+  function automatic logic [31:0] act_erf_small(logic [31:0] z);
+    logic [31:0] s, p;
+    s = f32_mul(z, z);
+    p = ActErfP[6];
+    for (int i = 5; i >= 0; i--) p = f32_add(f32_mul(p, s), ActErfP[i]);
+    return f32_add(z, f32_mul(z, p));
+  endfunction
+
+  // erfc(z), z >= 0: 1 - erf_small(z) below 0.84375, +0 from 10.5, else
+  // (exp(-qh) exp(-ql)) G(1/z - c) on z's interval (qh + ql = z^2).
+  function automatic logic [31:0] act_erfc_pos(logic [31:0] z, logic [31:0] qh, logic [31:0] ql);
+    logic [31:0] t, g;
+    logic [2:0] k;
+    if (f32_lt(z, ActErfSmall)) return f32_sub(F32One, act_erf_small(z));
+    if (!f32_lt(z, ActErfcZero)) return 32'd0;
+    k = 3'd0;
+    for (int j = 0; j < 4; j++) if (!f32_lt(z, ActErfcBreak[j])) k = 3'(j + 1);  // breaks ascend
+    t = f32_sub(f32_div(F32One, z), ActErfcG[k][0]);
+    g = ActErfcG[k][8];
+    for (int i = 7; i >= 1; i--) g = f32_add(f32_mul(g, t), ActErfcG[k][i]);
+    return f32_mul(f32_mul(act_exp({~qh[31], qh[30:0]}), act_exp({~ql[31], ql[30:0]})), g);
+  endfunction
+
+  // erf: a = |x|; erf_small(a) below 0.84375, 1 from 4, else 1 - erfc_pos(a) with
+  // a^2 = h h + (a - h) (a + h), h = a with its 12 low bits cleared; the sign of x.
+  function automatic logic [31:0] act_erf(logic [31:0] x);
+    logic [31:0] a, h, r;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    a = {1'b0, x[30:0]};
+    if (f32_lt(a, ActErfSmall)) r = act_erf_small(a);
+    else if (!f32_lt(a, ActErfOne)) r = F32One;
+    else begin
+      h = {a[31:12], 12'd0};
+      r = f32_sub(F32One, act_erfc_pos(a, f32_mul(h, h), f32_mul(f32_sub(a, h), f32_add(a, h))));
+    end
+    return r | {x[31], 31'd0};
+  endfunction
+
+  // gelu = 0.5 x erfc(-x / sqrt 2): e = erfc_pos(|x| (1/sqrt 2)) with x^2 / 2 split as in erf;
+  // x < 0 (sign bit): (0.5 x) e, else x (1 - 0.5 e).
+  function automatic logic [31:0] act_gelu(logic [31:0] x);
+    logic [31:0] h, e;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    h = {x[31:12], 12'd0};
+    e = act_erfc_pos(f32_mul({1'b0, x[30:0]}, ActInvSqrt2), f32_mul(F32Half, f32_mul(h, h)),
+                     f32_mul(F32Half, f32_mul(f32_sub(x, h), f32_add(x, h))));
+    if (x[31]) return f32_mul(f32_mul(F32Half, x), e);
+    return f32_mul(x, f32_sub(F32One, f32_mul(F32Half, e)));
+  endfunction
+
   // The scalar engine's function f(x) on fp32 bits; codes outside the enumeration (and copy):
   // the identity. Only the selected function is computed.
   function automatic logic [31:0] fp_act(act_func_e fn, logic [31:0] x);
@@ -568,6 +640,8 @@ package ncore_fp_pkg;
         r = f32_mul(x, act_sigmoid(f32_mul(x, f32_add(ActG0, f32_mul(ActG1, f32_mul(x, x))))));
       ACT_FUNC_SILU: r = f32_mul(x, act_sigmoid(x));
       ACT_FUNC_SOFTPLUS: r = act_softplus(x);
+      ACT_FUNC_GELU: r = act_gelu(x);
+      ACT_FUNC_ERF: r = act_erf(x);
       default: r = x;
     endcase
     return r;

@@ -67,7 +67,9 @@ package ncore_isa_pkg;
     ACT_FUNC_SIGN = 5'd12,  // 1.0 for x > 0, -1.0 for x < 0, +0 for +-0 (NumPy's sign), exact
     ACT_FUNC_GELU_APPRX_TANH = 5'd13,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3))
     ACT_FUNC_SILU = 5'd14,  // x * sigmoid(x)
-    ACT_FUNC_SOFTPLUS = 5'd15  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), log1p(u) = log(1 + u) * u / ((1 + u) - 1)
+    ACT_FUNC_SOFTPLUS = 5'd15,  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), log1p(u) = log(1 + u) * u / ((1 + u) - 1)
+    ACT_FUNC_GELU = 5'd16,  // x * Phi(x) = 0.5 x erfc(-x / sqrt(2)), erfc as for erf
+    ACT_FUNC_ERF = 5'd17  // odd polynomial for |x| < 0.84375, else 1 - erfc(|x|) with erfc(z) = exp(-z^2) G(z), G piecewise polynomial in 1/z; sign of x
   } act_func_e;
 
   // Semaphore wait condition: the instruction starts only when S[wait_sem] <cond> wait_val.

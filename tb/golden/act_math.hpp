@@ -157,6 +157,80 @@ inline float silu(float x) { return x * sigmoid(x); }
 
 inline float gelu_apprx_tanh(float x) { return x * sigmoid(x * (fb(kG0) + fb(kG1) * (x * x))); }
 
+// erf and the erf-based gelu, through erfc on z >= 0:
+//   z < 0.84375:  erfc(z) = 1 - erf(z), erf(z) = z + z P(z z), P a fitted degree-6 polynomial;
+//   z >= 10.5:    +0;
+//   otherwise:    erfc(z) = (exp(-qh) exp(-ql)) G(z), z^2 = qh + ql split exactly enough, G
+//                 (= erfc(z) exp(z^2)) a fitted degree-7 polynomial in t = 1/z - c on five
+//                 intervals (kErfcBreak), Horner from the highest coefficient.
+inline constexpr uint32_t kErfP[7] = {0x3E0375D4u, 0xBEC093A3u, 0x3DE71761u, 0xBCDC0FBEu,
+                                      0x3BAABDC3u, 0xBA588C0Bu, 0x38BAECB3u};
+inline constexpr uint32_t kErfSmall = 0x3F580000u;  // 0.84375
+inline constexpr uint32_t kErfOne = 0x40800000u;    // 4: erf(|x| >= 4) = +-1 (erfc(4) < 2^-25)
+inline constexpr uint32_t kErfcZero = 0x41280000u;  // 10.5: erfc(z >= 10.5) = +0
+inline constexpr uint32_t kErfcBreak[4] = {0x3FA00000u, 0x3FE00000u, 0x40200000u, 0x40800000u};  // 1.25 1.75 2.5 4
+// Per interval: c (the center of t), then G's coefficients from degree 0.
+inline constexpr uint32_t kErfcG[5][9] = {
+    {0x3F74898Du, 0x3ED48908u, 0x3E91784Au, 0xBDFFA6F5u, 0x3D3A36CEu, 0xBC1AD16Du, 0xBB8F4078u, 0x3BFF1347u, 0xBBB8EC91u},
+    {0x3F2AAAABu, 0x3EA4A6D8u, 0x3EBC7E5Cu, 0xBE2AB6BCu, 0x3D401B0Cu, 0x3C6F134Bu, 0xBD181F96u, 0x3D149180u, 0xBCB5FEDBu},
+    {0x3EF0F0F1u, 0x3E787E95u, 0x3EE05569u, 0xBE3FAD8Cu, 0x3C6CEB40u, 0x3DA050B1u, 0xBDCA136Eu, 0x3D819E20u, 0xBB81016Du},
+    {0x3E9D89D9u, 0x3E2A53D1u, 0x3EFF411Eu, 0xBE352542u, 0xBD8A6C98u, 0x3E36E2F3u, 0xBE0641D9u, 0xBD33F0EFu, 0x3E52995Du},
+    {0x3E0D3DCBu, 0x3D9DE62Du, 0x3F0C7EABu, 0xBDDA5CA2u, 0xBE5A45CBu, 0x3E5AD918u, 0x3E030DA7u, 0xBEF8F0A1u, 0x3EBC79CCu}};
+inline constexpr uint32_t kInvSqrt2 = 0x3F3504F3u;  // 1 / sqrt(2)
+
+// z + z P(z z) for 0 <= z < 0.84375.
+inline float erf_small(float z) {
+  const float s = z * z;
+  float p = fb(kErfP[6]);
+  for (int i = 5; i >= 0; --i) p = p * s + fb(kErfP[i]);
+  return z + z * p;
+}
+
+// The high part of x: its 12 leading significand bits (hi * hi is exact).
+inline float split_hi(float x) { return fb(bf(x) & 0xFFFFF000u); }
+
+// erfc(z) for z >= 0 (not NaN), with exp(-z^2) taken as exp(-qh) exp(-ql).
+inline float erfc_pos(float z, float qh, float ql) {
+  if (z < fb(kErfSmall)) return 1.0f - erf_small(z);
+  if (z >= fb(kErfcZero)) return 0.0f;
+  int k = 0;
+  while (k < 4 && z >= fb(kErfcBreak[k])) ++k;
+  const uint32_t* c = kErfcG[k];
+  const float t = 1.0f / z - fb(c[0]);
+  float g = fb(c[8]);
+  for (int i = 7; i >= 1; --i) g = g * t + fb(c[i]);
+  return (exp(-qh) * exp(-ql)) * g;
+}
+
+// erf: a = |x|; a < 0.84375: erf_small(a); a >= 4: 1; else 1 - erfc_pos(a) with
+// z^2 = h h + (a - h) (a + h), h = split_hi(a); the sign of x.
+inline float erf(float x) {
+  if (is_nan(x)) return fb(kNan);
+  const float a = fb(bf(x) & 0x7FFFFFFFu);
+  float r;
+  if (a < fb(kErfSmall)) {
+    r = erf_small(a);
+  } else if (a >= fb(kErfOne)) {
+    r = 1.0f;
+  } else {
+    const float h = split_hi(a);
+    r = 1.0f - erfc_pos(a, h * h, (a - h) * (a + h));
+  }
+  return with_sign_of(r, x);
+}
+
+// gelu(x) = x Phi(x) = 0.5 x erfc(-x / sqrt(2)): z = |x| (1/sqrt 2), e = erfc_pos(z) with
+// z^2 = x^2 / 2 = 0.5 (h h) + 0.5 ((x - h) (x + h)), h = split_hi(x); sign bit clear:
+// x (1 - 0.5 e), set: (0.5 x) e. gelu(-inf) = NaN (-inf * 0, as the formula in NumPy).
+inline float gelu(float x) {
+  if (is_nan(x)) return fb(kNan);
+  const float z = fb(bf(x) & 0x7FFFFFFFu) * fb(kInvSqrt2);
+  const float h = split_hi(x);
+  const float e = erfc_pos(z, 0.5f * (h * h), 0.5f * ((x - h) * (x + h)));
+  if (bf(x) >> 31) return (0.5f * x) * e;
+  return x * (1.0f - 0.5f * e);
+}
+
 inline float sign(float x) {
   if (is_nan(x)) return fb(kNan);
   if ((bf(x) & 0x7FFFFFFFu) == 0) return 0.0f;

@@ -150,6 +150,8 @@ inline uint32_t act(isa::ActFunc f, uint32_t x) {
     case isa::ActFunc::gelu_apprx_tanh: return detail::canon(am::gelu_apprx_tanh(v));
     case isa::ActFunc::silu: return detail::canon(am::silu(v));
     case isa::ActFunc::softplus: return detail::canon(am::softplus(v));
+    case isa::ActFunc::gelu: return detail::canon(am::gelu(v));
+    case isa::ActFunc::erf: return detail::canon(am::erf(v));
     default: return x;  // copy
   }
 }

@@ -88,6 +88,10 @@ TEST_CASE("act error bounds against libm", "[act_math]") {
     INFO("gelu_apprx_tanh(" << x << ")");
     CHECK(std::fabs(double(act(ActFunc::gelu_apprx_tanh, x)) - r) / ulp_of(r) <= 4.0 + 2.5 * std::fabs(gelu_tanh_arg(x)));
   }
+  CHECK(sweep(ActFunc::erf, [](double x) { return std::erf(x); }, -3.4e38f, 3.4e38f).ulp <= 1.5);
+  // gelu = x Phi(x): the subnormal results (x < -13.3) included.
+  CHECK(sweep(ActFunc::gelu, [](double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); }, -3.4e38f, 3.4e38f)
+            .ulp <= 6.0);
   // 1 / sqrt(x): two correctly rounded steps.
   CHECK(sweep(ActFunc::rsqrt, [](double x) { return 1.0 / std::sqrt(x); }, 0.0f, 3.4e38f).ulp <= 1.5);
 }
@@ -142,6 +146,13 @@ TEST_CASE("act: special values", "[act_math]") {
   CHECK(act(ActFunc::sigmoid, ninf) == 0u);
   CHECK(act(ActFunc::sigmoid, 0x80000000u) == 0x3F000000u);
   CHECK(act(ActFunc::silu, ninf) == nan);  // -inf * 0, as x * sigmoid(x) in NumPy
+  CHECK(act(ActFunc::gelu, ninf) == nan);  // the same for x Phi(x)
+  CHECK(act(ActFunc::gelu, inf) == inf);
+  CHECK(act(ActFunc::gelu, 0x80000000u) == 0x80000000u);
+  CHECK(act(ActFunc::erf, inf) == one);
+  CHECK(act(ActFunc::erf, ninf) == 0xBF800000u);
+  CHECK(act(ActFunc::erf, 0x80000000u) == 0x80000000u);
+  CHECK(act(ActFunc::erf, 0x00000001u) == 0x00000001u);  // erf(x) = 2x / sqrt(pi) = 1.128 x: one subnormal ulp
   CHECK(act(ActFunc::silu, inf) == inf);
   CHECK(act(ActFunc::softplus, inf) == inf);
   CHECK(act(ActFunc::softplus, ninf) == 0u);

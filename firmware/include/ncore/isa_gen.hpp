@@ -217,6 +217,8 @@ enum class ActFunc : uint8_t {
   gelu_apprx_tanh = 13,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3))
   silu = 14,  // x * sigmoid(x)
   softplus = 15,  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), log1p(u) = log(1 + u) * u / ((1 + u) - 1)
+  gelu = 16,  // x * Phi(x) = 0.5 x erfc(-x / sqrt(2)), erfc as for erf
+  erf = 17,  // odd polynomial for |x| < 0.84375, else 1 - erfc(|x|) with erfc(z) = exp(-z^2) G(z), G piecewise polynomial in 1/z; sign of x
 };
 inline constexpr unsigned kActFuncWidth = 5;
 inline constexpr const char* to_string(ActFunc v) {
@@ -237,6 +239,8 @@ inline constexpr const char* to_string(ActFunc v) {
     case ActFunc::gelu_apprx_tanh: return "gelu_apprx_tanh";
     case ActFunc::silu: return "silu";
     case ActFunc::softplus: return "softplus";
+    case ActFunc::gelu: return "gelu";
+    case ActFunc::erf: return "erf";
   }
   return "?";
 }
@@ -257,6 +261,8 @@ inline bool from_string(std::string_view s, ActFunc& out) {
   if (s == "gelu_apprx_tanh") { out = ActFunc::gelu_apprx_tanh; return true; }
   if (s == "silu") { out = ActFunc::silu; return true; }
   if (s == "softplus") { out = ActFunc::softplus; return true; }
+  if (s == "gelu") { out = ActFunc::gelu; return true; }
+  if (s == "erf") { out = ActFunc::erf; return true; }
   return false;
 }
 inline constexpr bool is_valid(ActFunc v) {
@@ -277,11 +283,13 @@ inline constexpr bool is_valid(ActFunc v) {
     case ActFunc::gelu_apprx_tanh:
     case ActFunc::silu:
     case ActFunc::softplus:
+    case ActFunc::gelu:
+    case ActFunc::erf:
       return true;
   }
   return false;
 }
-inline constexpr std::array<ActFunc, 16> kActFuncValues = {ActFunc::copy, ActFunc::relu, ActFunc::exp, ActFunc::log, ActFunc::tanh, ActFunc::sigmoid, ActFunc::sqrt, ActFunc::rsqrt, ActFunc::reciprocal, ActFunc::square, ActFunc::abs, ActFunc::negative, ActFunc::sign, ActFunc::gelu_apprx_tanh, ActFunc::silu, ActFunc::softplus};  // every value, in the description's order
+inline constexpr std::array<ActFunc, 18> kActFuncValues = {ActFunc::copy, ActFunc::relu, ActFunc::exp, ActFunc::log, ActFunc::tanh, ActFunc::sigmoid, ActFunc::sqrt, ActFunc::rsqrt, ActFunc::reciprocal, ActFunc::square, ActFunc::abs, ActFunc::negative, ActFunc::sign, ActFunc::gelu_apprx_tanh, ActFunc::silu, ActFunc::softplus, ActFunc::gelu, ActFunc::erf};  // every value, in the description's order
 
 // Semaphore wait condition: the instruction starts only when S[wait_sem] <cond> wait_val.
 enum class SemCond : uint8_t {
