@@ -11,8 +11,12 @@
 //   x    = src0 element as fp32        exact; any NaN becomes the canonical NaN
 //   y    = x * scale                   fp32, round to nearest even
 //   z    = y + bias                    fp32, round to nearest even
-//   f    = func(z)                     exact: copy f = z; relu f = max(z, +0) with the ALU's max
-//                                      rule: relu(-0) = +0, relu(-inf) = +0, relu(NaN) = NaN
+//   f    = func(z)                     fp_act (ncore_fp_pkg): copy f = z; relu f = max(z, +0)
+//                                      with the ALU's max rule (relu(-0) = +0, relu(NaN) = NaN);
+//                                      sqrt, rsqrt, reciprocal, square correctly rounded; abs,
+//                                      negative, sign exact; exp, log, tanh, sigmoid, silu,
+//                                      softplus, gelu, gelu_apprx_tanh, erf the model's fixed
+//                                      fp32 sequences
 //   dst  = f rounded once to dst.dtype (RNE, NaN canonical)
 //   acc  = acc + f                     fp32, RNE, from acc = +0, elements in access-pattern order
 //   dst2 = acc rounded once to dst2.dtype
@@ -82,7 +86,6 @@ module ncore_act
   output logic [P-1:0][31:0]   wr_data_o,
   input  logic                 wr_gnt_i
 );
-  localparam logic [31:0] F32One     = 32'h3F80_0000;
   localparam logic [31:0] F32NegZero = 32'h8000_0000;
 
   insn_t              insn;      // the instruction taken (ncore_eng_front)
@@ -98,7 +101,8 @@ module ncore_act
   logic               mul_q;     // multiply by the scale (not the immediate +1.0)
   logic               add_q;     // add the bias (not the immediate -0.0)
   logic               red_q;     // add-reduce into dst2
-  logic               relu_q;    // func is relu (every other code: copy)
+  logic               func_q;    // func is not copy
+  act_func_e          fn_q;      // the function
   logic [P-1:0][31:0] acc_q;     // add-reduce accumulators, fp32
   logic [P-1:0][31:0] acc_d;     // accumulators once this cycle's element is added
   logic [P-1:0][31:0] result;    // write data
@@ -134,7 +138,7 @@ module ncore_act
           if (mul_q) y = f32_mul(y, scale[p]);
           z = y;
           if (add_q) z = f32_add(z, bias[p]);
-          if (relu_q) z = f32_max(z, 32'd0);
+          if (func_q) z = fp_act(fn_q, z);
           result[p] = fp_from_f32(z, insn.dst.dtype);
           if (red_q) acc_d[p] = f32_add(acc_q[p], z);
         end
@@ -154,13 +158,15 @@ module ncore_act
       mul_q  <= 1'b0;
       add_q  <= 1'b0;
       red_q  <= 1'b0;
-      relu_q <= 1'b0;
+      func_q <= 1'b0;
+      fn_q   <= ACT_FUNC_COPY;
       acc_q  <= '0;
     end else if (accept) begin
       mul_q  <= insn_i.s0_vec || insn_i.imm0 != F32One;
       add_q  <= insn_i.s1_vec || insn_i.imm1 != F32NegZero;
       red_q  <= insn_i.dst2.num_part != 8'd0;
-      relu_q <= insn_i.func == ACT_FUNC_RELU;
+      func_q <= insn_i.func != ACT_FUNC_COPY;
+      fn_q   <= insn_i.func;
       acc_q  <= '0;  // +0
     end else if (elem_wr && red_q) begin
       acc_q  <= acc_d;

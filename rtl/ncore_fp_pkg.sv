@@ -1,5 +1,6 @@
 // Floating-point numerics of the vector, scalar and DMA datapaths: dtype conversion to and from
-// fp32, and the fp32 ALU (add, subtract, multiply, max, min). Engines widen every element to fp32
+// fp32, the fp32 ALU (add, subtract, multiply, max, min, divide, the comparisons), square root and
+// the scalar engine's activation functions. Engines widen every element to fp32
 // exactly, compute in IEEE-754 binary32 with round-to-nearest-even and no flush-to-zero, and round
 // once to the destination dtype. Any NaN that comes out of a conversion or an arithmetic op is
 // the canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00); bit copies between equal
@@ -279,17 +280,369 @@ package ncore_fp_pkg;
          : (f32_order_key(a) <= f32_order_key(b)) ? a : b;
   endfunction
 
+  // a - b: a + (-b), as IEEE defines it.
+  function automatic logic [31:0] f32_sub(logic [31:0] a, logic [31:0] b);
+    return f32_add(a, {~b[31], b[30:0]});
+  endfunction
+
+  // IEEE comparisons of values that are not NaN (-0 == +0).
+  function automatic logic f32_lt(logic [31:0] a, logic [31:0] b);
+    return (a[30:0] != 31'd0 || b[30:0] != 31'd0) && (f32_order_key(a) < f32_order_key(b));
+  endfunction
+  function automatic logic f32_eq(logic [31:0] a, logic [31:0] b);
+    return (a == b) || (a[30:0] == 31'd0 && b[30:0] == 31'd0);
+  endfunction
+
+  // sign * sig * 2^(e - 190) rounded to fp32, nearest even, into the subnormals, overflow to
+  // infinity; sig nonzero, sticky_in: nonzero bits below sig. With sig's leading one at bit 63,
+  // e is the biased exponent of the result. Shared by divide and sqrt.
+  function automatic logic [31:0] f32_round(logic sign, int e, logic [63:0] sig, logic sticky_in);
+    logic [63:0] n;
+    logic [6:0] lz;
+    logic st, up;
+    int be, rs;
+    logic [7:0] exp_m1;
+    lz = fp_clz64(sig);
+    n = sig << lz;
+    be = e - int'({25'd0, lz});
+    st = sticky_in;
+    exp_m1 = 8'd0;
+    if (be >= 255) return {sign, F32InfMag};
+    if (be < 1) begin
+      rs = (1 - be > 63) ? 63 : 1 - be;
+      st = st | ((n & ~(64'hFFFF_FFFF_FFFF_FFFF << rs)) != 64'd0);
+      n = n >> rs;
+    end else begin
+      exp_m1 = 8'(be - 1);
+    end
+    up = n[39] & ((n[38:0] != 39'd0) | st | n[40]);
+    return {sign, f32_pack(exp_m1, n[63:40], up)};
+  endfunction
+
+  // A finite nonzero fp32 magnitude as a significand with its leading one at bit 23 and the
+  // biased exponent that goes with it (below 1 for subnormals): value = m * 2^(e - 150).
+  function automatic logic [23:0] f32_norm_sig(logic [30:0] mag, output int e);
+    logic [5:0] lz;
+    lz = fp_clz32({mag[30:23] != 8'd0, mag[22:0], 8'd0});
+    e = ((mag[30:23] == 8'd0) ? 1 : int'({24'd0, mag[30:23]})) - int'({26'd0, lz});
+    return {mag[30:23] != 8'd0, mag[22:0]} << lz;
+  endfunction
+
+  // a / b, IEEE binary32, correctly rounded: the 64-by-24-bit integer quotient of the
+  // significands (at least 40 bits) and its remainder as the sticky bit.
+  function automatic logic [31:0] f32_div(logic [31:0] a, logic [31:0] b);
+    logic sign, a_nan, b_nan, a_inf, b_inf, a_zero, b_zero;
+    logic [23:0] ma, mb;
+    logic [63:0] num, q;
+    int ea, eb;
+    sign = a[31] ^ b[31];
+    a_nan = f32_is_nan(a[30:0]);
+    b_nan = f32_is_nan(b[30:0]);
+    a_inf = a[30:0] == F32InfMag;
+    b_inf = b[30:0] == F32InfMag;
+    a_zero = a[30:0] == 31'd0;
+    b_zero = b[30:0] == 31'd0;
+    if (a_nan || b_nan || (a_inf && b_inf) || (a_zero && b_zero)) return F32CanonNan;
+    if (a_inf || b_zero) return {sign, F32InfMag};
+    if (a_zero || b_inf) return {sign, 31'd0};
+    ma = f32_norm_sig(a[30:0], ea);
+    mb = f32_norm_sig(b[30:0], eb);
+    num = {ma, 40'd0};
+    q = num / {40'd0, mb};
+    return f32_round(sign, ea - eb + 150, q, (num % {40'd0, mb}) != 64'd0);
+  endfunction
+
+  // sqrt(a), IEEE binary32, correctly rounded: sqrt(-0) = -0, sqrt(a < 0) = NaN. The integer
+  // square root of the significand, scaled to an even exponent and 61 to 63 bits, by Newton's
+  // iteration from above (4 steps from the arithmetic-geometric bound; 3 already land within one
+  // of the root), then corrected down once; its remainder is the sticky bit.
+  function automatic logic [31:0] f32_sqrt(logic [31:0] a);
+    logic [23:0] m;
+    logic [63:0] n, y;
+    int e, e2;
+    if (f32_is_nan(a[30:0]) || (a[31] && a[30:0] != 31'd0)) return F32CanonNan;
+    if (a[30:0] == 31'd0 || a[30:0] == F32InfMag) return a;
+    m = f32_norm_sig(a[30:0], e);
+    // a = n * 2^e2 with e2 even, n in [2^61, 2^63)
+    if (e[0]) begin n = {1'b0, m, 39'd0}; e2 = e - 189; end
+    else begin n = {2'b0, m, 38'd0}; e2 = e - 188; end
+    y = (((n >> 31) + 64'h8000_0000) >> 1) + 64'd1;  // (n / 2^31 + 2^31) / 2 >= sqrt(n)
+    y = (y + n / y) >> 1;
+    y = (y + n / y) >> 1;
+    y = (y + n / y) >> 1;
+    y = (y + n / y) >> 1;
+    if (y * y > n) y = y - 64'd1;
+    return f32_round(1'b0, 190 + (e2 >>> 1), y, y * y != n);
+  endfunction
+
+  // A comparison's result: 1.0 or +0.
+  function automatic logic [31:0] f32_truth(logic t);
+    return t ? 32'h3F80_0000 : 32'd0;
+  endfunction
+
   // The engines' ALU: `a op b` on fp32 bits. bypass passes a unchanged; subtract is add with b's
-  // sign flipped (NaN results stay canonical). Codes outside the enumeration act as bypass.
+  // sign flipped (NaN results stay canonical); the comparisons give 1.0 or 0.0 (a NaN operand:
+  // not_equal 1.0, the others 0.0). Codes outside the enumeration act as bypass.
   function automatic logic [31:0] fp_alu(alu_op_e op, logic [31:0] a, logic [31:0] b);
     logic [31:0] r;
+    logic unord;
+    unord = f32_is_nan(a[30:0]) || f32_is_nan(b[30:0]);
     unique case (op)
       ALU_ADD: r = f32_add(a, b);
-      ALU_SUBTRACT: r = f32_add(a, {~b[31], b[30:0]});
+      ALU_SUBTRACT: r = f32_sub(a, b);
       ALU_MULTIPLY: r = f32_mul(a, b);
       ALU_MAX: r = f32_max(a, b);
       ALU_MIN: r = f32_min(a, b);
+      ALU_DIVIDE: r = f32_div(a, b);
+      ALU_EQUAL: r = f32_truth(!unord && f32_eq(a, b));
+      ALU_NOT_EQUAL: r = f32_truth(unord || !f32_eq(a, b));
+      ALU_GREATER: r = f32_truth(!unord && f32_lt(b, a));
+      ALU_GREATER_EQUAL: r = f32_truth(!unord && !f32_lt(a, b));
+      ALU_LESS: r = f32_truth(!unord && f32_lt(a, b));
+      ALU_LESS_EQUAL: r = f32_truth(!unord && !f32_lt(b, a));
       default: r = a;
+    endcase
+    return r;
+  endfunction
+
+  //////////////////////////////////////////
+  // Scalar-engine activation functions   //
+  //////////////////////////////////////////
+
+  // The transcendental functions: fixed sequences of fp32 operations (f32_add, f32_sub, f32_mul,
+  // f32_div, each rounded to nearest even) and exact bit operations, the same sequences, step for
+  // step, as tb/golden/act_math.hpp, which documents each algorithm; the README gives their
+  // measured error bounds. Constants are that file's, as fp32 bits.
+  localparam logic [31:0] F32One      = 32'h3F80_0000;
+  localparam logic [31:0] F32Two      = 32'h4000_0000;
+  localparam logic [31:0] F32Half     = 32'h3F00_0000;
+  localparam logic [31:0] ActLog2e    = 32'h3FB8_AA3B;
+  localparam logic [31:0] ActMagic    = 32'h4B40_0000;
+  localparam logic [31:0] ActLn2Hi    = 32'h3F31_7200;
+  localparam logic [31:0] ActLn2Lo    = 32'h35BF_BE8E;
+  localparam logic [31:0] ActExpHi    = 32'h42B2_0000;
+  localparam logic [31:0] ActExpLo    = 32'hC2D0_0000;
+  localparam logic [31:0] ActExpQ0    = 32'h3F00_0000;
+  localparam logic [31:0] ActExpQ1    = 32'h3E2A_AAAB;
+  localparam logic [31:0] ActExpQ2    = 32'h3D2A_AA6E;
+  localparam logic [31:0] ActExpQ3    = 32'h3C08_88B8;
+  localparam logic [31:0] ActExpQ4    = 32'h3AB6_AA1F;
+  localparam logic [31:0] ActExpQ5    = 32'h3950_2470;
+  localparam logic [31:0] ActLg0      = 32'h3F2A_AAAA;
+  localparam logic [31:0] ActLg1      = 32'h3ECC_CE13;
+  localparam logic [31:0] ActLg2      = 32'h3E91_E9EE;
+  localparam logic [31:0] ActLg3      = 32'h3E78_9E26;
+  localparam logic [31:0] ActSqrt2    = 32'h3FB5_04F3;
+  localparam logic [31:0] ActTwo25    = 32'h4C00_0000;
+  localparam logic [31:0] ActTanhSmall = 32'h3F20_0000;
+  localparam logic [31:0] ActTanhQ0   = 32'hBEAA_AAAB;
+  localparam logic [31:0] ActTanhQ1   = 32'h3E08_8874;
+  localparam logic [31:0] ActTanhQ2   = 32'hBD5D_043C;
+  localparam logic [31:0] ActTanhQ3   = 32'h3CB2_5297;
+  localparam logic [31:0] ActTanhQ4   = 32'hBC08_A8A0;
+  localparam logic [31:0] ActTanhQ5   = 32'h3B16_0F61;
+  localparam logic [31:0] ActG0       = 32'h3FCC_422A;
+  localparam logic [31:0] ActG1       = 32'h3D92_2279;
+
+  // 2^k for k in -126..127.
+  function automatic logic [31:0] f32_pow2(int k);
+    return {1'b0, 8'(k + 127), 23'd0};
+  endfunction
+
+  // e^x: k = round(x log2 e), r = (x - k ln2_hi) - k ln2_lo, p = 1 + (r + r^2 q(r)),
+  // (p 2^(k >> 1)) 2^(k - (k >> 1)).
+  function automatic logic [31:0] act_exp(logic [31:0] x);
+    logic [31:0] s, kf, r, q, p;
+    int k, k1;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    if (f32_lt(ActExpHi, x)) return {1'b0, F32InfMag};
+    if (f32_lt(x, ActExpLo)) return 32'd0;
+    s = f32_add(f32_mul(x, ActLog2e), ActMagic);
+    k = int'(s) - int'(ActMagic);
+    kf = f32_sub(s, ActMagic);
+    r = f32_sub(f32_sub(x, f32_mul(kf, ActLn2Hi)), f32_mul(kf, ActLn2Lo));
+    q = f32_add(f32_mul(ActExpQ5, r), ActExpQ4);
+    q = f32_add(f32_mul(q, r), ActExpQ3);
+    q = f32_add(f32_mul(q, r), ActExpQ2);
+    q = f32_add(f32_mul(q, r), ActExpQ1);
+    q = f32_add(f32_mul(q, r), ActExpQ0);
+    p = f32_add(F32One, f32_add(r, f32_mul(f32_mul(r, r), q)));
+    k1 = k >>> 1;
+    return f32_mul(f32_mul(p, f32_pow2(k1)), f32_pow2(k - k1));
+  endfunction
+
+  // log x = k ln2_hi - ((h - (s (h + R) + k ln2_lo)) - f), x = 2^k (1 + f), s = f / (2 + f).
+  function automatic logic [31:0] act_log(logic [31:0] x);
+    logic [31:0] ix, mb, f, s, z, w, rr, h, dk;
+    int k;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    if (x[30:0] == 31'd0) return {1'b1, F32InfMag};
+    if (x[31]) return F32CanonNan;
+    if (x[30:0] == F32InfMag) return x;
+    ix = x;
+    k = 0;
+    if (x[30:23] == 8'd0) begin
+      ix = f32_mul(x, ActTwo25);
+      k = -25;
+    end
+    k = k + int'({24'd0, ix[30:23]}) - 127;
+    mb = {ix[31], 8'h7F, ix[22:0]};  // 1.m (ix is positive)
+    if (mb > ActSqrt2) begin
+      mb = mb - 32'h0080_0000;
+      k = k + 1;
+    end
+    f = f32_sub(mb, F32One);
+    s = f32_div(f, f32_add(F32Two, f));
+    z = f32_mul(s, s);
+    w = f32_mul(z, z);
+    rr = f32_add(f32_mul(z, f32_add(ActLg0, f32_mul(w, ActLg2))), f32_mul(w, f32_add(ActLg1, f32_mul(w, ActLg3))));
+    h = f32_mul(f32_mul(F32Half, f), f);
+    dk = f32_sub(32'(int'(ActMagic) + k), ActMagic);  // k as fp32, exactly
+    return f32_sub(f32_mul(dk, ActLn2Hi),
+                   f32_sub(f32_sub(h, f32_add(f32_mul(s, f32_add(h, rr)), f32_mul(dk, ActLn2Lo))), f));
+  endfunction
+
+  // tanh: a = |x| < 0.625: a + a (z q(z)), z = a^2; else 1 - 2 / (exp(2a) + 1); sign of x.
+  function automatic logic [31:0] act_tanh(logic [31:0] x);
+    logic [31:0] a, z, q, r;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    a = {1'b0, x[30:0]};
+    if (f32_lt(a, ActTanhSmall)) begin
+      z = f32_mul(a, a);
+      q = f32_add(f32_mul(ActTanhQ5, z), ActTanhQ4);
+      q = f32_add(f32_mul(q, z), ActTanhQ3);
+      q = f32_add(f32_mul(q, z), ActTanhQ2);
+      q = f32_add(f32_mul(q, z), ActTanhQ1);
+      q = f32_add(f32_mul(q, z), ActTanhQ0);
+      r = f32_add(a, f32_mul(a, f32_mul(z, q)));
+    end else begin
+      r = f32_sub(F32One, f32_div(F32Two, f32_add(act_exp(f32_add(a, a)), F32One)));
+    end
+    return r | {x[31], 31'd0};
+  endfunction
+
+  // sigmoid: sign bit set e / (1 + e), e = exp(x); clear 1 / (1 + exp(-x)).
+  function automatic logic [31:0] act_sigmoid(logic [31:0] x);
+    logic [31:0] e;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    if (x[31]) begin
+      e = act_exp(x);
+      return f32_div(e, f32_add(F32One, e));
+    end
+    return f32_div(F32One, f32_add(F32One, act_exp({1'b1, x[30:0]})));
+  endfunction
+
+  // softplus: max(x, +0) + log1p(exp(-|x|)), log1p(e) = e when 1 + e rounds to 1, else
+  // log(1 + e) * (e / ((1 + e) - 1)).
+  function automatic logic [31:0] act_softplus(logic [31:0] x);
+    logic [31:0] e, w, l, m;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    e = act_exp({1'b1, x[30:0]});
+    w = f32_add(F32One, e);
+    if (w == F32One) l = e;
+    else l = f32_mul(act_log(w), f32_div(e, f32_sub(w, F32One)));
+    m = (!x[31] && x[30:0] != 31'd0) ? x : 32'd0;
+    return f32_add(m, l);
+  endfunction
+
+  // erf and gelu through erfc(z), z >= 0 (act_math.hpp): the coefficients, and per interval of
+  // z the center of t = 1/z - c and G's coefficients from degree 0.
+  localparam logic [31:0] ActErfP [7] = '{32'h3E03_75D4, 32'hBEC0_93A3, 32'h3DE7_1761, 32'hBCDC_0FBE,
+                                          32'h3BAA_BDC3, 32'hBA58_8C0B, 32'h38BA_ECB3};
+  localparam logic [31:0] ActErfSmall = 32'h3F58_0000;
+  localparam logic [31:0] ActErfOne   = 32'h4080_0000;
+  localparam logic [31:0] ActErfcZero = 32'h4128_0000;
+  localparam logic [31:0] ActInvSqrt2 = 32'h3F35_04F3;
+  localparam logic [31:0] ActErfcBreak [4] = '{32'h3FA0_0000, 32'h3FE0_0000, 32'h4020_0000, 32'h4080_0000};
+  localparam logic [31:0] ActErfcG [5][9] = '{
+    '{32'h3F74_898D, 32'h3ED4_8908, 32'h3E91_784A, 32'hBDFF_A6F5, 32'h3D3A_36CE, 32'hBC1A_D16D, 32'hBB8F_4078,
+      32'h3BFF_1347, 32'hBBB8_EC91},
+    '{32'h3F2A_AAAB, 32'h3EA4_A6D8, 32'h3EBC_7E5C, 32'hBE2A_B6BC, 32'h3D40_1B0C, 32'h3C6F_134B, 32'hBD18_1F96,
+      32'h3D14_9180, 32'hBCB5_FEDB},
+    '{32'h3EF0_F0F1, 32'h3E78_7E95, 32'h3EE0_5569, 32'hBE3F_AD8C, 32'h3C6C_EB40, 32'h3DA0_50B1, 32'hBDCA_136E,
+      32'h3D81_9E20, 32'hBB81_016D},
+    '{32'h3E9D_89D9, 32'h3E2A_53D1, 32'h3EFF_411E, 32'hBE35_2542, 32'hBD8A_6C98, 32'h3E36_E2F3, 32'hBE06_41D9,
+      32'hBD33_F0EF, 32'h3E52_995D},
+    '{32'h3E0D_3DCB, 32'h3D9D_E62D, 32'h3F0C_7EAB, 32'hBDDA_5CA2, 32'hBE5A_45CB, 32'h3E5A_D918, 32'h3E03_0DA7,
+      32'hBEF8_F0A1, 32'h3EBC_79CC}};
+
+  // z + z P(z z), 0 <= z < 0.84375.
+  function automatic logic [31:0] act_erf_small(logic [31:0] z);
+    logic [31:0] s, p;
+    s = f32_mul(z, z);
+    p = ActErfP[6];
+    for (int i = 5; i >= 0; i--) p = f32_add(f32_mul(p, s), ActErfP[i]);
+    return f32_add(z, f32_mul(z, p));
+  endfunction
+
+  // erfc(z), z >= 0: 1 - erf_small(z) below 0.84375, +0 from 10.5, else
+  // (exp(-qh) exp(-ql)) G(1/z - c) on z's interval (qh + ql = z^2).
+  function automatic logic [31:0] act_erfc_pos(logic [31:0] z, logic [31:0] qh, logic [31:0] ql);
+    logic [31:0] t, g;
+    logic [2:0] k;
+    if (f32_lt(z, ActErfSmall)) return f32_sub(F32One, act_erf_small(z));
+    if (!f32_lt(z, ActErfcZero)) return 32'd0;
+    k = 3'd0;
+    for (int j = 0; j < 4; j++) if (!f32_lt(z, ActErfcBreak[j])) k = 3'(j + 1);  // breaks ascend
+    t = f32_sub(f32_div(F32One, z), ActErfcG[k][0]);
+    g = ActErfcG[k][8];
+    for (int i = 7; i >= 1; i--) g = f32_add(f32_mul(g, t), ActErfcG[k][i]);
+    return f32_mul(f32_mul(act_exp({~qh[31], qh[30:0]}), act_exp({~ql[31], ql[30:0]})), g);
+  endfunction
+
+  // erf: a = |x|; erf_small(a) below 0.84375, 1 from 4, else 1 - erfc_pos(a) with
+  // a^2 = h h + (a - h) (a + h), h = a with its 12 low bits cleared; the sign of x.
+  function automatic logic [31:0] act_erf(logic [31:0] x);
+    logic [31:0] a, h, r;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    a = {1'b0, x[30:0]};
+    if (f32_lt(a, ActErfSmall)) r = act_erf_small(a);
+    else if (!f32_lt(a, ActErfOne)) r = F32One;
+    else begin
+      h = {a[31:12], 12'd0};
+      r = f32_sub(F32One, act_erfc_pos(a, f32_mul(h, h), f32_mul(f32_sub(a, h), f32_add(a, h))));
+    end
+    return r | {x[31], 31'd0};
+  endfunction
+
+  // gelu = 0.5 x erfc(-x / sqrt 2): e = erfc_pos(|x| (1/sqrt 2)) with x^2 / 2 split as in erf;
+  // x < 0 (sign bit): (0.5 x) e, else x (1 - 0.5 e).
+  function automatic logic [31:0] act_gelu(logic [31:0] x);
+    logic [31:0] h, e;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    h = {x[31:12], 12'd0};
+    e = act_erfc_pos(f32_mul({1'b0, x[30:0]}, ActInvSqrt2), f32_mul(F32Half, f32_mul(h, h)),
+                     f32_mul(F32Half, f32_mul(f32_sub(x, h), f32_add(x, h))));
+    if (x[31]) return f32_mul(f32_mul(F32Half, x), e);
+    return f32_mul(x, f32_sub(F32One, f32_mul(F32Half, e)));
+  endfunction
+
+  // The scalar engine's function f(x) on fp32 bits; codes outside the enumeration (and copy):
+  // the identity. Only the selected function is computed.
+  function automatic logic [31:0] fp_act(act_func_e fn, logic [31:0] x);
+    logic [31:0] r;
+    logic nan;
+    nan = f32_is_nan(x[30:0]);
+    unique case (fn)
+      ACT_FUNC_RELU: r = f32_max(x, 32'd0);
+      ACT_FUNC_EXP: r = act_exp(x);
+      ACT_FUNC_LOG: r = act_log(x);
+      ACT_FUNC_TANH: r = act_tanh(x);
+      ACT_FUNC_SIGMOID: r = act_sigmoid(x);
+      ACT_FUNC_SQRT: r = f32_sqrt(x);
+      ACT_FUNC_RSQRT: r = f32_div(F32One, f32_sqrt(x));
+      ACT_FUNC_RECIPROCAL: r = f32_div(F32One, x);
+      ACT_FUNC_SQUARE: r = f32_mul(x, x);
+      ACT_FUNC_ABS: r = nan ? F32CanonNan : {1'b0, x[30:0]};
+      ACT_FUNC_NEGATIVE: r = nan ? F32CanonNan : {~x[31], x[30:0]};
+      ACT_FUNC_SIGN: r = nan ? F32CanonNan : (x[30:0] == 31'd0) ? 32'd0 : {x[31], F32One[30:0]};
+      ACT_FUNC_GELU_APPRX_TANH:
+        r = f32_mul(x, act_sigmoid(f32_mul(x, f32_add(ActG0, f32_mul(ActG1, f32_mul(x, x))))));
+      ACT_FUNC_SILU: r = f32_mul(x, act_sigmoid(x));
+      ACT_FUNC_SOFTPLUS: r = act_softplus(x);
+      ACT_FUNC_GELU: r = act_gelu(x);
+      ACT_FUNC_ERF: r = act_erf(x);
+      default: r = x;
     endcase
     return r;
   endfunction

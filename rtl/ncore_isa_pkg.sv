@@ -40,13 +40,36 @@ package ncore_isa_pkg;
     ALU_SUBTRACT = 5'd2,  // a - b
     ALU_MULTIPLY = 5'd3,  // a * b
     ALU_MAX = 5'd4,  // maximum; NaN if either is NaN; max(-0,+0) = +0
-    ALU_MIN = 5'd5  // minimum; NaN if either is NaN; min(-0,+0) = -0
+    ALU_MIN = 5'd5,  // minimum; NaN if either is NaN; min(-0,+0) = -0
+    ALU_DIVIDE = 5'd6,  // a / b, correctly rounded (IEEE): x/0 = +-inf, 0/0 and inf/inf NaN
+    ALU_EQUAL = 5'd7,  // 1.0 if a == b else 0.0 (IEEE compare: -0 == +0, NaN unequal to everything)
+    ALU_NOT_EQUAL = 5'd8,  // 1.0 if a != b else 0.0 (1.0 when either is NaN)
+    ALU_GREATER = 5'd9,  // 1.0 if a > b else 0.0 (0.0 when either is NaN)
+    ALU_GREATER_EQUAL = 5'd10,  // 1.0 if a >= b else 0.0 (0.0 when either is NaN)
+    ALU_LESS = 5'd11,  // 1.0 if a < b else 0.0 (0.0 when either is NaN)
+    ALU_LESS_EQUAL = 5'd12  // 1.0 if a <= b else 0.0 (0.0 when either is NaN)
   } alu_op_e;
 
-  // Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias.
-  typedef enum logic [3:0] {
-    ACT_FUNC_COPY = 4'd0,  // identity: f(x) = x
-    ACT_FUNC_RELU = 4'd1  // max(x, +0) with the ALU's max rule: relu(-0) = +0, relu(NaN) = NaN (canonical)
+  // Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (README, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.
+  typedef enum logic [4:0] {
+    ACT_FUNC_COPY = 5'd0,  // identity: f(x) = x
+    ACT_FUNC_RELU = 5'd1,  // max(x, +0) with the ALU's max rule: relu(-0) = +0, relu(NaN) = NaN (canonical)
+    ACT_FUNC_EXP = 5'd2,  // e^x: 2^k * p(r), Cody-Waite reduction, degree-7 polynomial; +inf above 89, +0 below -104
+    ACT_FUNC_LOG = 5'd3,  // natural log: k ln2 + log(m), m in [sqrt(1/2), sqrt(2)), s = f / (2 + f) series; log(+-0) = -inf, log(x < 0) = NaN
+    ACT_FUNC_TANH = 5'd4,  // odd polynomial for |x| < 0.625, else 1 - 2 / (exp(2|x|) + 1); sign of x
+    ACT_FUNC_SIGMOID = 5'd5,  // 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) for x < 0
+    ACT_FUNC_SQRT = 5'd6,  // square root, correctly rounded (IEEE): sqrt(-0) = -0, sqrt(x < 0) = NaN
+    ACT_FUNC_RSQRT = 5'd7,  // 1 / sqrt(x), each correctly rounded: rsqrt(+0) = +inf, rsqrt(-0) = -inf
+    ACT_FUNC_RECIPROCAL = 5'd8,  // 1 / x, correctly rounded
+    ACT_FUNC_SQUARE = 5'd9,  // x * x, correctly rounded
+    ACT_FUNC_ABS = 5'd10,  // |x| (sign bit cleared), exact
+    ACT_FUNC_NEGATIVE = 5'd11,  // -x (sign bit flipped), exact
+    ACT_FUNC_SIGN = 5'd12,  // 1.0 for x > 0, -1.0 for x < 0, +0 for +-0 (NumPy's sign), exact
+    ACT_FUNC_GELU_APPRX_TANH = 5'd13,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3))
+    ACT_FUNC_SILU = 5'd14,  // x * sigmoid(x)
+    ACT_FUNC_SOFTPLUS = 5'd15,  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), log1p(u) = log(1 + u) * u / ((1 + u) - 1)
+    ACT_FUNC_GELU = 5'd16,  // x * Phi(x) = 0.5 x erfc(-x / sqrt(2)), erfc as for erf
+    ACT_FUNC_ERF = 5'd17  // odd polynomial for |x| < 0.84375, else 1 - erfc(|x|) with erfc(z) = exp(-z^2) G(z), G piecewise polynomial in 1/z; sign of x
   } act_func_e;
 
   // Semaphore wait condition: the instruction starts only when S[wait_sem] <cond> wait_val.
@@ -124,7 +147,7 @@ package ncore_isa_pkg;
     logic [39:0] offset;  // byte offset within the partition
   } sref_t;
 
-  // One decoded instruction, as a sequencer hands it to an engine. The image stores it as a little-endian bit vector (bit 0 = least significant bit of the last field). (1696 bits)
+  // One decoded instruction, as a sequencer hands it to an engine. The image stores it as a little-endian bit vector (bit 0 = least significant bit of the last field). (1697 bits)
   typedef struct packed {
     opcode_e opcode;
     engine_e engine;  // engine whose stream holds the instruction
@@ -155,6 +178,6 @@ package ncore_isa_pkg;
     sref_t s1;
   } insn_t;
 
-  localparam int unsigned InsnBits = 1696;
+  localparam int unsigned InsnBits = 1697;
 
 endpackage

@@ -335,7 +335,12 @@ std::string gen_cpp_isa(const Isa& isa) {
     o << "  return false;\n}\n";
     o << "inline constexpr bool is_valid(" << camel(e.name) << " v) {\n  switch (v) {\n";
     for (auto& v : e.values) o << "    case " << camel(e.name) << "::" << v.name << ":\n";
-    o << "      return true;\n  }\n  return false;\n}\n\n";
+    o << "      return true;\n  }\n  return false;\n}\n";
+    o << "inline constexpr std::array<" << camel(e.name) << ", " << e.values.size() << "> k" << camel(e.name)
+      << "Values = {";
+    for (size_t k = 0; k < e.values.size(); ++k)
+      o << (k ? ", " : "") << camel(e.name) << "::" << e.values[k].name;
+    o << "};  // every value, in the description's order\n\n";
   }
   if (auto* dt = find_enum(isa, "dtype")) {
     o << "inline constexpr unsigned dtype_bytes(Dtype d) {\n  switch (d) {\n";

@@ -70,21 +70,20 @@ nki::Buffer buffer_of(const std::string& name) {
 }
 
 nki::AluOp alu_of(const std::string& name) {
-  if (name == "add") return nki::AluOp::add;
-  if (name == "subtract") return nki::AluOp::subtract;
-  if (name == "multiply") return nki::AluOp::multiply;
-  if (name == "maximum" || name == "max") return nki::AluOp::max;
-  if (name == "minimum" || name == "min") return nki::AluOp::min;
-  if (name == "bypass") return nki::AluOp::bypass;
+  if (name == "maximum") return nki::AluOp::max;
+  if (name == "minimum") return nki::AluOp::min;
+  nki::AluOp op;
+  if (ncore::isa::from_string(name, op)) return op;  // add, subtract, multiply, divide, equal, less, ...
   throw ncore::KernelError("the ALU operation '" + name +
-                           "' is not modelled (this model's engines have add, subtract, multiply, maximum, minimum)");
+                           "' is not modelled (this model's engines have add, subtract, multiply, divide, maximum, "
+                           "minimum, equal, not_equal, greater, greater_equal, less, less_equal)");
 }
 
 nki::ActFunc act_of(const std::string& name) {
-  if (name == "copy" || name == "identity") return nki::ActFunc::copy;
-  if (name == "relu") return nki::ActFunc::relu;
-  throw ncore::KernelError("the activation function '" + name +
-                           "' is not modelled (this model's scalar engine has copy (identity) and relu)");
+  if (name == "identity") return nki::ActFunc::copy;
+  nki::ActFunc f;
+  if (ncore::isa::from_string(name, f)) return f;
+  throw ncore::KernelError("the activation function '" + name + "' is not modelled by this model's scalar engine");
 }
 
 // A shape from Python: (size, is_par_dim) pairs, at most one of them nl.par_dim.

@@ -12,8 +12,13 @@
 //   - alu: bypass returns a unchanged; add, subtract, multiply are binary32 RNE with subnormals;
 //     max/min return the canonical NaN if either input is NaN, max(-0,+0) = +0, min(-0,+0) = -0;
 //     any NaN result is the canonical 0x7FC00000.
-//   - act: the scalar engine's functions, exact in fp32: copy is the identity, relu is
-//     alu(max, x, +0), so relu(-0) = +0, relu(-inf) = +0 and relu(NaN) = 0x7FC00000.
+//   - alu divide is binary32 RNE division; the comparisons (equal, not_equal, greater,
+//     greater_equal, less, less_equal) give 1.0 or 0.0 by IEEE comparison (-0 == +0, a NaN
+//     compares unequal to everything).
+//   - act: the scalar engine's functions: copy is the identity, relu is alu(max, x, +0), so
+//     relu(-0) = +0, relu(-inf) = +0 and relu(NaN) = 0x7FC00000; sqrt, rsqrt (1 / sqrt, two
+//     roundings), reciprocal and square are IEEE operations, abs / negative / sign exact; the
+//     transcendental ones are act_math.hpp's fixed sequences of fp32 operations.
 // Codes outside the Dtype and AluOp enumerations act as fp32 and bypass, as in the RTL.
 #pragma once
 
@@ -21,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "act_math.hpp"
 #include "ncore/isa_gen.hpp"
 
 #if !defined(__FLT16_MAX__)
@@ -96,6 +102,7 @@ inline uint32_t from_float(float f, isa::Dtype dt) { return from_f32_bits(float_
 
 namespace detail {
 inline uint32_t canon(float r) { return std::isnan(r) ? kF32CanonNan : float_to_bits(r); }
+inline uint32_t truth(bool t) { return t ? 0x3F800000u : 0u; }  // a comparison's 1.0 / 0.0
 }  // namespace detail
 
 // `a op b` on fp32 bit patterns.
@@ -112,6 +119,13 @@ inline uint32_t alu(isa::AluOp op, uint32_t a, uint32_t b) {
       if (fa == fb) return is_max ? (a & b) : (a | b);  // equal values differ only in a zero's sign
       return (fa > fb) == is_max ? a : b;
     }
+    case isa::AluOp::divide: return detail::canon(fa / fb);
+    case isa::AluOp::equal: return detail::truth(fa == fb);
+    case isa::AluOp::not_equal: return detail::truth(fa != fb);
+    case isa::AluOp::greater: return detail::truth(fa > fb);
+    case isa::AluOp::greater_equal: return detail::truth(fa >= fb);
+    case isa::AluOp::less: return detail::truth(fa < fb);
+    case isa::AluOp::less_equal: return detail::truth(fa <= fb);
     default: return a;  // bypass
   }
 }
@@ -119,8 +133,25 @@ inline uint32_t alu(isa::AluOp op, uint32_t a, uint32_t b) {
 // The scalar engine's activation function `f` on fp32 bits (codes outside the enumeration: copy,
 // as in the RTL).
 inline uint32_t act(isa::ActFunc f, uint32_t x) {
+  const float v = bits_to_float(x);
   switch (f) {
     case isa::ActFunc::relu: return alu(isa::AluOp::max, x, 0u);
+    case isa::ActFunc::exp: return detail::canon(am::exp(v));
+    case isa::ActFunc::log: return detail::canon(am::log(v));
+    case isa::ActFunc::tanh: return detail::canon(am::tanh(v));
+    case isa::ActFunc::sigmoid: return detail::canon(am::sigmoid(v));
+    case isa::ActFunc::sqrt: return detail::canon(std::sqrt(v));
+    case isa::ActFunc::rsqrt: return detail::canon(1.0f / std::sqrt(v));
+    case isa::ActFunc::reciprocal: return detail::canon(1.0f / v);
+    case isa::ActFunc::square: return detail::canon(v * v);
+    case isa::ActFunc::abs: return detail::canon(std::fabs(v));
+    case isa::ActFunc::negative: return detail::canon(-v);
+    case isa::ActFunc::sign: return detail::canon(am::sign(v));
+    case isa::ActFunc::gelu_apprx_tanh: return detail::canon(am::gelu_apprx_tanh(v));
+    case isa::ActFunc::silu: return detail::canon(am::silu(v));
+    case isa::ActFunc::softplus: return detail::canon(am::softplus(v));
+    case isa::ActFunc::gelu: return detail::canon(am::gelu(v));
+    case isa::ActFunc::erf: return detail::canon(am::erf(v));
     default: return x;  // copy
   }
 }

@@ -128,16 +128,15 @@ std::vector<std::string> census_bins(const Preset& preset) {
   }
   for (const char* x : {"ap.negative_stride", "ap.zero_stride", "ap.partial_partitions", "hbm.row_overlap",
                         "tensor_scalar.s0_vec", "tensor_scalar.s1_vec", "tensor_scalar.rev0", "tensor_scalar.rev1",
-                        "activation.copy", "activation.relu", "activation.s0_vec", "activation.s1_vec",
+                        "activation.s0_vec", "activation.s1_vec",
                         "activation.dst2", "pe.overwrite", "pe.accumulate", "sem.when.read"})
     b.push_back(x);
-  for (const char* op : {"add", "subtract", "multiply", "max", "min"}) {
-    b.push_back(fmt::format("tensor_tensor.{}", op));
-    b.push_back(fmt::format("tensor_scalar.op0.{}", op));
-    b.push_back(fmt::format("tensor_scalar.op1.{}", op));
+  for (isa::AluOp op : isa::kAluOpValues) {  // every ALU op of the ISA
+    if (op != isa::AluOp::bypass) b.push_back(fmt::format("tensor_tensor.{}", isa::to_string(op)));
+    b.push_back(fmt::format("tensor_scalar.op0.{}", isa::to_string(op)));
+    b.push_back(fmt::format("tensor_scalar.op1.{}", isa::to_string(op)));
   }
-  b.push_back("tensor_scalar.op0.bypass");
-  b.push_back("tensor_scalar.op1.bypass");
+  for (isa::ActFunc f : isa::kActFuncValues) b.push_back(fmt::format("activation.{}", isa::to_string(f)));
   for (const char* op : {"add", "multiply", "max", "min"}) b.push_back(fmt::format("reduce.{}", op));
   for (unsigned v = 1; v <= 5; ++v) b.push_back(fmt::format("sem.op.{}", isa::to_string(static_cast<isa::SemOp>(v))));
   for (unsigned v = 1; v <= 6; ++v) b.push_back(fmt::format("sem.cond.{}", isa::to_string(static_cast<isa::SemCond>(v))));

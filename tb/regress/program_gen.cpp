@@ -69,6 +69,8 @@ class Gen {
   uint32_t below(uint64_t n) { return n ? g_.below(n) : 0; }
   bool chance(unsigned pct) { return g_.chance(pct); }
   Dtype dtype() { return g_.dtype(); }
+  // Any ALU op of the ISA but bypass.
+  AluOp alu_op() { return isa::kAluOpValues[1 + below(isa::kAluOpValues.size() - 1)]; }
 
   // ---- sizes and operands ----
   uint32_t parts() { return chance(30) ? P_ : chance(20) ? 1 : 1 + below(P_); }
@@ -246,7 +248,7 @@ bool Gen::make_lane(Kind k, Insn& i) {
   }
   if (!lane_ap(i.src0, lane_mem(25), dtype(), sp, np, n, true)) return false;
   if (k == Kind::tt) {
-    i.op0 = static_cast<AluOp>(1 + below(5));
+    i.op0 = alu_op();
     const Buffer m1 = i.src0.mem == Buffer::psum ? Buffer::sbuf : lane_mem(25);
     if (chance(15)) {
       i.src1 = i.src0;  // x op x
@@ -262,8 +264,8 @@ bool Gen::make_lane(Kind k, Insn& i) {
   }
   if (repeats(i.dst)) return false;
   if (k == Kind::ts) {
-    i.op0 = static_cast<AluOp>(below(6));
-    i.op1 = chance(25) ? AluOp::bypass : static_cast<AluOp>(1 + below(5));
+    i.op0 = chance(10) ? AluOp::bypass : alu_op();
+    i.op1 = chance(25) ? AluOp::bypass : alu_op();
     i.rev0 = chance(50);
     i.rev1 = chance(50);
     i.imm0 = scalar_bits();
@@ -273,7 +275,7 @@ bool Gen::make_lane(Kind k, Insn& i) {
     if (i.s0_vec) sref(i.s0, dtype(), sp);
     if (i.s1_vec) sref(i.s1, dtype(), sp);
   } else if (k == Kind::act) {
-    i.func = chance(50) ? ActFunc::copy : ActFunc::relu;
+    i.func = chance(25) ? ActFunc::copy : isa::kActFuncValues[below(isa::kActFuncValues.size())];
     i.imm0 = scalar_bits();
     i.imm1 = chance(20) ? 0x80000000u : scalar_bits();
     i.s0_vec = chance(40);

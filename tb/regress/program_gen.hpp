@@ -7,10 +7,11 @@
 //                    broadcast rows and zero strides on the source), partial partition ranges,
 //                    partition shifts, HBM row strides, random offsets; every dtype pair (casts);
 //                    a random queue (some programs use one or two queues, others all)
-//   engines          tensor_tensor, tensor_scalar (immediate or per-partition operands, rev0/rev1,
-//                    op1 bypass), tensor_copy, memset, tensor_reduce (add, multiply, max, min over
-//                    1-4 axes), activation (copy/relu, immediate or per-partition scale and bias,
-//                    the optional add-reduce dst2): every dtype on every operand, SBUF or PSUM
+//   engines          tensor_tensor and tensor_scalar (every ALU op of the ISA; immediate or
+//                    per-partition operands, rev0/rev1, op1 bypass), tensor_copy, memset,
+//                    tensor_reduce (add, multiply, max, min over 1-4 axes), activation (every
+//                    function of the ISA, immediate or per-partition scale and bias, the
+//                    optional add-reduce dst2): every dtype on every operand, SBUF or PSUM
 //                    operands, in place or apart
 //   tensor engine    load_stationary [K, M] and multiply_moving [K, N] with random K, M <= the
 //                    partitions, N <= one PSUM bank, random partition offsets; PSUM overwrite and

@@ -143,7 +143,7 @@ TEST_CASE("format_insn shows operands, wait and update", "[firmware][listing]") 
   a.s1_vec = false;
   a.imm1 = 0x3F000000;  // 0.5f
   a.dst2.num_part = 0;
-  a.func = static_cast<isa::ActFunc>(15);
+  a.func = static_cast<isa::ActFunc>(31);
   CHECK(ncore::format_insn(a) ==
         "activation dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> func=? scale=1 bias=0.5");
 

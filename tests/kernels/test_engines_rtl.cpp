@@ -1,10 +1,12 @@
 // The scalar engine and the vector engine's reductions inside the full-size core (trn2): a traced
 // kernel using activation_reduce (relu, a per-partition scale and bias), activation into PSUM,
 // and tensor_reduce over one and two trailing axes, run on the RTL in check mode and compared
-// with the same arithmetic written out here in plain C++ floats.
+// with the same arithmetic written out here in plain C++ floats; and the element-wise math (nl::exp,
+// nl::divide, ...) of the C++ API against libm within the README's error bounds.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -126,4 +128,66 @@ TEST_CASE("scalar engine and tensor_reduce in the core: activation_reduce, PSUM,
     bad += got(q, F + 4) != num::float_to_bits(mn);
   }
   CHECK(bad == 0);
+}
+
+TEST_CASE("element-wise math in the core: nl::exp, tanh, sqrt, divide, greater through the C++ API", "[kernels][act]") {
+  constexpr int64_t P = 128, F = 64;
+  const Preset& p = *find_preset("trn2");
+  // out[k] for k = exp(x), tanh(x), sqrt(|x|), x / y, x > y, gelu(x)
+  const Program prog = nki::trace("math", p, [&](nki::Tracer& t) {
+    Tensor x = t.input("x", {P, F}, nl::float32);
+    Tensor y = t.input("y", {P, F}, nl::float32);
+    Tensor out = nl::ndarray({6, P, F}, nl::float32, nl::shared_hbm, "out");
+    Tensor xs = nl::load(x);
+    Tensor ys = nl::load(y);
+    nl::store(out(0), nl::exp(xs));
+    nl::store(out(1), nl::tanh(xs));
+    nl::store(out(2), nl::sqrt(nl::abs(xs)));
+    nl::store(out(3), nl::divide(xs, ys));
+    nl::store(out(4), nl::greater(xs, ys));
+    nl::store(out(5), nisa::activation(nl::gelu, xs));
+    t.output(out);
+  });
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<float> u(-10.0f, 10.0f);
+  std::vector<float> x(P * F), y(P * F);
+  run::Arrays in{{"x", {{P, F}, isa::Dtype::fp32, std::vector<uint8_t>(P * F * 4), ""}},
+                 {"y", {{P, F}, isa::Dtype::fp32, std::vector<uint8_t>(P * F * 4), ""}}};
+  for (int64_t i = 0; i < P * F; ++i) {
+    x[i] = u(rng);
+    y[i] = i % 7 ? u(rng) : x[i];
+    std::memcpy(in.at("x").bytes.data() + i * 4, &x[i], 4);
+    std::memcpy(in.at("y").bytes.data() + i * 4, &y[i], 4);
+  }
+  run::Options opt;
+  opt.threads = 1;
+  opt.sim.check = true;
+  const run::Result r = run::run_program(prog, p, in, opt);
+  CHECK(r.stats.checked_instructions >= 7);
+  const std::vector<uint8_t>& out = r.outputs.at("out").bytes;
+  auto got = [&](int64_t k, int64_t i) {
+    float v;
+    std::memcpy(&v, out.data() + (k * P * F + i) * 4, 4);
+    return v;
+  };
+  // ulp of the exact value as an fp32 result
+  auto ulps = [](float g, double want) {
+    int e;
+    std::frexp(want, &e);
+    return std::fabs(double(g) - want) / std::ldexp(1.0, std::max(e - 1, -126) - 23);
+  };
+  double worst[3] = {0, 0, 0};
+  uint64_t bad = 0;
+  for (int64_t i = 0; i < P * F; ++i) {
+    worst[0] = std::max(worst[0], ulps(got(0, i), std::exp(double(x[i]))));
+    worst[1] = std::max(worst[1], ulps(got(1, i), std::tanh(double(x[i]))));
+    worst[2] = std::max(worst[2], ulps(got(5, i), 0.5 * x[i] * std::erfc(-x[i] / std::sqrt(2.0))));
+    bad += got(2, i) != std::sqrt(std::fabs(x[i]));
+    bad += got(3, i) != x[i] / y[i];
+    bad += got(4, i) != (x[i] > y[i] ? 1.0f : 0.0f);
+  }
+  CHECK(bad == 0);
+  CHECK(worst[0] <= 1.0);  // the README's bounds
+  CHECK(worst[1] <= 2.0);
+  CHECK(worst[2] <= 6.0);
 }

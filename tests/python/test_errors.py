@@ -81,9 +81,25 @@ def test_out_of_bounds_index():
 def test_unmodelled_activation_is_named():
     @nki.jit
     def k(a):
-        return nisa.activation(nl.exp, nl.load(a))
+        return nisa.activation(nl.sin, nl.load(a))
 
-    raises(k, np.zeros((128, 4), np.float32), match="nl.exp is not supported by this model")
+    raises(k, np.zeros((128, 4), np.float32), match="nl.sin is not supported by this model")
+
+
+def test_unmodelled_alu_op_is_named():
+    @nki.jit
+    def k(a):
+        return nisa.tensor_scalar(nl.load(a), np.power, 2.0)
+
+    raises(k, np.zeros((128, 4), np.float32), match="'power' is not an ALU operator this model has")
+
+
+def test_reduce_with_a_comparison_is_refused():
+    @nki.jit
+    def k(a):
+        return nisa.tensor_reduce(nl.equal, nl.load(a), axis=1)
+
+    raises(k, np.zeros((128, 4), np.float32), match="tensor_reduce")
 
 
 def test_truth_value_of_a_tile():

@@ -12,7 +12,7 @@
 
 namespace ncore::isa {
 
-inline constexpr unsigned kInsnBits = 1696;
+inline constexpr unsigned kInsnBits = 1697;
 inline constexpr unsigned kInsnBytes = 216;  // image record: bits rounded up to 64
 
 // Engine ids as in nki.isa.engine. `stream`: the engine's own instruction stream, its index in a Program (the DMA queues' streams follow).
@@ -61,6 +61,7 @@ inline constexpr bool is_valid(Engine v) {
   }
   return false;
 }
+inline constexpr std::array<Engine, 7> kEngineValues = {Engine::none, Engine::pe, Engine::act, Engine::pool, Engine::dma, Engine::dve, Engine::sp};  // every value, in the description's order
 
 // Memory an operand lives in.
 enum class Buffer : uint8_t {
@@ -92,6 +93,7 @@ inline constexpr bool is_valid(Buffer v) {
   }
   return false;
 }
+inline constexpr std::array<Buffer, 3> kBufferValues = {Buffer::hbm, Buffer::sbuf, Buffer::psum};  // every value, in the description's order
 
 // Element types. Engines and DMA compute through fp32 and round once (RNE) to the destination.
 enum class Dtype : uint8_t {
@@ -123,6 +125,7 @@ inline constexpr bool is_valid(Dtype v) {
   }
   return false;
 }
+inline constexpr std::array<Dtype, 3> kDtypeValues = {Dtype::fp32, Dtype::bf16, Dtype::fp16};  // every value, in the description's order
 
 // Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32.
 enum class AluOp : uint8_t {
@@ -132,6 +135,13 @@ enum class AluOp : uint8_t {
   multiply = 3,  // a * b
   max = 4,  // maximum; NaN if either is NaN; max(-0,+0) = +0
   min = 5,  // minimum; NaN if either is NaN; min(-0,+0) = -0
+  divide = 6,  // a / b, correctly rounded (IEEE): x/0 = +-inf, 0/0 and inf/inf NaN
+  equal = 7,  // 1.0 if a == b else 0.0 (IEEE compare: -0 == +0, NaN unequal to everything)
+  not_equal = 8,  // 1.0 if a != b else 0.0 (1.0 when either is NaN)
+  greater = 9,  // 1.0 if a > b else 0.0 (0.0 when either is NaN)
+  greater_equal = 10,  // 1.0 if a >= b else 0.0 (0.0 when either is NaN)
+  less = 11,  // 1.0 if a < b else 0.0 (0.0 when either is NaN)
+  less_equal = 12,  // 1.0 if a <= b else 0.0 (0.0 when either is NaN)
 };
 inline constexpr unsigned kAluOpWidth = 5;
 inline constexpr const char* to_string(AluOp v) {
@@ -142,6 +152,13 @@ inline constexpr const char* to_string(AluOp v) {
     case AluOp::multiply: return "multiply";
     case AluOp::max: return "max";
     case AluOp::min: return "min";
+    case AluOp::divide: return "divide";
+    case AluOp::equal: return "equal";
+    case AluOp::not_equal: return "not_equal";
+    case AluOp::greater: return "greater";
+    case AluOp::greater_equal: return "greater_equal";
+    case AluOp::less: return "less";
+    case AluOp::less_equal: return "less_equal";
   }
   return "?";
 }
@@ -152,6 +169,13 @@ inline bool from_string(std::string_view s, AluOp& out) {
   if (s == "multiply") { out = AluOp::multiply; return true; }
   if (s == "max") { out = AluOp::max; return true; }
   if (s == "min") { out = AluOp::min; return true; }
+  if (s == "divide") { out = AluOp::divide; return true; }
+  if (s == "equal") { out = AluOp::equal; return true; }
+  if (s == "not_equal") { out = AluOp::not_equal; return true; }
+  if (s == "greater") { out = AluOp::greater; return true; }
+  if (s == "greater_equal") { out = AluOp::greater_equal; return true; }
+  if (s == "less") { out = AluOp::less; return true; }
+  if (s == "less_equal") { out = AluOp::less_equal; return true; }
   return false;
 }
 inline constexpr bool is_valid(AluOp v) {
@@ -162,37 +186,110 @@ inline constexpr bool is_valid(AluOp v) {
     case AluOp::multiply:
     case AluOp::max:
     case AluOp::min:
+    case AluOp::divide:
+    case AluOp::equal:
+    case AluOp::not_equal:
+    case AluOp::greater:
+    case AluOp::greater_equal:
+    case AluOp::less:
+    case AluOp::less_equal:
       return true;
   }
   return false;
 }
+inline constexpr std::array<AluOp, 13> kAluOpValues = {AluOp::bypass, AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max, AluOp::min, AluOp::divide, AluOp::equal, AluOp::not_equal, AluOp::greater, AluOp::greater_equal, AluOp::less, AluOp::less_equal};  // every value, in the description's order
 
-// Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias.
+// Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (README, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.
 enum class ActFunc : uint8_t {
   copy = 0,  // identity: f(x) = x
   relu = 1,  // max(x, +0) with the ALU's max rule: relu(-0) = +0, relu(NaN) = NaN (canonical)
+  exp = 2,  // e^x: 2^k * p(r), Cody-Waite reduction, degree-7 polynomial; +inf above 89, +0 below -104
+  log = 3,  // natural log: k ln2 + log(m), m in [sqrt(1/2), sqrt(2)), s = f / (2 + f) series; log(+-0) = -inf, log(x < 0) = NaN
+  tanh = 4,  // odd polynomial for |x| < 0.625, else 1 - 2 / (exp(2|x|) + 1); sign of x
+  sigmoid = 5,  // 1 / (1 + exp(-x)) for x >= 0, exp(x) / (1 + exp(x)) for x < 0
+  sqrt = 6,  // square root, correctly rounded (IEEE): sqrt(-0) = -0, sqrt(x < 0) = NaN
+  rsqrt = 7,  // 1 / sqrt(x), each correctly rounded: rsqrt(+0) = +inf, rsqrt(-0) = -inf
+  reciprocal = 8,  // 1 / x, correctly rounded
+  square = 9,  // x * x, correctly rounded
+  abs = 10,  // |x| (sign bit cleared), exact
+  negative = 11,  // -x (sign bit flipped), exact
+  sign = 12,  // 1.0 for x > 0, -1.0 for x < 0, +0 for +-0 (NumPy's sign), exact
+  gelu_apprx_tanh = 13,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as x * sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3))
+  silu = 14,  // x * sigmoid(x)
+  softplus = 15,  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), log1p(u) = log(1 + u) * u / ((1 + u) - 1)
+  gelu = 16,  // x * Phi(x) = 0.5 x erfc(-x / sqrt(2)), erfc as for erf
+  erf = 17,  // odd polynomial for |x| < 0.84375, else 1 - erfc(|x|) with erfc(z) = exp(-z^2) G(z), G piecewise polynomial in 1/z; sign of x
 };
-inline constexpr unsigned kActFuncWidth = 4;
+inline constexpr unsigned kActFuncWidth = 5;
 inline constexpr const char* to_string(ActFunc v) {
   switch (v) {
     case ActFunc::copy: return "copy";
     case ActFunc::relu: return "relu";
+    case ActFunc::exp: return "exp";
+    case ActFunc::log: return "log";
+    case ActFunc::tanh: return "tanh";
+    case ActFunc::sigmoid: return "sigmoid";
+    case ActFunc::sqrt: return "sqrt";
+    case ActFunc::rsqrt: return "rsqrt";
+    case ActFunc::reciprocal: return "reciprocal";
+    case ActFunc::square: return "square";
+    case ActFunc::abs: return "abs";
+    case ActFunc::negative: return "negative";
+    case ActFunc::sign: return "sign";
+    case ActFunc::gelu_apprx_tanh: return "gelu_apprx_tanh";
+    case ActFunc::silu: return "silu";
+    case ActFunc::softplus: return "softplus";
+    case ActFunc::gelu: return "gelu";
+    case ActFunc::erf: return "erf";
   }
   return "?";
 }
 inline bool from_string(std::string_view s, ActFunc& out) {
   if (s == "copy") { out = ActFunc::copy; return true; }
   if (s == "relu") { out = ActFunc::relu; return true; }
+  if (s == "exp") { out = ActFunc::exp; return true; }
+  if (s == "log") { out = ActFunc::log; return true; }
+  if (s == "tanh") { out = ActFunc::tanh; return true; }
+  if (s == "sigmoid") { out = ActFunc::sigmoid; return true; }
+  if (s == "sqrt") { out = ActFunc::sqrt; return true; }
+  if (s == "rsqrt") { out = ActFunc::rsqrt; return true; }
+  if (s == "reciprocal") { out = ActFunc::reciprocal; return true; }
+  if (s == "square") { out = ActFunc::square; return true; }
+  if (s == "abs") { out = ActFunc::abs; return true; }
+  if (s == "negative") { out = ActFunc::negative; return true; }
+  if (s == "sign") { out = ActFunc::sign; return true; }
+  if (s == "gelu_apprx_tanh") { out = ActFunc::gelu_apprx_tanh; return true; }
+  if (s == "silu") { out = ActFunc::silu; return true; }
+  if (s == "softplus") { out = ActFunc::softplus; return true; }
+  if (s == "gelu") { out = ActFunc::gelu; return true; }
+  if (s == "erf") { out = ActFunc::erf; return true; }
   return false;
 }
 inline constexpr bool is_valid(ActFunc v) {
   switch (v) {
     case ActFunc::copy:
     case ActFunc::relu:
+    case ActFunc::exp:
+    case ActFunc::log:
+    case ActFunc::tanh:
+    case ActFunc::sigmoid:
+    case ActFunc::sqrt:
+    case ActFunc::rsqrt:
+    case ActFunc::reciprocal:
+    case ActFunc::square:
+    case ActFunc::abs:
+    case ActFunc::negative:
+    case ActFunc::sign:
+    case ActFunc::gelu_apprx_tanh:
+    case ActFunc::silu:
+    case ActFunc::softplus:
+    case ActFunc::gelu:
+    case ActFunc::erf:
       return true;
   }
   return false;
 }
+inline constexpr std::array<ActFunc, 18> kActFuncValues = {ActFunc::copy, ActFunc::relu, ActFunc::exp, ActFunc::log, ActFunc::tanh, ActFunc::sigmoid, ActFunc::sqrt, ActFunc::rsqrt, ActFunc::reciprocal, ActFunc::square, ActFunc::abs, ActFunc::negative, ActFunc::sign, ActFunc::gelu_apprx_tanh, ActFunc::silu, ActFunc::softplus, ActFunc::gelu, ActFunc::erf};  // every value, in the description's order
 
 // Semaphore wait condition: the instruction starts only when S[wait_sem] <cond> wait_val.
 enum class SemCond : uint8_t {
@@ -240,6 +337,7 @@ inline constexpr bool is_valid(SemCond v) {
   }
   return false;
 }
+inline constexpr std::array<SemCond, 7> kSemCondValues = {SemCond::none, SemCond::eq, SemCond::ne, SemCond::ge, SemCond::gt, SemCond::le, SemCond::lt};  // every value, in the description's order
 
 // Semaphore update fired by an instruction (profile names sem_inc, sem_dec, sem_add_imm, sem_sub_imm, sem_wr_imm).
 enum class SemOp : uint8_t {
@@ -283,6 +381,7 @@ inline constexpr bool is_valid(SemOp v) {
   }
   return false;
 }
+inline constexpr std::array<SemOp, 6> kSemOpValues = {SemOp::none, SemOp::inc, SemOp::dec, SemOp::add, SemOp::sub, SemOp::set};  // every value, in the description's order
 
 // When the update fires.
 enum class SemWhen : uint8_t {
@@ -310,6 +409,7 @@ inline constexpr bool is_valid(SemWhen v) {
   }
   return false;
 }
+inline constexpr std::array<SemWhen, 2> kSemWhenValues = {SemWhen::complete, SemWhen::read};  // every value, in the description's order
 
 // Instruction opcodes.
 enum class Opcode : uint8_t {
@@ -369,6 +469,7 @@ inline constexpr bool is_valid(Opcode v) {
   }
   return false;
 }
+inline constexpr std::array<Opcode, 10> kOpcodeValues = {Opcode::sem_wait, Opcode::dma_copy, Opcode::load_stationary, Opcode::multiply_moving, Opcode::tensor_tensor, Opcode::tensor_scalar, Opcode::tensor_copy, Opcode::memset, Opcode::tensor_reduce, Opcode::activation};  // every value, in the description's order
 
 inline constexpr unsigned dtype_bytes(Dtype d) {
   switch (d) {
@@ -472,26 +573,26 @@ inline int64_t sign_extend(uint64_t v, unsigned width) {
 inline void encode(const Insn& i, uint8_t* out) {
   using namespace detail;
   std::memset(out, 0, kInsnBytes);
-  put_bits(out, 1688, 8, static_cast<uint64_t>(i.opcode));
-  put_bits(out, 1685, 3, static_cast<uint64_t>(i.engine));
-  put_bits(out, 1681, 4, static_cast<uint64_t>(i.dma_queue));
-  put_bits(out, 1673, 8, static_cast<uint64_t>(i.wait_sem));
-  put_bits(out, 1670, 3, static_cast<uint64_t>(i.wait_cond));
-  put_bits(out, 1638, 32, static_cast<uint64_t>(i.wait_val));
-  put_bits(out, 1630, 8, static_cast<uint64_t>(i.upd_sem));
-  put_bits(out, 1627, 3, static_cast<uint64_t>(i.upd_op));
-  put_bits(out, 1626, 1, static_cast<uint64_t>(i.upd_when));
-  put_bits(out, 1594, 32, static_cast<uint64_t>(i.upd_val));
-  put_bits(out, 1589, 5, static_cast<uint64_t>(i.op0));
-  put_bits(out, 1584, 5, static_cast<uint64_t>(i.op1));
-  put_bits(out, 1583, 1, static_cast<uint64_t>(i.rev0));
-  put_bits(out, 1582, 1, static_cast<uint64_t>(i.rev1));
-  put_bits(out, 1581, 1, static_cast<uint64_t>(i.s0_vec));
-  put_bits(out, 1580, 1, static_cast<uint64_t>(i.s1_vec));
-  put_bits(out, 1548, 32, static_cast<uint64_t>(i.imm0));
-  put_bits(out, 1516, 32, static_cast<uint64_t>(i.imm1));
-  put_bits(out, 1515, 1, static_cast<uint64_t>(i.acc));
-  put_bits(out, 1511, 4, static_cast<uint64_t>(i.func));
+  put_bits(out, 1689, 8, static_cast<uint64_t>(i.opcode));
+  put_bits(out, 1686, 3, static_cast<uint64_t>(i.engine));
+  put_bits(out, 1682, 4, static_cast<uint64_t>(i.dma_queue));
+  put_bits(out, 1674, 8, static_cast<uint64_t>(i.wait_sem));
+  put_bits(out, 1671, 3, static_cast<uint64_t>(i.wait_cond));
+  put_bits(out, 1639, 32, static_cast<uint64_t>(i.wait_val));
+  put_bits(out, 1631, 8, static_cast<uint64_t>(i.upd_sem));
+  put_bits(out, 1628, 3, static_cast<uint64_t>(i.upd_op));
+  put_bits(out, 1627, 1, static_cast<uint64_t>(i.upd_when));
+  put_bits(out, 1595, 32, static_cast<uint64_t>(i.upd_val));
+  put_bits(out, 1590, 5, static_cast<uint64_t>(i.op0));
+  put_bits(out, 1585, 5, static_cast<uint64_t>(i.op1));
+  put_bits(out, 1584, 1, static_cast<uint64_t>(i.rev0));
+  put_bits(out, 1583, 1, static_cast<uint64_t>(i.rev1));
+  put_bits(out, 1582, 1, static_cast<uint64_t>(i.s0_vec));
+  put_bits(out, 1581, 1, static_cast<uint64_t>(i.s1_vec));
+  put_bits(out, 1549, 32, static_cast<uint64_t>(i.imm0));
+  put_bits(out, 1517, 32, static_cast<uint64_t>(i.imm1));
+  put_bits(out, 1516, 1, static_cast<uint64_t>(i.acc));
+  put_bits(out, 1511, 5, static_cast<uint64_t>(i.func));
   put_bits(out, 1508, 3, static_cast<uint64_t>(i.red_axes));
   put_bits(out, 1506, 2, static_cast<uint64_t>(i.dst.mem));
   put_bits(out, 1502, 4, static_cast<uint64_t>(i.dst.dtype));
@@ -562,26 +663,26 @@ inline void encode(const Insn& i, uint8_t* out) {
 inline Insn decode(const uint8_t* in) {
   using namespace detail;
   Insn i;
-  i.opcode = static_cast<Opcode>(get_bits(in, 1688, 8));
-  i.engine = static_cast<Engine>(get_bits(in, 1685, 3));
-  i.dma_queue = static_cast<uint32_t>(get_bits(in, 1681, 4));
-  i.wait_sem = static_cast<uint32_t>(get_bits(in, 1673, 8));
-  i.wait_cond = static_cast<SemCond>(get_bits(in, 1670, 3));
-  i.wait_val = static_cast<uint32_t>(get_bits(in, 1638, 32));
-  i.upd_sem = static_cast<uint32_t>(get_bits(in, 1630, 8));
-  i.upd_op = static_cast<SemOp>(get_bits(in, 1627, 3));
-  i.upd_when = static_cast<SemWhen>(get_bits(in, 1626, 1));
-  i.upd_val = static_cast<uint32_t>(get_bits(in, 1594, 32));
-  i.op0 = static_cast<AluOp>(get_bits(in, 1589, 5));
-  i.op1 = static_cast<AluOp>(get_bits(in, 1584, 5));
-  i.rev0 = get_bits(in, 1583, 1) != 0;
-  i.rev1 = get_bits(in, 1582, 1) != 0;
-  i.s0_vec = get_bits(in, 1581, 1) != 0;
-  i.s1_vec = get_bits(in, 1580, 1) != 0;
-  i.imm0 = static_cast<uint32_t>(get_bits(in, 1548, 32));
-  i.imm1 = static_cast<uint32_t>(get_bits(in, 1516, 32));
-  i.acc = get_bits(in, 1515, 1) != 0;
-  i.func = static_cast<ActFunc>(get_bits(in, 1511, 4));
+  i.opcode = static_cast<Opcode>(get_bits(in, 1689, 8));
+  i.engine = static_cast<Engine>(get_bits(in, 1686, 3));
+  i.dma_queue = static_cast<uint32_t>(get_bits(in, 1682, 4));
+  i.wait_sem = static_cast<uint32_t>(get_bits(in, 1674, 8));
+  i.wait_cond = static_cast<SemCond>(get_bits(in, 1671, 3));
+  i.wait_val = static_cast<uint32_t>(get_bits(in, 1639, 32));
+  i.upd_sem = static_cast<uint32_t>(get_bits(in, 1631, 8));
+  i.upd_op = static_cast<SemOp>(get_bits(in, 1628, 3));
+  i.upd_when = static_cast<SemWhen>(get_bits(in, 1627, 1));
+  i.upd_val = static_cast<uint32_t>(get_bits(in, 1595, 32));
+  i.op0 = static_cast<AluOp>(get_bits(in, 1590, 5));
+  i.op1 = static_cast<AluOp>(get_bits(in, 1585, 5));
+  i.rev0 = get_bits(in, 1584, 1) != 0;
+  i.rev1 = get_bits(in, 1583, 1) != 0;
+  i.s0_vec = get_bits(in, 1582, 1) != 0;
+  i.s1_vec = get_bits(in, 1581, 1) != 0;
+  i.imm0 = static_cast<uint32_t>(get_bits(in, 1549, 32));
+  i.imm1 = static_cast<uint32_t>(get_bits(in, 1517, 32));
+  i.acc = get_bits(in, 1516, 1) != 0;
+  i.func = static_cast<ActFunc>(get_bits(in, 1511, 5));
   i.red_axes = static_cast<uint32_t>(get_bits(in, 1508, 3));
   i.dst.mem = static_cast<Buffer>(get_bits(in, 1506, 2));
   i.dst.dtype = static_cast<Dtype>(get_bits(in, 1502, 4));

@@ -196,6 +196,12 @@ Tensor AluFn::operator()(const Operand& x, const Operand& y, Dtype dtype, Loc lo
   return elementwise(op, x, y, dtype, loc);
 }
 
+Tensor ActFn::operator()(const Tensor& x, Loc loc) const { return nisa::activation(f, x, {}, 1.0f, x.dtype(), loc); }
+
+Tensor ActFn::operator()(const Tensor& x, Dtype dtype, Loc loc) const {
+  return nisa::activation(f, x, {}, 1.0f, dtype, loc);
+}
+
 Range affine_range(int64_t n, Loc loc) { return Range(n, false, loc); }
 Range sequential_range(int64_t n, Loc loc) { return Range(n, true, loc); }
 

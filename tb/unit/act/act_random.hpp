@@ -1,6 +1,6 @@
 // Random scalar-engine instructions for the ACT bench.
 //
-// activation with: func copy or relu; src0 and dst in SBUF or PSUM, all three dtypes, random
+// activation with: func any of the ISA's functions (copy more often); src0 and dst in SBUF or PSUM, all three dtypes, random
 // partition ranges, free shapes of 1-4 dims shaped differently on each side, strides unit,
 // reversed, random (negative, non-unit), zero (broadcast sources) and junk on size-1 dims; the
 // scale an fp32 immediate (often exactly 1.0, the engine's shortcut) or an fp32 per-partition
@@ -73,7 +73,7 @@ class ActGen {
     g_.junk(i.s0);
     g_.junk(i.s1);
 
-    i.func = chance(50) ? ActFunc::relu : ActFunc::copy;
+    i.func = chance(30) ? ActFunc::copy : ncore::isa::kActFuncValues[below(ncore::isa::kActFuncValues.size())];
     const uint32_t np = chance(30) ? P : chance(20) ? 1 : 1 + below(P);
     const uint32_t sp = below(P - np + 1);
     const uint32_t n = g_.free_count();

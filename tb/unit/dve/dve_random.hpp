@@ -1,5 +1,5 @@
 // Random vector-engine instructions for the DVE bench (its SBUF contents: random_bytes,
-// bench_bits.hpp): tensor_tensor (add, subtract, multiply, max, min), tensor_scalar (immediate or
+// bench_bits.hpp): tensor_tensor (every ALU op of the ISA), tensor_scalar (immediate or
 // per-partition operands, rev0/rev1, op1 bypass or not), tensor_copy, memset and tensor_reduce
 // (add, multiply, max, min over the 1-4 innermost free dims of src0); all three
 // dtypes on every operand; random partition ranges; free shapes of 1-4 dims whose operands may
@@ -62,7 +62,11 @@ class InsnGen {
   uint32_t below(uint64_t n) { return g_.below(n); }
   bool chance(unsigned pct) { return g_.chance(pct); }
   Dtype dtype() { return g_.dtype(); }
-  AluOp op(bool bypass_ok) { return static_cast<AluOp>(bypass_ok ? below(6) : 1 + below(5)); }
+  // Any ALU op of the ISA (bypass only when bypass_ok).
+  AluOp op(bool bypass_ok) {
+    const auto& ops = ncore::isa::kAluOpValues;
+    return bypass_ok ? ops[below(ops.size())] : ops[1 + below(ops.size() - 1)];
+  }
 
   // An SBUF operand of `n` free elements over partitions [sp, sp + np), placed at random.
   bool operand(Ap& a, Dtype dt, uint32_t sp, uint32_t np, uint32_t n, bool broadcast) {

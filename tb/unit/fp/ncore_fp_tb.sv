@@ -7,6 +7,7 @@ module ncore_fp_tb
   import ncore_fp_pkg::*;
 (
   input  alu_op_e     op_i,        // operation of alu_o
+  input  act_func_e   fn_i,        // activation function of act_o
   input  dtype_e      dt_i,        // dtype of to_f32_o and from_f32_o
   input  logic [31:0] a_i,         // fp32 operand a (and the fp32 input of from_f32_o)
   input  logic [31:0] b_i,         // fp32 operand b
@@ -18,7 +19,10 @@ module ncore_fp_tb
   output logic [31:0] max_o,       // f32_max(a_i, b_i)
   output logic [31:0] min_o,       // f32_min(a_i, b_i)
   output logic [31:0] to_f32_o,    // fp_to_f32(raw_i, dt_i)
-  output logic [31:0] from_f32_o   // fp_from_f32(a_i, dt_i)
+  output logic [31:0] from_f32_o,  // fp_from_f32(a_i, dt_i)
+  output logic [31:0] div_o,       // f32_div(a_i, b_i)
+  output logic [31:0] sqrt_o,      // f32_sqrt(a_i)
+  output logic [31:0] act_o        // fp_act(fn_i, a_i)
 );
 
   assign alu_o = fp_alu(op_i, a_i, b_i);
@@ -29,5 +33,8 @@ module ncore_fp_tb
   assign min_o = f32_min(a_i, b_i);
   assign to_f32_o = fp_to_f32(raw_i, dt_i);
   assign from_f32_o = fp_from_f32(a_i, dt_i);
+  assign div_o = f32_div(a_i, b_i);
+  assign sqrt_o = f32_sqrt(a_i);
+  assign act_o = fp_act(fn_i, a_i);
 
 endmodule

@@ -31,7 +31,9 @@ namespace num = ncore::num;
 
 namespace {
 
-constexpr AluOp kOps[] = {AluOp::bypass, AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max, AluOp::min};
+using ncore::isa::ActFunc;
+constexpr auto kOps = ncore::isa::kAluOpValues;
+constexpr auto kFuncs = ncore::isa::kActFuncValues;
 constexpr Dtype kDtypes[] = {Dtype::fp32, Dtype::bf16, Dtype::fp16};
 
 std::string hex(uint32_t v) {
@@ -61,8 +63,19 @@ class Bench {
     expect("multiply", a, b, dut_->mul_o, num::alu(AluOp::multiply, a, b));
     expect("max", a, b, dut_->max_o, num::alu(AluOp::max, a, b));
     expect("min", a, b, dut_->min_o, num::alu(AluOp::min, a, b));
+    expect("divide", a, b, dut_->div_o, num::alu(AluOp::divide, a, b));
     expect(ncore::isa::to_string(op), a, b, dut_->alu_o, num::alu(op, a, b));
     ++pairs_;
+  }
+
+  // fp_act(fn, x) against num::act, and f32_sqrt(x) against the host's sqrtf.
+  void check_act(uint32_t x, ActFunc fn) {
+    dut_->a_i = x;
+    dut_->fn_i = static_cast<uint8_t>(fn);
+    dut_->eval();
+    expect(std::string("act ") + ncore::isa::to_string(fn), x, 0, dut_->act_o, num::act(fn, x));
+    expect("sqrt", x, 0, dut_->sqrt_o, num::act(ActFunc::sqrt, x));
+    ++acts_;
   }
 
   // fp_to_f32(raw, dt) and fp_from_f32(f, dt).
@@ -93,6 +106,7 @@ class Bench {
   uint64_t failures() const { return failures_; }
   uint64_t pairs() const { return pairs_; }
   uint64_t conversions() const { return conversions_; }
+  uint64_t acts() const { return acts_; }
   std::string report() const { return log_.str(); }
 
  private:
@@ -104,7 +118,7 @@ class Bench {
 
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<Vncore_fp_tb> dut_;
-  uint64_t failures_ = 0, pairs_ = 0, conversions_ = 0;
+  uint64_t failures_ = 0, pairs_ = 0, conversions_ = 0, acts_ = 0;
   std::ostringstream log_;
 };
 
@@ -208,6 +222,27 @@ class PairGen {
 
   std::mt19937_64 rng_;
   std::vector<uint32_t> specials_;
+
+ public:
+  // An activation input: an operand as above, or a value where the functions change regime (a
+  // uniform float in [-110, 110] or [-2, 2], or near a branch point of act_math.hpp).
+  uint32_t act_input() {
+    std::uniform_real_distribution<float> wide(-110.0f, 110.0f), narrow(-2.0f, 2.0f);
+    static constexpr uint32_t kEdges[] = {0x42B20000u, 0xC2D00000u, 0x42B17218u, 0xC2AEAC50u, 0x3F200000u,
+                                          0x3FB504F3u, 0x3F3504F3u, 0x3F800000u, 0x41100000u, 0xC1100000u};
+    switch (rng_() % 6) {
+      case 0:
+        return operand();
+      case 1:
+        return num::float_to_bits(wide(rng_));
+      case 2:
+        return num::float_to_bits(narrow(rng_));
+      case 3:
+        return (kEdges[rng_() % std::size(kEdges)] + uint32_t(rng_() % 64) - 32u) ^ uint32_t(rng_() & 1) << 31;
+      default:
+        return static_cast<uint32_t>(rng_());
+    }
+  }
 };
 
 void random_pairs(uint64_t n, uint64_t seed) {
@@ -216,11 +251,11 @@ void random_pairs(uint64_t n, uint64_t seed) {
   const auto t0 = std::chrono::steady_clock::now();
   for (uint64_t k = 0; k < n; ++k) {
     const auto [a, b] = gen.next();
-    bench.check_pair(a, b, kOps[k % 6]);
+    bench.check_pair(a, b, kOps[k % kOps.size()]);
     if (bench.failures() > 1000) break;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("fp unit: %llu random pairs, each through add, subtract, multiply, max, min and fp_alu: %.2f s (%.2f M pairs/s)\n",
+  std::printf("fp unit: %llu random pairs, each through add, subtract, multiply, max, min, divide and fp_alu: %.2f s (%.2f M pairs/s)\n",
               static_cast<unsigned long long>(bench.pairs()), s, bench.pairs() / s / 1e6);
   INFO(bench.report());
   CHECK(bench.failures() == 0);
@@ -237,7 +272,7 @@ TEST_CASE("fp_alu: every pair of special-value classes, every op", "[fp]") {
       for (AluOp op : kOps) bench.check_pair(a, b, op);
   INFO(bench.report());
   CHECK(bench.failures() == 0);
-  CHECK(bench.pairs() == vals.size() * vals.size() * 6);
+  CHECK(bench.pairs() == vals.size() * vals.size() * kOps.size());
 }
 
 TEST_CASE("fp_to_f32 / fp_from_f32: every special class, every dtype", "[fp]") {
@@ -296,4 +331,36 @@ TEST_CASE("fp_alu: random operand pairs (NCORE_FP_PAIRS, default 200000)", "[fp]
 
 TEST_CASE("fp_alu: long random run (NCORE_FP_LONG_PAIRS, default 10 million)", "[fp][.long]") {
   random_pairs(env_count("NCORE_FP_LONG_PAIRS", 10000000), 2);
+}
+
+TEST_CASE("fp_act: every special value through every activation function", "[fp]") {
+  Bench bench;
+  const auto vals = special_values();
+  for (uint32_t x : vals)
+    for (ActFunc fn : kFuncs) bench.check_act(x, fn);
+  INFO(bench.report());
+  CHECK(bench.failures() == 0);
+  CHECK(bench.acts() == vals.size() * kFuncs.size());
+}
+
+TEST_CASE("fp_act: random inputs, every function (NCORE_FP_ACT_VALUES per function, default 20000)", "[fp]") {
+  Bench bench;
+  PairGen gen(5);
+  const uint64_t n = env_count("NCORE_FP_ACT_VALUES", 20000);
+  for (uint64_t k = 0; k < n && bench.failures() <= 1000; ++k)
+    for (ActFunc fn : kFuncs) bench.check_act(gen.act_input(), fn);
+  INFO(bench.report());
+  CHECK(bench.failures() == 0);
+  CHECK(bench.acts() == n * kFuncs.size());
+}
+
+TEST_CASE("f32_sqrt and f32_div: strided walk over all fp32 patterns", "[fp]") {
+  Bench bench;
+  std::mt19937 rng(13);
+  for (uint64_t f = 0; f < (1ull << 32); f += 8191) {
+    bench.check_act(static_cast<uint32_t>(f), ActFunc::reciprocal);  // also checks f32_sqrt
+    bench.check_pair(static_cast<uint32_t>(f), rng(), AluOp::divide);
+  }
+  INFO(bench.report());
+  CHECK(bench.failures() == 0);
 }

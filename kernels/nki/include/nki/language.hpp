@@ -93,12 +93,45 @@ inline constexpr AluFn subtract{AluOp::subtract};
 inline constexpr AluFn multiply{AluOp::multiply};
 inline constexpr AluFn maximum{AluOp::max};
 inline constexpr AluFn minimum{AluOp::min};
+inline constexpr AluFn divide{AluOp::divide};
+// Comparisons: 1.0 where true, 0.0 where not, in the result's dtype (NKI's default dtype is bool,
+// which this model does not have: the result takes the tile operand's dtype, as for add).
+inline constexpr AluFn equal{AluOp::equal};
+inline constexpr AluFn not_equal{AluOp::not_equal};
+inline constexpr AluFn greater{AluOp::greater};
+inline constexpr AluFn greater_equal{AluOp::greater_equal};
+inline constexpr AluFn less{AluOp::less};
+inline constexpr AluFn less_equal{AluOp::less_equal};
 inline constexpr AluOp bypass = AluOp::bypass;
 
-// Activation functions of nisa::activation. NKI's nl.copy as a function argument is nl::identity
-// here (nl::copy is the tensor copy below).
+// An activation function by its NKI name. It is the op argument of nisa::activation
+// (nisa::activation(nl::exp, x)) and NKI's element-wise call, nl::exp(x): one activation
+// instruction on the scalar engine into a new SBUF tile of `dtype` (default: x's dtype).
+struct ActFn {
+  ActFunc f;
+  constexpr operator ActFunc() const { return f; }
+  Tensor operator()(const Tensor& x, Loc loc = Loc::here()) const;
+  Tensor operator()(const Tensor& x, Dtype dtype, Loc loc = Loc::here()) const;
+};
+// NKI's nl.copy as a function argument is nl::identity here (nl::copy is the tensor copy below).
 inline constexpr ActFunc identity = ActFunc::copy;
-inline constexpr ActFunc relu = ActFunc::relu;
+inline constexpr ActFn relu{ActFunc::relu};
+inline constexpr ActFn exp{ActFunc::exp};
+inline constexpr ActFn log{ActFunc::log};
+inline constexpr ActFn tanh{ActFunc::tanh};
+inline constexpr ActFn sigmoid{ActFunc::sigmoid};
+inline constexpr ActFn sqrt{ActFunc::sqrt};
+inline constexpr ActFn rsqrt{ActFunc::rsqrt};
+inline constexpr ActFn reciprocal{ActFunc::reciprocal};
+inline constexpr ActFn square{ActFunc::square};
+inline constexpr ActFn abs{ActFunc::abs};
+inline constexpr ActFn negative{ActFunc::negative};
+inline constexpr ActFn sign{ActFunc::sign};
+inline constexpr ActFn gelu_apprx_tanh{ActFunc::gelu_apprx_tanh};
+inline constexpr ActFn silu{ActFunc::silu};
+inline constexpr ActFn softplus{ActFunc::softplus};
+inline constexpr ActFn gelu{ActFunc::gelu};
+inline constexpr ActFn erf{ActFunc::erf};
 
 struct tile_size {
   static constexpr int64_t pmax = 128;

@@ -489,6 +489,28 @@ class Tensor:
     def __rmul__(self, o):
         return self._ew("multiply", o, True)
 
+    def __truediv__(self, o):
+        return self._ew("divide", o)
+
+    def __rtruediv__(self, o):
+        return self._ew("divide", o, True)
+
+    def __neg__(self):
+        from . import language as nl
+        return nl.negative(self)
+
+    def __lt__(self, o):
+        return self._ew("less", o)
+
+    def __le__(self, o):
+        return self._ew("less_equal", o)
+
+    def __gt__(self, o):
+        return self._ew("greater", o)
+
+    def __ge__(self, o):
+        return self._ew("greater_equal", o)
+
     def __iadd__(self, o):
         return self._inplace("add", o)
 
@@ -497,6 +519,9 @@ class Tensor:
 
     def __imul__(self, o):
         return self._inplace("multiply", o)
+
+    def __itruediv__(self, o):
+        return self._inplace("divide", o)
 
     def _inplace(self, op, o):
         require_trace(f"'{op}' in place")

@@ -37,7 +37,18 @@ def get_nc_version():
 
 _NUMPY_ALU = {"add": "add", "subtract": "subtract", "multiply": "multiply", "maximum": "maximum",
               "minimum": "minimum", "max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum",
-              "sum": "add"}
+              "sum": "add", "divide": "divide", "true_divide": "divide", "equal": "equal", "not_equal": "not_equal",
+              "greater": "greater", "greater_equal": "greater_equal", "less": "less", "less_equal": "less_equal"}
+_ALU_NAMES = "add, subtract, multiply, divide, maximum, minimum, equal, not_equal, greater, greater_equal, less, " \
+             "less_equal"
+
+# The scalar engine's activation functions (firmware/isa/ncore_isa.json, act_func), and the NumPy
+# ufuncs NKI accepts for them.
+_ACT = ("copy", "relu", "exp", "log", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "square", "abs", "negative",
+        "sign", "gelu_apprx_tanh", "silu", "softplus", "gelu", "erf")
+_NUMPY_ACT = {"exp": "exp", "log": "log", "tanh": "tanh", "sqrt": "sqrt", "reciprocal": "reciprocal",
+              "square": "square", "absolute": "abs", "abs": "abs", "negative": "negative", "sign": "sign",
+              "copy": "copy", "identity": "copy"}
 
 
 def alu_name(op, param="op"):
@@ -45,25 +56,31 @@ def alu_name(op, param="op"):
     if op is None:
         return "bypass"
     name = getattr(op, "_nki_alu", None)
+    if name is None and isinstance(op, np.ufunc):
+        name = _NUMPY_ALU.get(op.__name__)
     if name is None:
-        name = _NUMPY_ALU.get(getattr(op, "__name__", None))
+        name = _NUMPY_ALU.get(getattr(op, "__name__", None)) if callable(op) else None
     if name is None:
         loc = caller()
         raise ValueError(f"{loc}: {param}={getattr(op, '__name__', op)!r} is not an ALU operator this model "
-                         "has (add, subtract, multiply, maximum, minimum)")
+                         f"has ({_ALU_NAMES})")
     return name
 
 
 def act_name(op):
-    """The model's name of an activation function given as nl.copy, nl.relu, ..."""
+    """The model's name of an activation function given as nl.exp, np.exp, nl.copy, ..."""
     name = getattr(op, "_nki_act", None)
+    if name is None and isinstance(op, np.ufunc):
+        name = _NUMPY_ACT.get(op.__name__)
     if name is None and getattr(op, "__name__", None) in ("copy", "identity", "relu"):
         name = op.__name__
-    if name not in ("copy", "identity", "relu"):
+    if name == "identity":
+        name = "copy"
+    if name not in _ACT:
         loc = caller()
-        raise ValueError(f"{loc}: nl.{getattr(op, '__name__', op)} is not supported by this model as an "
-                         "activation function: its scalar engine has nl.copy (identity) and nl.relu")
-    return "copy" if name == "identity" else name
+        raise ValueError(f"{loc}: {getattr(op, '__name__', op)} is not supported by this model as an activation "
+                         f"function: its scalar engine has {', '.join('nl.' + a for a in _ACT)}")
+    return name
 
 
 def _dt(dtype):
@@ -240,7 +257,12 @@ def _unmodelled(name):
     return fn
 
 
-for _n in ["iota", "affine_select", "bn_stats", "bn_aggr", "dropout", "local_gather", "reciprocal", "dma_transpose",
+def reciprocal(data, *, dtype=None, mask=None, **kwargs):
+    """1 / data, element-wise, correctly rounded (vector engine: tensor_scalar divide, reversed)."""
+    return tensor_scalar(data, np.divide, 1.0, reverse0=True, dtype=dtype, mask=mask)
+
+
+for _n in ["iota", "affine_select", "bn_stats", "bn_aggr", "dropout", "local_gather", "dma_transpose",
            "scalar_tensor_tensor", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst", "tensor_partition_reduce",
            "tensor_scalar_reduce", "tensor_tensor_scan", "range_select", "select_reduce", "sequence_bounds",
            "max8", "nc_find_index8", "nc_match_replace8", "builtin_custom_op", "exponential"]:

@@ -231,14 +231,22 @@ def _no_mask(mask, api):
 
 # --- element-wise and reduction calls ---------------------------------------------------------------
 
+_PY_ALU = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
+           "divide": lambda a, b: a / b, "maximum": builtins.max, "minimum": builtins.min,
+           "equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b, "greater": lambda a, b: a > b,
+           "greater_equal": lambda a, b: a >= b, "less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b}
+_COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
+
+
 def _ew(op):
     def fn(x, y, dtype=None, mask=None, **kwargs):
         _core.require_trace(op)
         _no_mask(mask, op)
         loc = caller()
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-            return {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
-                    "maximum": builtins.max, "minimum": builtins.min}[op](x, y)
+            return _PY_ALU[op](x, y)
+        if op in _COMPARISONS and dtype is not None and _core.dtype_name(dtype) == "bool_":
+            dtype = None  # NKI's default dtype=bool: 1.0 / 0.0 in the tile's dtype (the model has no bool)
         xo, yo = _operand(x), _operand(y)
         dt = None if dtype is None else _dtype(dtype).name
 
@@ -252,14 +260,24 @@ def _ew(op):
     fn._nki_alu = op
     fn.__doc__ = f"nl.{op}(x, y): element-wise on the vector engine (tile and tile, tile and scalar, " \
                  "tile and (P, 1) tile)."
+    if op in _COMPARISONS:
+        fn.__doc__ += " 1.0 where it holds, 0.0 where not, in the tile's dtype (NKI's default dtype bool is not " \
+                      "modelled)."
     return fn
 
 
 add = _ew("add")
 subtract = _ew("subtract")
 multiply = _ew("multiply")
+divide = _ew("divide")
 maximum = _ew("maximum")
 minimum = _ew("minimum")
+equal = _ew("equal")
+not_equal = _ew("not_equal")
+greater = _ew("greater")
+greater_equal = _ew("greater_equal")
+less = _ew("less")
+less_equal = _ew("less_equal")
 
 
 def _reduction(op, alu):
@@ -280,42 +298,103 @@ sum = _reduction("sum", "add")
 prod = _reduction("prod", "multiply")
 
 
+def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
+    """nl.mean(x, axis): the sum over the free axes (tensor_reduce add, in float32) times 1/n in
+    float32 (tensor_scalar multiply), n the number of elements summed; in `dtype` (default x's)."""
+    from . import isa as nisa
+    _core.require_trace("mean")
+    _no_mask(mask, "mean")
+    loc = caller()
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    shape = x.shape
+    n = 1
+    for a in axes:
+        a = int(a)
+        if a < 1 or a >= len(shape):
+            raise ValueError(f"{loc}: nl.mean over axis {a} of a tile of shape {tuple(shape)}: the axes must be free "
+                             "axes (1 to the tile's last)")
+        n *= int(shape[a])
+    total = nisa.tensor_reduce(np.add, x, axis, dtype=float32, keepdims=keepdims)
+    return nisa.tensor_scalar(total, np.multiply, float(np.float32(1.0) / np.float32(n)),
+                              dtype=x.dtype if dtype is None else dtype)
+
+
+# --- activation functions (scalar engine) ---------------------------------------------------------------
+
+_PY_ACT = {"exp": math.exp, "log": math.log, "tanh": math.tanh, "sqrt": math.sqrt, "square": lambda v: v * v,
+           "abs": builtins.abs, "negative": lambda v: -v, "reciprocal": lambda v: 1.0 / v,
+           "rsqrt": lambda v: 1.0 / math.sqrt(v), "sigmoid": lambda v: 1.0 / (1.0 + math.exp(-v)),
+           "sign": lambda v: float((v > 0) - (v < 0)), "relu": lambda v: builtins.max(v, 0.0),
+           "silu": lambda v: v / (1.0 + math.exp(-v)), "softplus": lambda v: math.log1p(math.exp(v)),
+           "gelu": lambda v: 0.5 * v * math.erfc(-v / math.sqrt(2.0)), "erf": math.erf,
+           "gelu_apprx_tanh": lambda v: 0.5 * v * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) *
+                                                                  (v + 0.044715 * v ** 3)))}
+
+
+def _act(name):
+    def fn(x, dtype=None, mask=None, **kwargs):
+        from . import isa as nisa
+        _no_mask(mask, name)
+        if not isinstance(x, Tensor):
+            if isinstance(x, (int, float, np.integer, np.floating)):
+                return _PY_ACT[name](x)
+            raise TypeError(f"nl.{name} takes a tile, got {type(x).__name__}")
+        return nisa.activation(fn, x, dtype=dtype)
+
+    fn.__name__ = name
+    fn.__qualname__ = name
+    fn._nki_act = name
+    fn.__doc__ = f"nl.{name}(x): element-wise on the scalar engine (one activation instruction); also the op " \
+                 "argument of nisa.activation."
+    return fn
+
+
+# The activation functions the model's scalar engine has (firmware/isa/ncore_isa.json, act_func).
+relu = _act("relu")
+exp = _act("exp")
+log = _act("log")
+tanh = _act("tanh")
+sigmoid = _act("sigmoid")
+sqrt = _act("sqrt")
+rsqrt = _act("rsqrt")
+reciprocal = _act("reciprocal")
+square = _act("square")
+abs = _act("abs")
+negative = _act("negative")
+sign = _act("sign")
+gelu_apprx_tanh = _act("gelu_apprx_tanh")
+silu = _act("silu")
+softplus = _act("softplus")
+gelu = _act("gelu")
+erf = _act("erf")
+identity = copy
+copy._nki_act = "copy"
+
+
 def _unmodelled(name, kind):
     def fn(*args, **kwargs):
         loc = caller()
-        raise ValueError(f"{loc}: nl.{name} is not supported by this model ({kind}); the modelled operations are "
-                         "add, subtract, multiply, maximum, minimum (vector engine) and copy, relu (scalar engine)")
+        raise ValueError(f"{loc}: nl.{name} is not supported by this model ({kind})")
 
     fn.__name__ = name
     fn._nki_act = name
     return fn
 
 
-# Activation functions usable with nisa.activation: copy (identity) and relu are modelled.
-def relu(x, dtype=None, mask=None, **kwargs):
-    """relu(x) on the scalar engine."""
-    from . import isa as nisa
-    _no_mask(mask, "relu")
-    return nisa.activation(relu, x, dtype=dtype)
-
-
-relu._nki_act = "relu"
-identity = copy
-copy._nki_act = "copy"
-
-for _n in ["exp", "log", "tanh", "sigmoid", "gelu", "gelu_apprx_tanh", "silu", "sqrt", "rsqrt", "reciprocal",
-           "square", "abs", "sin", "cos", "erf", "softplus", "mish", "sign", "negative", "softmax", "rms_norm",
-           "ceil", "floor", "trunc", "logical_not", "invert"]:
-    globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have")
-for _n in ["tan", "arctan", "gelu_dx", "silu_dx", "erf_dx", "logsigmoid", "rms_norm"]:
-    globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have")
+for _n in ["sin", "cos", "mish", "softmax", "rms_norm", "ceil", "floor", "trunc", "tan", "arctan",
+           "gelu_dx", "gelu_apprx_sigmoid", "silu_dx", "erf_dx", "logsigmoid"]:
+    globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have; it has copy, relu, "
+                                    "exp, log, tanh, sigmoid, sqrt, rsqrt, reciprocal, square, abs, negative, sign, "
+                                    "gelu, gelu_apprx_tanh, silu, softplus and erf")
 for _n in ["atomic_rmw", "rand", "random_seed", "shared_constant", "shared_identity_matrix", "all_reduce",
-           "loop_reduce", "gather_flattened", "dynamic_range", "invert", "logical_not"]:
+           "loop_reduce", "gather_flattened", "dynamic_range", "invert", "logical_not", "var", "all", "where",
+           "dropout"]:
     globals()[_n] = _unmodelled(_n, "an operation the model does not have")
-for _n in ["divide", "power", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "equal",
-           "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or", "logical_xor",
-           "mod", "fmod", "mean", "var", "all", "where", "dropout"]:
-    globals()[_n] = _unmodelled(_n, "an ALU operation its engines do not have")
+for _n in ["power", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and",
+           "logical_or", "logical_xor", "mod", "fmod"]:
+    globals()[_n] = _unmodelled(_n, "an ALU operation its engines do not have; they have add, subtract, multiply, "
+                                    "divide, maximum, minimum and the comparisons equal, not_equal, greater, "
+                                    "greater_equal, less, less_equal")
 
 
 def transpose(x, dtype=None, mask=None, **kwargs):
