@@ -89,4 +89,14 @@ module ncore_ap_iter #(
       end
     end
   end
+
+  // ---------------------------------------------------------------------------------------
+  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_ASSERT
+  import "DPI-C" function void ncore_assert_fail(input string msg);
+  // A step of n elements stays within the current dims[0] sweep (the caller's contract).
+  a_step_n: assert property (@(posedge clk_i) disable iff (!rst_ni) step_i && !init_i |-> 32'(step_n_i) <= rem0_o)
+    else ncore_assert_fail($sformatf("%m: step of %0d elements with %0d left in the sweep", step_n_i, rem0_o));
+`endif
 endmodule

@@ -159,4 +159,35 @@ module ncore_dma
       end
     end
   end
+
+  // ---------------------------------------------------------------------------------------
+  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_ASSERT
+  import "DPI-C" function void ncore_assert_fail(input string msg);
+  logic chk_done_bad;  // an engine's done for a queue with no transfer, or a second one
+  always_comb begin
+    chk_done_bad = 1'b0;
+    if (eng_done != '0) begin
+      for (int q = 0; q < Q; q++) begin
+        for (int e = 0; e < E; e++) begin
+          if (eng_done[e][q] && (!valid_q[q] || seen_q[q][e])) chk_done_bad = 1'b1;
+        end
+      end
+    end
+  end
+  // A transfer is handed over only to a free queue slot (it would be dropped otherwise).
+  // (An immediate assertion: Verilator 5.006 cannot sample a signal as wide as insn_i for a
+  // concurrent one.)
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && insn_valid_i) begin
+      a_slot_free: assert (!valid_q[QW'(insn_i.dma_queue)])
+        else ncore_assert_fail($sformatf("%m: transfer handed to queue %0d while its slot is busy", insn_i.dma_queue));
+    end
+  end
+  // Each engine completes its share of a transfer exactly once.
+  a_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_done_bad)
+    else ncore_assert_fail($sformatf("%m: engine done for a queue with no transfer or a second time (slots %0h)",
+                                     valid_q));
+`endif
 endmodule

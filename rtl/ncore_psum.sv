@@ -190,4 +190,40 @@ module ncore_psum
     end
   end
 
+  // ---------------------------------------------------------------------------------------
+  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_ASSERT
+  import "DPI-C" function void ncore_assert_fail(input string msg);
+  // One writer (and one reader) per (bank, partition) per cycle: the tensor engine's writes and
+  // the engine ports' grants never meet, recomputed from the grants alone.
+  logic chk_wr_overlap, chk_rd_overlap;
+  always_comb begin
+    logic [Banks-1:0][P-1:0] occ;
+    occ            = pe_busy;
+    chk_wr_overlap = 1'b0;
+    for (int w = 0; w < NumEngWr; w++) begin
+      if (ew_gnt_o[w]) begin
+        if ((occ[ew_bank[w]] & ew_mask_i[w]) != '0) chk_wr_overlap = 1'b1;
+        occ[ew_bank[w]] = occ[ew_bank[w]] | ew_mask_i[w];
+      end
+    end
+    occ            = pe_busy;
+    chk_rd_overlap = 1'b0;
+    for (int r = 0; r < NumEngRd; r++) begin
+      if (er_gnt_o[r]) begin
+        if ((occ[er_bank[r]] & er_mask_i[r]) != '0) chk_rd_overlap = 1'b1;
+        occ[er_bank[r]] = occ[er_bank[r]] | er_mask_i[r];
+      end
+    end
+  end
+  a_one_writer: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_wr_overlap)
+    else ncore_assert_fail($sformatf("%m: two writes granted on one bank of one partition (engine grants %0h)", ew_gnt_o));
+  a_one_reader: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_rd_overlap)
+    else ncore_assert_fail($sformatf("%m: a read granted on a bank and partition the tensor engine or another port holds (grants %0h)",
+                                     er_gnt_o));
+  a_gnt_req: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                              (ew_gnt_o & ~ew_req_i) == '0 && (er_gnt_o & ~er_req_i) == '0)
+    else ncore_assert_fail($sformatf("%m: grant without a request"));
+`endif
 endmodule
