@@ -190,4 +190,24 @@ module ncore_dma
     else ncore_assert_fail($sformatf("%m: engine done for a queue with no transfer or a second time (slots %0h)",
                                      valid_q));
 `endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // Queue use and back-pressure: a transfer on each queue, transfers overlapping on several
+  // queues, every slot taken.
+  for (genvar q = 0; q < Q; q++) begin : g_cov_q
+    always_ff @(posedge clk_i) begin
+      if (rst_ni && insn_valid_i) c_queue: cover (QW'(insn_i.dma_queue) == QW'(q));
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      c_overlap:   cover (insn_valid_i && valid_q != '0);
+      c_all_slots: cover (valid_q == '1);
+    end
+  end
+`endif
 endmodule

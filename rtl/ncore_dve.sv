@@ -155,4 +155,37 @@ module ncore_dve
     if (src0) a_q <= cvt;
     if (fold) a_q <= red;
   end
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // Every opcode x destination dtype the engine takes; operands in the PSUM; per-partition
+  // scalars; reductions over 1-4 axes.
+  localparam opcode_e CovOps [5] = '{OP_TENSOR_TENSOR, OP_TENSOR_SCALAR, OP_TENSOR_COPY, OP_MEMSET, OP_TENSOR_REDUCE};
+  logic cov_take;
+  assign cov_take = insn_valid_i && insn_ready_o;
+  for (genvar o = 0; o < 5; o++) begin : g_cov_op
+    for (genvar d = 0; d < 3; d++) begin : g_dt
+      always_ff @(posedge clk_i) begin
+        if (rst_ni && cov_take) c_op_dtype: cover (insn_i.opcode == CovOps[o] && insn_i.dst.dtype == dtype_e'(d));
+      end
+    end
+  end
+  for (genvar a = 1; a <= 4; a++) begin : g_cov_red
+    always_ff @(posedge clk_i) begin
+      if (rst_ni && cov_take) c_red_axes: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'(a));
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && cov_take) begin
+      c_src_psum: cover (insn_i.opcode != OP_MEMSET && insn_i.src0.mem == BUF_PSUM);
+      c_dst_psum: cover (insn_i.dst.mem == BUF_PSUM);
+      c_s0_vec:   cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.s0_vec && insn_i.op0 != ALU_BYPASS);
+      c_s1_vec:   cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.s1_vec && insn_i.op1 != ALU_BYPASS);
+      c_ts_one_op: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.op1 == ALU_BYPASS);
+    end
+  end
+`endif
 endmodule

@@ -473,4 +473,18 @@ module ncore_eng_front
   a_req_busy: assert property (@(posedge clk_i) disable iff (!rst_ni) rd_req_o || wr_req_o |-> busy_o)
     else ncore_assert_fail($sformatf("%m: memory request while idle"));
 `endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // Back-pressure on the engine's ports: a read or a write refused (the memories' arbitration).
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && ce_i) begin
+      c_rd_refused: cover (rd_req_o && !rd_gnt_i);
+      c_wr_refused: cover (wr_req_o && !wr_gnt_i);
+    end
+  end
+`endif
 endmodule

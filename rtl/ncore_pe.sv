@@ -608,4 +608,35 @@ module ncore_pe
   a_psum_lane: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_pw_collide)
     else ncore_assert_fail($sformatf("%m: two results for one PSUM partition in one cycle"));
 `endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // load_stationary and multiply_moving x operand dtype; accumulate and overwrite; what holds the
+  // engine back: an instruction held for its unit, every multiply slot taken, a multiply waiting
+  // on its PSUM lanes or its weights, refused SBUF reads; a load in the shadow of a multiply.
+  for (genvar d = 0; d < 3; d++) begin : g_cov_dt
+    always_ff @(posedge clk_i) begin
+      if (rst_ni) begin
+        c_ls_dtype: cover (take_ls && cur.src0.dtype == dtype_e'(d));
+        c_mm_dtype: cover (take_mm && cur.src0.dtype == dtype_e'(d));
+      end
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      c_mm_acc:       cover (take_mm && cur.acc);
+      c_mm_overwrite: cover (take_mm && !cur.acc);
+      c_held:         cover (hold_v_q);
+      c_slots_full:   cover ((sl_alloc_q - sl_head_q) == (SlotW + 1)'(Slots));
+      c_mm_waits:     cover (mp_v_q && (!ma_v_q || ma_release) && !mp_go);
+      c_ls_shadow:    cover (take_ls && ma_v_q);
+      c_mr_refused:   cover (mr_req_o && !mr_gnt_i);
+      c_sr_refused:   cover (sr_req_o && !sr_gnt_i);
+      c_fp32_passes:  cover (ma_v_q && ma_f32_q && ma_wait_q != '0);
+    end
+  end
+`endif
 endmodule

@@ -74,7 +74,9 @@ module ncore_psum
   // The storage. The simulator sees it through the trace interface: at time 0
   // the instance hands the array, by reference, to a DPI-C import (sim/trace/rtl_trace.cpp),
   // which registers it under this instance's scope. Simulation only: it adds no logic.
+  /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
   logic [31:0] mem_q [P][Words];
+  /*verilator coverage_on*/
 `ifndef SYNTHESIS
   import "DPI-C" context function void ncore_trace_memory(input string var_name, input logic [31:0] mem [][]);
   initial ncore_trace_memory("mem_q", mem_q);
@@ -225,5 +227,24 @@ module ncore_psum
   a_gnt_req: assert property (@(posedge clk_i) disable iff (!rst_ni)
                               (ew_gnt_o & ~ew_req_i) == '0 && (er_gnt_o & ~er_req_i) == '0)
     else ncore_assert_fail($sformatf("%m: grant without a request"));
+`endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // The tensor engine's writes: overwrite and accumulate; engine accesses refused because the
+  // tensor engine holds the bank, engine reads and writes granted.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      c_pe_overwrite:  cover ((pe_valid_i & ~pe_acc_i) != '0);
+      c_pe_accumulate: cover ((pe_valid_i & pe_acc_i) != '0);
+      c_rd_refused:    cover ((er_req_i & ~er_gnt_o) != '0);
+      c_wr_refused:    cover ((ew_req_i & ~ew_gnt_o) != '0);
+      c_eng_read:      cover (er_gnt_o != '0);
+      c_eng_write:     cover (ew_gnt_o != '0);
+    end
+  end
 `endif
 endmodule

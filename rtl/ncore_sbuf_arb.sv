@@ -124,4 +124,21 @@ module ncore_sbuf_arb #(
                               (eng_gnt_o & ~eng_req_i) == '0 && (dma_gnt_o & ~dma_req_i) == '0)
     else ncore_assert_fail($sformatf("%m: grant without a request"));
 `endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // Bank conflicts: DMA against DMA (a partition or a bank), an engine port refused, a DMA port
+  // refused after the engines; the priority flipped to the DMA side.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      c_dma_vs_dma:   cover (g_dma[0].refused != '0);
+      c_eng_refused:  cover (eng_conflict != '0);
+      c_dma_vs_eng:   cover (g_dma[1].refused != '0);
+      c_dma_priority: cover (dma_first_q != '0 && (eng_req_i & ~eng_gnt_o) != '0);
+    end
+  end
+`endif
 endmodule
