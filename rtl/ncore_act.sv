@@ -176,9 +176,13 @@ module ncore_act
   // result dst2, operands in the PSUM.
   logic cov_take;
   assign cov_take = insn_valid_i && insn_ready_o;
-  for (genvar d = 0; d < 3; d++) begin : g_cov_dt
-    always_ff @(posedge clk_i) begin
-      if (rst_ni && cov_take) c_op_dtype: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == dtype_e'(d));
+  // (Bins are written out one per label: Verilator's coverage file merges the instances of a
+  // generate loop into one point.)
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && cov_take) begin
+      c_activation_fp32: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_FP32);
+      c_activation_bf16: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_BF16);
+      c_activation_fp16: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_FP16);
     end
   end
   always_ff @(posedge clk_i) begin

@@ -198,9 +198,28 @@ module ncore_dma
 `ifdef NCORE_COVER
   // Queue use and back-pressure: a transfer on each queue, transfers overlapping on several
   // queues, every slot taken.
-  for (genvar q = 0; q < Q; q++) begin : g_cov_q
-    always_ff @(posedge clk_i) begin
-      if (rst_ni && insn_valid_i) c_queue: cover (QW'(insn_i.dma_queue) == QW'(q));
+  // (Bins are written out one per label: Verilator's coverage file merges the instances of a
+  // generate loop into one point.)
+  logic [3:0] cov_q;
+  assign cov_q = insn_i.dma_queue;
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && insn_valid_i) begin
+      c_queue0: cover (cov_q == 4'd0);
+      c_queue1: cover (Q > 1 && cov_q == 4'd1);
+      c_queue2: cover (Q > 2 && cov_q == 4'd2);
+      c_queue3: cover (Q > 3 && cov_q == 4'd3);
+      c_queue4: cover (Q > 4 && cov_q == 4'd4);
+      c_queue5: cover (Q > 5 && cov_q == 4'd5);
+      c_queue6: cover (Q > 6 && cov_q == 4'd6);
+      c_queue7: cover (Q > 7 && cov_q == 4'd7);
+      c_queue8: cover (Q > 8 && cov_q == 4'd8);
+      c_queue9: cover (Q > 9 && cov_q == 4'd9);
+      c_queue10: cover (Q > 10 && cov_q == 4'd10);
+      c_queue11: cover (Q > 11 && cov_q == 4'd11);
+      c_queue12: cover (Q > 12 && cov_q == 4'd12);
+      c_queue13: cover (Q > 13 && cov_q == 4'd13);
+      c_queue14: cover (Q > 14 && cov_q == 4'd14);
+      c_queue15: cover (Q > 15 && cov_q == 4'd15);
     end
   end
   always_ff @(posedge clk_i) begin

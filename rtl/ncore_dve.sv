@@ -163,19 +163,31 @@ module ncore_dve
 `ifdef NCORE_COVER
   // Every opcode x destination dtype the engine takes; operands in the PSUM; per-partition
   // scalars; reductions over 1-4 axes.
-  localparam opcode_e CovOps [5] = '{OP_TENSOR_TENSOR, OP_TENSOR_SCALAR, OP_TENSOR_COPY, OP_MEMSET, OP_TENSOR_REDUCE};
+  // (Bins are written out one per label: Verilator's coverage file merges the instances of a
+  // generate loop into one point.)
   logic cov_take;
   assign cov_take = insn_valid_i && insn_ready_o;
-  for (genvar o = 0; o < 5; o++) begin : g_cov_op
-    for (genvar d = 0; d < 3; d++) begin : g_dt
-      always_ff @(posedge clk_i) begin
-        if (rst_ni && cov_take) c_op_dtype: cover (insn_i.opcode == CovOps[o] && insn_i.dst.dtype == dtype_e'(d));
-      end
-    end
-  end
-  for (genvar a = 1; a <= 4; a++) begin : g_cov_red
-    always_ff @(posedge clk_i) begin
-      if (rst_ni && cov_take) c_red_axes: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'(a));
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && cov_take) begin
+      c_tensor_tensor_fp32: cover (insn_i.opcode == OP_TENSOR_TENSOR && insn_i.dst.dtype == DT_FP32);
+      c_tensor_tensor_bf16: cover (insn_i.opcode == OP_TENSOR_TENSOR && insn_i.dst.dtype == DT_BF16);
+      c_tensor_tensor_fp16: cover (insn_i.opcode == OP_TENSOR_TENSOR && insn_i.dst.dtype == DT_FP16);
+      c_tensor_scalar_fp32: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.dst.dtype == DT_FP32);
+      c_tensor_scalar_bf16: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.dst.dtype == DT_BF16);
+      c_tensor_scalar_fp16: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.dst.dtype == DT_FP16);
+      c_tensor_copy_fp32: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_FP32);
+      c_tensor_copy_bf16: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_BF16);
+      c_tensor_copy_fp16: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_FP16);
+      c_memset_fp32: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_FP32);
+      c_memset_bf16: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_BF16);
+      c_memset_fp16: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_FP16);
+      c_tensor_reduce_fp32: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.dst.dtype == DT_FP32);
+      c_tensor_reduce_bf16: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.dst.dtype == DT_BF16);
+      c_tensor_reduce_fp16: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.dst.dtype == DT_FP16);
+      c_reduce_axes1: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd1);
+      c_reduce_axes2: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd2);
+      c_reduce_axes3: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd3);
+      c_reduce_axes4: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd4);
     end
   end
   always_ff @(posedge clk_i) begin

@@ -617,12 +617,16 @@ module ncore_pe
   // load_stationary and multiply_moving x operand dtype; accumulate and overwrite; what holds the
   // engine back: an instruction held for its unit, every multiply slot taken, a multiply waiting
   // on its PSUM lanes or its weights, refused SBUF reads; a load in the shadow of a multiply.
-  for (genvar d = 0; d < 3; d++) begin : g_cov_dt
-    always_ff @(posedge clk_i) begin
-      if (rst_ni) begin
-        c_ls_dtype: cover (take_ls && cur.src0.dtype == dtype_e'(d));
-        c_mm_dtype: cover (take_mm && cur.src0.dtype == dtype_e'(d));
-      end
+  // (Bins are written out one per label: Verilator's coverage file merges the instances of a
+  // generate loop into one point.)
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      c_load_stationary_fp32: cover (take_ls && cur.src0.dtype == DT_FP32);
+      c_load_stationary_bf16: cover (take_ls && cur.src0.dtype == DT_BF16);
+      c_load_stationary_fp16: cover (take_ls && cur.src0.dtype == DT_FP16);
+      c_multiply_moving_fp32: cover (take_mm && cur.src0.dtype == DT_FP32);
+      c_multiply_moving_bf16: cover (take_mm && cur.src0.dtype == DT_BF16);
+      c_multiply_moving_fp16: cover (take_mm && cur.src0.dtype == DT_FP16);
     end
   end
   always_ff @(posedge clk_i) begin
