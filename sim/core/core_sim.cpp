@@ -23,10 +23,10 @@ struct Builder {
   Core* (*make)(const Preset&);
 };
 constexpr Builder kBuilders[] = {{"trn2", 1, make_core_trn2},
-#if !defined(NCORE_COVERAGE)  // the coverage build has no two-thread model (sim/CMakeLists.txt)
-                                 {"trn2", 2, make_core_trn2_mt},
+#if !defined(NCORE_COVERAGE)  // the coverage build has trn2 and tiny only (sim/CMakeLists.txt)
+                                 {"trn2", 2, make_core_trn2_mt}, {"trn1", 1, make_core_trn1},
 #endif
-                                 {"trn1", 1, make_core_trn1}, {"tiny", 1, make_core_tiny}};
+                                 {"tiny", 1, make_core_tiny}};
 
 const Builder* find_builder(const std::string& preset, unsigned threads) {
   for (const auto& b : kBuilders)
