@@ -553,6 +553,7 @@ module ncore_pe
 `ifdef NCORE_ASSERT
   import "DPI-C" function void ncore_assert_fail(input string msg);
   logic [7:0]       chk_ls_q;             // loads accepted whose ls_done has not pulsed
+  logic [7:0]       chk_mm_q;             // multiplies accepted whose mm_done has not pulsed
   logic             chk_mr_q, chk_sr_q;   // a read refused in the last cycle
   logic [AddrW-1:0] chk_mr_addr_q, chk_sr_addr_q;
   logic [P-1:0]     chk_mr_mask_q, chk_sr_mask_q;
@@ -563,6 +564,7 @@ module ncore_pe
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       chk_ls_q      <= '0;
+      chk_mm_q      <= '0;
       chk_mr_q      <= 1'b0;
       chk_sr_q      <= 1'b0;
       chk_mr_addr_q <= '0;
@@ -571,6 +573,7 @@ module ncore_pe
       chk_sr_mask_q <= '0;
     end else begin
       chk_ls_q      <= chk_ls_q + 8'(take_ls) - 8'(ls_done_o);
+      chk_mm_q      <= chk_mm_q + 8'(take_mm) - 8'(mm_done_o);
       chk_mr_q      <= mr_req_o && !mr_gnt_i;
       chk_sr_q      <= sr_req_o && !sr_gnt_i;
       chk_mr_addr_q <= mr_addr_o;
@@ -592,7 +595,7 @@ module ncore_pe
   // Done pulses answer accepted instructions, once each.
   a_ls_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) ls_done_o |-> chk_ls_q != '0)
     else ncore_assert_fail($sformatf("%m: ls_done pulse with no load_stationary outstanding"));
-  a_mm_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) mm_done_o |-> sl_alloc_q != sl_head_q)
+  a_mm_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) mm_done_o |-> chk_mm_q != '0)
     else ncore_assert_fail($sformatf("%m: mm_done pulse with no multiply_moving outstanding"));
   // Multiply slots and per-set counts within their ranges.
   a_slots: assert property (@(posedge clk_i) disable iff (!rst_ni) (sl_alloc_q - sl_head_q) <= (SlotW + 1)'(Slots))
