@@ -13,11 +13,15 @@
 #   make regress [SEED=1] [COUNT=N] [MINUTES=30] [PRESET=tiny,trn2]
 #                                                               random Programs on the RTL in lockstep with the
 #                                                               golden model; a failure is shrunk and written out
+#   make coverage [COUNT=200 | MINUTES=M] [KERNELS=all|quick|none] [SEED=1]
+#                                                               the coverage build (build-cov): random Programs
+#                                                               and the kernels, a per-module table, HTML report
 #   make lint                                                   verilator --lint-only -Wall
 #   make isa                                                    regenerate the ISA/preset outputs
 #   make clean
 #
-# JOBS sets the build parallelism (default: the machine's cores).
+# JOBS sets the build parallelism (default: the machine's cores). ASSERT=OFF configures a build
+# without the RTL's assertions (they are on by default; see the README).
 
 SANITIZE ?=
 ifneq ($(SANITIZE),)
@@ -33,7 +37,7 @@ KERNEL  ?= stream
 # (`ncore-sim --kernel K --print example`); ARGS= on the command line replaces them.
 ARGS    ?=
 RUN_ARGS = --kernel $(KERNEL) $(if $(ARGS),$(ARGS),--example)
-CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release $(if $(ASSERT),-DNCORE_ASSERT=$(ASSERT))
 FUZZ_BUILD ?= build-fuzz
 FUZZ_RUNS ?= 1000000
 FUZZ_SECONDS ?= 600
@@ -42,8 +46,11 @@ FUZZ_SEED ?= 0
 SEED    ?= 1
 PRESET  ?= tiny,trn2
 MINUTES ?= $(if $(COUNT),,30)
+# make coverage: its build directory and which kernel runs it adds to the random Programs
+COV_BUILD ?= build-cov
+KERNELS ?= all
 
-.PHONY: all deps configure build sim waves test fuzz bench conv-harness fidelity regress lint isa clean
+.PHONY: all deps configure build sim waves test fuzz bench conv-harness fidelity regress coverage lint isa clean
 
 all: build
 
@@ -95,6 +102,16 @@ regress: configure
 	$(BUILD)/tb/regress/ncore-regress --preset $(PRESET) --seed $(SEED) $(if $(COUNT),--count $(COUNT)) \
 	  $(if $(MINUTES),--minutes $(MINUTES)) --json $(BUILD)/regress.json --out $(BUILD)/regress
 
+# The coverage build: every model Verilated with line, toggle and functional coverage (and the
+# assertions), in a build directory of its own; only the two programs the run needs are built.
+$(COV_BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(COV_BUILD) -DCMAKE_BUILD_TYPE=Release -DNCORE_COVERAGE=ON
+
+coverage: $(COV_BUILD)/CMakeCache.txt
+	cmake --build $(COV_BUILD) -j $(JOBS) --target ncore-sim ncore-regress
+	tools/coverage --build $(COV_BUILD) --seed $(SEED) --kernels $(KERNELS) \
+	  $(if $(filter command line,$(origin MINUTES)),--minutes $(MINUTES),--count $(or $(COUNT),200))
+
 lint: deps
 	tools/lint
 
@@ -102,4 +119,4 @@ isa: configure
 	cmake --build $(BUILD) --target isa-update
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD) $(COV_BUILD)

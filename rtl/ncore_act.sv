@@ -172,4 +172,35 @@ module ncore_act
       acc_q  <= acc_d;
     end
   end
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // activation x destination dtype; its functions, per-partition scale and bias, the add-reduce
+  // result dst2, operands in the PSUM.
+  logic cov_take;
+  assign cov_take = insn_valid_i && insn_ready_o;
+  // (Bins are written out one per label: Verilator's coverage file merges the instances of a
+  // generate loop into one point.)
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && cov_take) begin
+      c_activation_fp32: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_FP32);
+      c_activation_bf16: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_BF16);
+      c_activation_fp16: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_FP16);
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && cov_take) begin
+      c_relu:     cover (insn_i.func == ACT_FUNC_RELU);
+      c_copy:     cover (insn_i.func == ACT_FUNC_COPY);
+      c_scale_vec: cover (insn_i.s0_vec);
+      c_bias_vec: cover (insn_i.s1_vec);
+      c_dst2:     cover (insn_i.dst2.num_part != 8'd0);
+      c_src_psum: cover (insn_i.src0.mem == BUF_PSUM);
+      c_dst_psum: cover (insn_i.dst.mem == BUF_PSUM);
+    end
+  end
+`endif
 endmodule

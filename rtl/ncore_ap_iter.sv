@@ -89,4 +89,37 @@ module ncore_ap_iter #(
       end
     end
   end
+
+  // ---------------------------------------------------------------------------------------
+  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_ASSERT
+  import "DPI-C" function void ncore_assert_fail(input string msg);
+  // A step of n elements stays within the current dims[0] sweep (the caller's contract).
+  a_step_n: assert property (@(posedge clk_i) disable iff (!rst_ni) step_i && !init_i |-> 32'(step_n_i) <= rem0_o)
+    else ncore_assert_fail($sformatf("%m: step of %0d elements with %0d left in the sweep", step_n_i, rem0_o));
+`endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // The dimensions an access pattern walks: a step within dims[0] (c_walk1), a wrap into dims[1],
+  // dims[2], dims[3] (c_walk2..4); a step of several elements (the DMA's chunks).
+  logic [2:0] cov_level;  // the dimension a step advances, 1..4 (0: the pattern's last step)
+  assign cov_level = (pos_q[0] + 32'(step_n_i) < size_q[0]) ? 3'd1 : (pos_q[1] + 1 < size_q[1]) ? 3'd2 :
+                     (pos_q[2] + 1 < size_q[2]) ? 3'd3 : (pos_q[3] + 1 < size_q[3]) ? 3'd4 : 3'd0;
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && step_i && !init_i) begin
+      c_walk1: cover (cov_level == 3'd1);
+      c_walk2: cover (cov_level == 3'd2);
+      c_walk3: cover (cov_level == 3'd3);
+      c_walk4: cover (cov_level == 3'd4);
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && step_i && !init_i) c_step_n: cover (step_n_i > 5'd1);
+  end
+`endif
 endmodule

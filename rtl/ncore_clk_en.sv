@@ -34,4 +34,13 @@ module ncore_clk_en #(
       en_o  <= 1'b0;
     end
   end
+
+  // ---------------------------------------------------------------------------------------
+  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_ASSERT
+  import "DPI-C" function void ncore_assert_fail(input string msg);
+  a_acc: assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(acc_q) < Den)
+    else ncore_assert_fail($sformatf("%m: accumulator %0d not below %0d", acc_q, Den));
+`endif
 endmodule

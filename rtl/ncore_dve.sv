@@ -155,4 +155,49 @@ module ncore_dve
     if (src0) a_q <= cvt;
     if (fold) a_q <= red;
   end
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // Every opcode x destination dtype the engine takes; operands in the PSUM; per-partition
+  // scalars; reductions over 1-4 axes.
+  // (Bins are written out one per label: Verilator's coverage file merges the instances of a
+  // generate loop into one point.)
+  logic cov_take;
+  assign cov_take = insn_valid_i && insn_ready_o;
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && cov_take) begin
+      c_tensor_tensor_fp32: cover (insn_i.opcode == OP_TENSOR_TENSOR && insn_i.dst.dtype == DT_FP32);
+      c_tensor_tensor_bf16: cover (insn_i.opcode == OP_TENSOR_TENSOR && insn_i.dst.dtype == DT_BF16);
+      c_tensor_tensor_fp16: cover (insn_i.opcode == OP_TENSOR_TENSOR && insn_i.dst.dtype == DT_FP16);
+      c_tensor_scalar_fp32: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.dst.dtype == DT_FP32);
+      c_tensor_scalar_bf16: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.dst.dtype == DT_BF16);
+      c_tensor_scalar_fp16: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.dst.dtype == DT_FP16);
+      c_tensor_copy_fp32: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_FP32);
+      c_tensor_copy_bf16: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_BF16);
+      c_tensor_copy_fp16: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_FP16);
+      c_memset_fp32: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_FP32);
+      c_memset_bf16: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_BF16);
+      c_memset_fp16: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_FP16);
+      c_tensor_reduce_fp32: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.dst.dtype == DT_FP32);
+      c_tensor_reduce_bf16: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.dst.dtype == DT_BF16);
+      c_tensor_reduce_fp16: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.dst.dtype == DT_FP16);
+      c_reduce_axes1: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd1);
+      c_reduce_axes2: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd2);
+      c_reduce_axes3: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd3);
+      c_reduce_axes4: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd4);
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && cov_take) begin
+      c_src_psum: cover (insn_i.opcode != OP_MEMSET && insn_i.src0.mem == BUF_PSUM);
+      c_dst_psum: cover (insn_i.dst.mem == BUF_PSUM);
+      c_s0_vec:   cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.s0_vec && insn_i.op0 != ALU_BYPASS);
+      c_s1_vec:   cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.s1_vec && insn_i.op1 != ALU_BYPASS);
+      c_ts_one_op: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.op1 == ALU_BYPASS);
+    end
+  end
+`endif
 endmodule

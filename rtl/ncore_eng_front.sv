@@ -404,4 +404,87 @@ module ncore_eng_front
       end
     end
   end
+
+  // ---------------------------------------------------------------------------------------
+  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt). A
+  // failure reports through ncore_assert_fail (sim/trace/rtl_assert.hpp) and stops the run.
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_ASSERT
+  import "DPI-C" function void ncore_assert_fail(input string msg);
+  logic             chk_busy_q;               // an accepted instruction has not pulsed done yet
+  logic             chk_rd_q, chk_wr_q;       // a request refused in the last enabled cycle
+  logic             chk_rd_psum_q, chk_wr_psum_q;
+  logic [AddrW-1:0] chk_rd_addr_q, chk_wr_addr_q;
+  logic [3:0]       chk_wr_ben_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      chk_busy_q    <= 1'b0;
+      chk_rd_q      <= 1'b0;
+      chk_wr_q      <= 1'b0;
+      chk_rd_psum_q <= 1'b0;
+      chk_wr_psum_q <= 1'b0;
+      chk_rd_addr_q <= '0;
+      chk_wr_addr_q <= '0;
+      chk_wr_ben_q  <= '0;
+    end else begin
+      chk_busy_q <= (chk_busy_q && !done_o) || accept_o;
+      if (ce_i) begin
+        chk_rd_q      <= rd_req_o && !rd_gnt_i;
+        chk_rd_psum_q <= rd_psum_o;
+        chk_rd_addr_q <= rd_addr_o;
+        chk_wr_q      <= wr_req_o && !wr_gnt_i;
+        chk_wr_psum_q <= wr_psum_o;
+        chk_wr_addr_q <= wr_addr_o;
+        chk_wr_ben_q  <= wr_ben_o;
+      end
+    end
+  end
+  // The sequencer presents an instruction only to an idle engine (it would be lost otherwise).
+  // (An immediate assertion: Verilator 5.006 cannot sample a signal as wide as insn_i for a
+  // concurrent one.)
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && insn_valid_i) begin
+      a_insn_idle: assert (insn_ready_o)
+        else ncore_assert_fail($sformatf("%m: instruction (opcode %0d) presented while the engine is busy (state %0d)",
+                                         insn_i.opcode, state_q));
+    end
+  end
+  // Every done pulse answers one accepted instruction: none completes twice.
+  a_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) done_o |-> chk_busy_q)
+    else ncore_assert_fail($sformatf("%m: done pulse with no accepted instruction outstanding"));
+  a_accept_idle: assert property (@(posedge clk_i) disable iff (!rst_ni) accept_o |-> !chk_busy_q || done_o)
+    else ncore_assert_fail($sformatf("%m: instruction accepted before the previous one's done pulse"));
+  // A refused read or write is presented again, unchanged, in the next enabled cycle.
+  a_rd_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                              ce_i && chk_rd_q |-> rd_req_o && rd_addr_o == chk_rd_addr_q && rd_psum_o == chk_rd_psum_q)
+    else ncore_assert_fail($sformatf("%m: refused read (addr %0h, psum %0d) not held: req %0d addr %0h psum %0d",
+                                     chk_rd_addr_q, chk_rd_psum_q, rd_req_o, rd_addr_o, rd_psum_o));
+  a_wr_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                              ce_i && chk_wr_q |-> wr_req_o && wr_addr_o == chk_wr_addr_q && wr_psum_o == chk_wr_psum_q &&
+                                                   wr_ben_o == chk_wr_ben_q)
+    else ncore_assert_fail($sformatf("%m: refused write (addr %0h, psum %0d) not held: req %0d addr %0h psum %0d",
+                                     chk_wr_addr_q, chk_wr_psum_q, wr_req_o, wr_addr_o, wr_psum_o));
+  // The element counters stay within the instruction's counts.
+  a_counts: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                             state_q == S_RUN |-> rd_cnt_q <= n_q && wr_cnt_q <= nw_q)
+    else ncore_assert_fail($sformatf("%m: element counters past their ends: read %0d of %0d, written %0d of %0d",
+                                     rd_cnt_q, n_q, wr_cnt_q, nw_q));
+  // Requests only while an instruction runs.
+  a_req_busy: assert property (@(posedge clk_i) disable iff (!rst_ni) rd_req_o || wr_req_o |-> busy_o)
+    else ncore_assert_fail($sformatf("%m: memory request while idle"));
+`endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // Back-pressure on the engine's ports: a read or a write refused (the memories' arbitration).
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && ce_i) begin
+      c_rd_refused: cover (rd_req_o && !rd_gnt_i);
+      c_wr_refused: cover (wr_req_o && !wr_gnt_i);
+    end
+  end
+`endif
 endmodule

@@ -477,11 +477,17 @@ module ncore_pe
   logic [P-1:0][PwAddrW-1:0] pw_addr_d;
   logic [P-1:0][31:0]        pw_data_d;
 
+`ifdef NCORE_ASSERT
+  logic chk_pw_collide;  // two results for one PSUM lane in one cycle
+`endif
   always_comb begin
     logic [SlotW-1:0] sl;
     logic [ColW-1:0]  p;
     sl         = '0;
     p          = '0;
+`ifdef NCORE_ASSERT
+    chk_pw_collide = 1'b0;
+`endif
     pw_valid_d = '0;
     pw_acc_d   = '0;
     pw_addr_d  = '0;
@@ -491,6 +497,9 @@ module ncore_pe
         sl = out_tag[j][TagW-1:NW];
         p  = ColW'(32'(sl_start_q[sl]) + 32'(j));
         if (out_valid[j] && 32'(j) < 32'(sl_m_q[sl])) begin
+`ifdef NCORE_ASSERT
+          if (pw_valid_d[p]) chk_pw_collide = 1'b1;
+`endif
           pw_valid_d[p] = 1'b1;
           pw_acc_d[p]   = sl_acc_q[sl];
           pw_addr_d[p]  = sl_base_q[sl] + PwAddrW'(out_tag[j][NW-1:0]);
@@ -538,4 +547,103 @@ module ncore_pe
                   mvd_v_q || mvp_v_q || arr_busy || pw_valid_o != '0 || sl_alloc_q != sl_head_q ||
                   accept_o || ls_start_o || mm_start_o || ls_done_o || mm_done_o;
 
+  // ---------------------------------------------------------------------------------------
+  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_ASSERT
+  import "DPI-C" function void ncore_assert_fail(input string msg);
+  logic [7:0]       chk_ls_q;             // loads accepted whose ls_done has not pulsed
+  logic [7:0]       chk_mm_q;             // multiplies accepted whose mm_done has not pulsed
+  logic             chk_mr_q, chk_sr_q;   // a read refused in the last cycle
+  logic [AddrW-1:0] chk_mr_addr_q, chk_sr_addr_q;
+  logic [P-1:0]     chk_mr_mask_q, chk_sr_mask_q;
+  logic             chk_mr_same, chk_sr_same;
+  // (1-bit results: Verilator 5.006 cannot sample signals wider than 64 bits in a property)
+  assign chk_mr_same = mr_req_o && mr_addr_o == chk_mr_addr_q && mr_mask_o == chk_mr_mask_q;
+  assign chk_sr_same = sr_req_o && sr_addr_o == chk_sr_addr_q && sr_mask_o == chk_sr_mask_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      chk_ls_q      <= '0;
+      chk_mm_q      <= '0;
+      chk_mr_q      <= 1'b0;
+      chk_sr_q      <= 1'b0;
+      chk_mr_addr_q <= '0;
+      chk_sr_addr_q <= '0;
+      chk_mr_mask_q <= '0;
+      chk_sr_mask_q <= '0;
+    end else begin
+      chk_ls_q      <= chk_ls_q + 8'(take_ls) - 8'(ls_done_o);
+      chk_mm_q      <= chk_mm_q + 8'(take_mm) - 8'(mm_done_o);
+      chk_mr_q      <= mr_req_o && !mr_gnt_i;
+      chk_sr_q      <= sr_req_o && !sr_gnt_i;
+      chk_mr_addr_q <= mr_addr_o;
+      chk_sr_addr_q <= sr_addr_o;
+      chk_mr_mask_q <= mr_mask_o;
+      chk_sr_mask_q <= sr_mask_o;
+    end
+  end
+  // The sequencer presents an instruction only after the previous one's accept (an instruction
+  // presented while one is held would be lost).
+  // (An immediate assertion: Verilator 5.006 cannot sample a signal as wide as insn_i for a
+  // concurrent one.)
+  always_ff @(posedge clk_i) begin
+    if (rst_ni && insn_valid_i) begin
+      a_no_overrun: assert (!hold_v_q)
+        else ncore_assert_fail($sformatf("%m: instruction (opcode %0d) presented while another is held", insn_i.opcode));
+    end
+  end
+  // Done pulses answer accepted instructions, once each.
+  a_ls_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) ls_done_o |-> chk_ls_q != '0)
+    else ncore_assert_fail($sformatf("%m: ls_done pulse with no load_stationary outstanding"));
+  a_mm_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) mm_done_o |-> chk_mm_q != '0)
+    else ncore_assert_fail($sformatf("%m: mm_done pulse with no multiply_moving outstanding"));
+  // Multiply slots and per-set counts within their ranges.
+  a_slots: assert property (@(posedge clk_i) disable iff (!rst_ni) (sl_alloc_q - sl_head_q) <= (SlotW + 1)'(Slots))
+    else ncore_assert_fail($sformatf("%m: %0d multiplies in flight, more than %0d slots", sl_alloc_q - sl_head_q, Slots));
+  a_set_count: assert property (@(posedge clk_i) disable iff (!rst_ni) mm_last_rd |-> mm_cnt_q[ma_set_q] != '0)
+    else ncore_assert_fail($sformatf("%m: weight set %0d's multiply count goes below zero", ma_set_q));
+  // A refused SBUF read is presented again, unchanged, in the next cycle.
+  a_mr_held: assert property (@(posedge clk_i) disable iff (!rst_ni) chk_mr_q |-> chk_mr_same)
+    else ncore_assert_fail($sformatf("%m: refused moving-operand read not held (addr %0h)", mr_addr_o));
+  a_sr_held: assert property (@(posedge clk_i) disable iff (!rst_ni) chk_sr_q |-> chk_sr_same)
+    else ncore_assert_fail($sformatf("%m: refused stationary-operand read not held (addr %0h)", sr_addr_o));
+  // One writer per PSUM lane per cycle: two multiplies' results never meet on a partition.
+  a_psum_lane: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_pw_collide)
+    else ncore_assert_fail($sformatf("%m: two results for one PSUM partition in one cycle"));
+`endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // load_stationary and multiply_moving x operand dtype; accumulate and overwrite; what holds the
+  // engine back: an instruction held for its unit, every multiply slot taken, a multiply waiting
+  // on its PSUM lanes or its weights, refused SBUF reads; a load in the shadow of a multiply.
+  // (Bins are written out one per label: Verilator's coverage file merges the instances of a
+  // generate loop into one point.)
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      c_load_stationary_fp32: cover (take_ls && cur.src0.dtype == DT_FP32);
+      c_load_stationary_bf16: cover (take_ls && cur.src0.dtype == DT_BF16);
+      c_load_stationary_fp16: cover (take_ls && cur.src0.dtype == DT_FP16);
+      c_multiply_moving_fp32: cover (take_mm && cur.src0.dtype == DT_FP32);
+      c_multiply_moving_bf16: cover (take_mm && cur.src0.dtype == DT_BF16);
+      c_multiply_moving_fp16: cover (take_mm && cur.src0.dtype == DT_FP16);
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      c_mm_acc:       cover (take_mm && cur.acc);
+      c_mm_overwrite: cover (take_mm && !cur.acc);
+      c_held:         cover (hold_v_q);
+      c_slots_full:   cover ((sl_alloc_q - sl_head_q) == (SlotW + 1)'(Slots));
+      c_mm_waits:     cover (mp_v_q && (!ma_v_q || ma_release) && !mp_go);
+      c_ls_shadow:    cover (take_ls && ma_v_q);
+      c_mr_refused:   cover (mr_req_o && !mr_gnt_i);
+      c_sr_refused:   cover (sr_req_o && !sr_gnt_i);
+      c_fp32_passes:  cover (ma_v_q && ma_f32_q && ma_wait_q != '0);
+    end
+  end
+`endif
 endmodule

@@ -90,7 +90,9 @@ module ncore_pe_array
   // ---------------------------------------------------------------------------------------
   logic [DW-1:0]      t_q;                  // cycle count modulo D: the skew buffer slot of this cycle
   logic [ActW-1:0]    act_q;                // cycles until everything presented has left the array
+  /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
   logic [TagW:0]      tagh_q [D];           // {valid, tag} of the moving column of each slot
+  /*verilator coverage_on*/
   logic               run;
 
   assign run    = act_q != '0;
@@ -146,6 +148,7 @@ module ncore_pe_array
     localparam int unsigned J0 = g * GW;
 
     // Skew buffer (this group's copy): what was presented in each of the last D cycles.
+    /*verilator coverage_off*/  // the array's registers: no toggle coverage (make coverage)
     logic [63:0]        mvb_q [D][P];        // moving operands
     logic [P-1:0]       mvr_q [D];           // rows that take part (all clear: no column)
     logic               mvs_q [D];           // weight set
@@ -157,6 +160,7 @@ module ncore_pe_array
     logic [63:0]        wp_q [P][GW];        // weight payload
     logic [63:0]        w_q  [P][GW][2];     // weights, both sets
     logic [31:0]        ps_q [P][GW];        // partial sum
+    /*verilator coverage_on*/
 
     // PE(k, J0 + j) at a clock edge, given what its left neighbour (xl, wl) and its upper
     // neighbour (pin) held before the edge.

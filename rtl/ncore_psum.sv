@@ -74,7 +74,9 @@ module ncore_psum
   // The storage. The simulator sees it through the trace interface: at time 0
   // the instance hands the array, by reference, to a DPI-C import (sim/trace/rtl_trace.cpp),
   // which registers it under this instance's scope. Simulation only: it adds no logic.
+  /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
   logic [31:0] mem_q [P][Words];
+  /*verilator coverage_on*/
 `ifndef SYNTHESIS
   import "DPI-C" context function void ncore_trace_memory(input string var_name, input logic [31:0] mem [][]);
   initial ncore_trace_memory("mem_q", mem_q);
@@ -190,4 +192,59 @@ module ncore_psum
     end
   end
 
+  // ---------------------------------------------------------------------------------------
+  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_ASSERT
+  import "DPI-C" function void ncore_assert_fail(input string msg);
+  // One writer (and one reader) per (bank, partition) per cycle: the tensor engine's writes and
+  // the engine ports' grants never meet, recomputed from the grants alone.
+  logic chk_wr_overlap, chk_rd_overlap;
+  always_comb begin
+    logic [Banks-1:0][P-1:0] occ;
+    occ            = pe_busy;
+    chk_wr_overlap = 1'b0;
+    for (int w = 0; w < NumEngWr; w++) begin
+      if (ew_gnt_o[w]) begin
+        if ((occ[ew_bank[w]] & ew_mask_i[w]) != '0) chk_wr_overlap = 1'b1;
+        occ[ew_bank[w]] = occ[ew_bank[w]] | ew_mask_i[w];
+      end
+    end
+    occ            = pe_busy;
+    chk_rd_overlap = 1'b0;
+    for (int r = 0; r < NumEngRd; r++) begin
+      if (er_gnt_o[r]) begin
+        if ((occ[er_bank[r]] & er_mask_i[r]) != '0) chk_rd_overlap = 1'b1;
+        occ[er_bank[r]] = occ[er_bank[r]] | er_mask_i[r];
+      end
+    end
+  end
+  a_one_writer: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_wr_overlap)
+    else ncore_assert_fail($sformatf("%m: two writes granted on one bank of one partition (engine grants %0h)", ew_gnt_o));
+  a_one_reader: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_rd_overlap)
+    else ncore_assert_fail($sformatf("%m: a read granted on a bank and partition the tensor engine or another port holds (grants %0h)",
+                                     er_gnt_o));
+  a_gnt_req: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                              (ew_gnt_o & ~ew_req_i) == '0 && (er_gnt_o & ~er_req_i) == '0)
+    else ncore_assert_fail($sformatf("%m: grant without a request"));
+`endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // The tensor engine's writes: overwrite and accumulate; engine accesses refused because the
+  // tensor engine holds the bank, engine reads and writes granted.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      c_pe_overwrite:  cover ((pe_valid_i & ~pe_acc_i) != '0);
+      c_pe_accumulate: cover ((pe_valid_i & pe_acc_i) != '0);
+      c_rd_refused:    cover ((er_req_i & ~er_gnt_o) != '0);
+      c_wr_refused:    cover ((ew_req_i & ~ew_gnt_o) != '0);
+      c_eng_read:      cover (er_gnt_o != '0);
+      c_eng_write:     cover (ew_gnt_o != '0);
+    end
+  end
+`endif
 endmodule

@@ -86,4 +86,59 @@ module ncore_sbuf_arb #(
 
   logic unused_last;
   assign unused_last = ^{g_dma[1].busy, g_dma[1].part};
+
+  // ---------------------------------------------------------------------------------------
+  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_ASSERT
+  import "DPI-C" function void ncore_assert_fail(input string msg);
+  // One access per (bank, partition) and one DMA port per partition per cycle, whatever the
+  // grants' order: recomputed from the grants alone.
+  logic chk_overlap;
+  always_comb begin
+    logic [Banks-1:0][P-1:0] occ;
+    logic [P-1:0]            dpart;
+    occ         = '0;
+    dpart       = '0;
+    chk_overlap = 1'b0;
+    if (eng_gnt_o != '0 || dma_gnt_o != '0) begin
+      for (int e = 0; e < NumEng; e++) begin
+        if (eng_gnt_o[e]) begin
+          if ((occ[eng_bank_i[e]] & eng_mask_i[e]) != '0) chk_overlap = 1'b1;
+          occ[eng_bank_i[e]] = occ[eng_bank_i[e]] | eng_mask_i[e];
+        end
+      end
+      for (int d = 0; d < NumDma; d++) begin
+        if (dma_gnt_o[d]) begin
+          if (occ[dma_bank_i[d]][dma_part_i[d]] || dpart[dma_part_i[d]]) chk_overlap = 1'b1;
+          occ[dma_bank_i[d]][dma_part_i[d]] = 1'b1;
+          dpart[dma_part_i[d]]              = 1'b1;
+        end
+      end
+    end
+  end
+  a_one_access: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_overlap)
+    else ncore_assert_fail($sformatf("%m: two accesses granted on one bank of one partition (engine grants %0h, DMA grants %0h)",
+                                     eng_gnt_o, dma_gnt_o));
+  a_gnt_req: assert property (@(posedge clk_i) disable iff (!rst_ni)
+                              (eng_gnt_o & ~eng_req_i) == '0 && (dma_gnt_o & ~dma_req_i) == '0)
+    else ncore_assert_fail($sformatf("%m: grant without a request"));
+`endif
+
+  // ---------------------------------------------------------------------------------------
+  // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
+  // coverage reports each bin, rtl/coverage_waivers.txt lists the bins no run can reach)
+  // ---------------------------------------------------------------------------------------
+`ifdef NCORE_COVER
+  // Bank conflicts: DMA against DMA (a partition or a bank), an engine port refused, a DMA port
+  // refused after the engines; the priority flipped to the DMA side.
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
+      c_dma_vs_dma:   cover (g_dma[0].refused != '0);
+      c_eng_refused:  cover (eng_conflict != '0);
+      c_dma_vs_eng:   cover (g_dma[1].refused != '0);
+      c_dma_priority: cover (dma_first_q != '0 && (eng_req_i & ~eng_gnt_o) != '0);
+    end
+  end
+`endif
 endmodule

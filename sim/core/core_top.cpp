@@ -14,6 +14,7 @@
 
 #include "ncore/error.hpp"
 #include "ncore/validate.hpp"
+#include "trace/rtl_assert.hpp"
 
 namespace ncore::sim {
 namespace {
@@ -206,6 +207,7 @@ void CoreTop::reset_rtl() {
   clock_edge();
   pins_.rst_n.write(true);
   clock_edge();
+  check_rtl(0);
   next_report_ = std::chrono::steady_clock::now() + std::chrono::duration<double>(opt_->progress_seconds);
 }
 
@@ -274,6 +276,14 @@ void CoreTop::tick(uint64_t now) {
   wave_now_ = now >= opt_->waves_start && now < opt_->waves_end;
   clock_edge();
   ++result_.evaluated_cycles;
+  check_rtl(now);
+}
+
+// Stops the run when an RTL assertion failed (or Verilator stopped the RTL) at this edge.
+void CoreTop::check_rtl(uint64_t now) {
+  if (rtl::assertion_failed()) throw SimError(rtl::assertion_report(now));
+  if (rtl::rtl_stopped())
+    throw SimError(fmt::format("the RTL stopped at cycle {} ($stop or $error; Verilator's message is above)", now));
 }
 
 // 3. The outputs after the edge.

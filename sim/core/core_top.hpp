@@ -77,6 +77,7 @@ class CoreTop : public sc_module, public Core, private InsnSink {
   bool drive_inputs(uint64_t now);
   void clock(uint64_t now);
   void tick(uint64_t now);
+  void check_rtl(uint64_t now);
   void classify(uint64_t cycles, bool evaluated);
   void read_outputs(uint64_t now);
   void count_sem_waits();

@@ -201,3 +201,27 @@ TEST_CASE("a process builds each preset's core with one thread count", "[sim]") 
   CHECK(sim::Core::auto_threads(trn2, prog) == (std::thread::hardware_concurrency() >= 2 ? 2u : 1u));
   CHECK(sim::Core::auto_threads(trn1, empty_program(trn1)) == 1);
 }
+
+// An RTL assertion's failure (NCORE_ASSERT builds: the action block calls the DPI-C import
+// ncore_assert_fail, sim/trace/rtl_assert.hpp) stops the run at the next clock edge with a
+// SimError (ncore-sim: exit status 3) that gives the cycle and the assertion's message. The
+// import is called here as the RTL would call it; tb/unit/dma's "[assert]" case makes the RTL
+// call it through a protocol violation.
+extern "C" void ncore_assert_fail(const char* msg);
+
+TEST_CASE("an RTL assertion failure stops the run with its cycle and message", "[sim]") {
+  const Preset& p = *find_preset("trn2");
+  Program prog = empty_program(p);
+  prog.hbm_bytes = 1024;
+  isa::Insn m = op(isa::Opcode::memset, isa::Engine::dve, 3);
+  m.dst = sbuf_ap(128, 0, 4);
+  prog.streams[3].insns.push_back({m, 0});
+  std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
+  ncore_assert_fail("ncore_trn2.ncore_top.u_dve.u_front.a_planted: a planted failure");
+  REQUIRE_THROWS_WITH(sim::Core::get(p).run(prog, hbm, {}),
+                      Catch::Contains("assertion failed at cycle 0: ncore_trn2.ncore_top.u_dve.u_front.a_planted: "
+                                      "a planted failure"));
+  // Reported once: the next run is clean.
+  std::vector<uint8_t> hbm2(prog.hbm_bytes, 0);
+  CHECK(sim::Core::get(p).run(prog, hbm2, {}).instructions == 1);
+}

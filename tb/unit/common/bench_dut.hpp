@@ -9,10 +9,12 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
+#include "trace/rtl_assert.hpp"
 #include "verilated.h"
 
 namespace ncore::tb {
@@ -28,7 +30,9 @@ inline const Preset& trn2() { return *find_preset("trn2"); }
 template <class M>
 class Dut {
  public:
-  Dut() : ctx_(std::make_unique<VerilatedContext>()), m_(std::make_unique<M>(ctx_.get())) {}
+  Dut() : ctx_(std::make_unique<VerilatedContext>()), m_(std::make_unique<M>(ctx_.get())) {
+    ctx_->fatalOnError(false);  // a $stop in the RTL throws from edge() (below), not abort()
+  }
 
   M* operator->() { return m_.get(); }
   const M* operator->() const { return m_.get(); }
@@ -46,17 +50,27 @@ class Dut {
     m_->eval();
   }
 
-  // One rising edge, and the clock back low.
+  // One rising edge, and the clock back low. An RTL assertion that failed at the edge (NCORE_ASSERT
+  // builds; sim/trace/rtl_assert.hpp) throws std::runtime_error with the edge's number (edges
+  // since the model was built, reset's included) and the assertion's message.
   void edge() {
     m_->clk_i = 1;
     m_->eval();
     m_->clk_i = 0;
     m_->eval();
+    ++edges_;
+    if (ncore::rtl::assertion_failed()) throw std::runtime_error(ncore::rtl::assertion_report(edges_));
+    if (ctx_->gotError()) {
+      ctx_->gotError(false);
+      throw std::runtime_error("the RTL stopped at edge " + std::to_string(edges_) + " ($stop or $error)");
+    }
   }
+  uint64_t edges() const { return edges_; }
 
  private:
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<M> m_;
+  uint64_t edges_ = 0;
 };
 
 // `insn` encoded onto the model's instruction port insn_i (the ISA's bit layout, a VlWide of

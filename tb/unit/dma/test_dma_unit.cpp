@@ -313,3 +313,36 @@ TEST_CASE("DMA throughput of large contiguous transfers", "[dma]") {
   }
   WARN("dma throughput (16 x 2 KiB, 16 B lines):" << rep);
 }
+
+// The RTL's assertions (NCORE_ASSERT builds, rtl/ncore_dma_engine.sv a_credit_max): an HBM side
+// that breaks the credit protocol, handing every engine a credit on every clock while none is
+// spent, pushes the engines past the DmaHbmCredits (4) they may hold. The edge at which an engine
+// holds 5 stops the bench with the failing assertion's instance and message (ncore-sim reports
+// the same as a SimError and exits with status 3).
+TEST_CASE("DMA assertion: HBM credits past DmaHbmCredits stop the run", "[dma][assert]") {
+  if (!ncore::rtl::assertions_enabled()) {
+    WARN("built without NCORE_ASSERT: the RTL has no assertions to fire");
+    return;
+  }
+  ncore::tb::Dut<Vncore_dma_tb> dut;
+  dut->ce_sel_i = 0;
+  dut->ce_i = 1;
+  dut->insn_valid_i = 0;
+  dut->hq_credit_i = 0;
+  dut.reset();  // edges 1 and 2
+  dut->hq_credit_i = (1u << kE) - 1;
+  std::string msg;
+  uint64_t edges = 0;
+  try {
+    for (int c = 0; c < 20; ++c) dut.edge();
+  } catch (const std::runtime_error& e) {
+    msg = e.what();
+    edges = dut.edges();
+  }
+  INFO(msg);
+  // Edges 3..7 bring the count to 5; the assertion samples it at edge 8.
+  CHECK(edges == 8);
+  CHECK_THAT(msg, Catch::StartsWith("assertion failed at cycle 8: "));
+  CHECK_THAT(msg, Catch::Contains("u_dma.g_eng[0].u_eng.a_credit_max: 5 HBM credits held, more than DmaHbmCredits = 4"));
+  CHECK_THAT(msg, Catch::Contains("u_dma.g_eng[1].u_eng.a_credit_max"));
+}
