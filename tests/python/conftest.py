@@ -15,6 +15,6 @@ sys.path.insert(0, EXAMPLES)
 def _options():
     """Every test starts from the default options (rtl backend, trn2, no check)."""
     import ncore
-    ncore.set_options(backend=None, config=None, check=None, threads=None, profile=None, dma_queues=None,
-                      verbose=None)
+    ncore.set_options(backend=None, config=None, check=None, threads=None, pe_model=None, profile=None,
+                      dma_queues=None, verbose=None)
     yield
