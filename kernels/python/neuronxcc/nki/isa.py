@@ -78,8 +78,10 @@ def act_name(op):
         name = "copy"
     if name not in _ACT:
         loc = caller()
-        raise ValueError(f"{loc}: {getattr(op, '__name__', op)} is not supported by this model as an activation "
-                         f"function: its scalar engine has {', '.join('nl.' + a for a in _ACT)}")
+        label = getattr(op, "__name__", repr(op))
+        label = f"nl.{label}" if hasattr(op, "_nki_act") else f"np.{label}" if isinstance(op, np.ufunc) else label
+        raise ValueError(f"{loc}: {label} is not supported by this model as an activation function: its scalar "
+                         f"engine has {', '.join('nl.' + a for a in _ACT)}")
     return name
 
 
