@@ -105,6 +105,11 @@ TEST_CASE("format_insn shows operands, wait and update", "[firmware][listing]") 
   CHECK(ncore::format_insn(t) ==
         "tensor_scalar dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
         "op0=add(sbuf[0:128]+0x80 fp32) op1=multiply(2) rev1  upd S[3]+=1@complete");
+  t.op0 = isa::AluOp::divide;
+  t.op1 = isa::AluOp::greater_equal;
+  CHECK(ncore::format_insn(t) ==
+        "tensor_scalar dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
+        "op0=divide(sbuf[0:128]+0x80 fp32) op1=greater_equal(2) rev1  upd S[3]+=1@complete");
 
   // tensor_reduce: the op and the number of innermost free axes reduced
   isa::Insn r = i;
@@ -143,6 +148,9 @@ TEST_CASE("format_insn shows operands, wait and update", "[firmware][listing]") 
   a.s1_vec = false;
   a.imm1 = 0x3F000000;  // 0.5f
   a.dst2.num_part = 0;
+  a.func = isa::ActFunc::gelu_apprx_tanh;
+  CHECK(ncore::format_insn(a) == "activation dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
+                                 "func=gelu_apprx_tanh scale=1 bias=0.5");
   a.func = static_cast<isa::ActFunc>(31);
   CHECK(ncore::format_insn(a) ==
         "activation dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> func=? scale=1 bias=0.5");

@@ -279,11 +279,11 @@ def softmax_kernel(x):
 
 
 def softmax_isa_kernel(x):
-    """The same with the scalar engine's fused form: exp(x - max) as activation's bias, its sum
-    from activation_reduce."""
+    """The same with the scalar engine's fused form: -max from tensor_reduce(negate=True), exp(x - max)
+    with it as activation's bias, its sum from activation_reduce."""
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     t = nl.load(x)
-    neg_max = nisa.tensor_reduce(np.max, t, axis=(1,), keepdims=True, negate=False) * -1.0
+    neg_max = nisa.tensor_reduce(np.max, t, axis=(1,), keepdims=True, negate=True)
     total = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
     e = nisa.activation_reduce(op=np.exp, data=t, bias=neg_max, reduce_op=np.add, reduce_res=total)
     nl.store(out, value=nisa.tensor_scalar(e, np.divide, total))

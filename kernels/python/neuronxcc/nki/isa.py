@@ -78,8 +78,10 @@ def act_name(op):
         name = "copy"
     if name not in _ACT:
         loc = caller()
-        raise ValueError(f"{loc}: {getattr(op, '__name__', op)} is not supported by this model as an activation "
-                         f"function: its scalar engine has {', '.join('nl.' + a for a in _ACT)}")
+        label = getattr(op, "__name__", repr(op))
+        label = f"nl.{label}" if hasattr(op, "_nki_act") else f"np.{label}" if isinstance(op, np.ufunc) else label
+        raise ValueError(f"{loc}: {label} is not supported by this model as an activation function: its scalar "
+                         f"engine has {', '.join('nl.' + a for a in _ACT)}")
     return name
 
 
@@ -179,10 +181,13 @@ def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdi
     _core.require_trace("tensor_reduce")
     _no_mask(mask, "tensor_reduce")
     loc = caller()
-    if negate:
-        raise ValueError(f"{loc}: tensor_reduce(negate=True) is not supported by this model")
     d, o, dt = _core.native(data), alu_name(op), _dt(dtype)
     axes = [int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    if negate:
+        # -(reduction): the reduction in float32, then a multiply by -1 (exact) into dtype
+        r = _core.pending("tensor_reduce",
+                          lambda dst, acc: _native.tensor_reduce(dst, o, d, axes, "float32", bool(keepdims), loc), loc)
+        return tensor_scalar(r, np.multiply, -1.0, dtype=dtype if dtype is not None else data.dtype)
     return _producer("tensor_reduce", lambda dst: _native.tensor_reduce(dst, o, d, axes, dt, bool(keepdims), loc))
 
 
