@@ -13,6 +13,7 @@
 #include "core/core_sim.hpp"
 #include "ncore/error.hpp"
 #include "ncore/isa_gen.hpp"
+#include "trace/rtl_assert.hpp"
 
 namespace ncore::sim {
 namespace {
@@ -50,6 +51,9 @@ std::map<std::string, std::unique_ptr<Core>>& cores(unsigned threads) {
     }
     return all;
   }();
+  // Coverage builds: the counts are written at exit, by a handler registered now that the cores
+  // exist, so that it runs before they are destroyed.
+  rtl::write_coverage_at_exit();
   return m;
 }
 

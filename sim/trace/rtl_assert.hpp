@@ -33,7 +33,8 @@ void keep_running_on_error();
 
 // Coverage builds (NCORE_COVERAGE): writes the default context's coverage counts, at the
 // process's exit, to $NCORE_COVERAGE_DIR/cov-<pid>.dat (the current directory without it).
-// Nothing in other builds. Call after the models are built.
+// Nothing in other builds. Call once the models exist (the handler must run before they are
+// destroyed: at exit, handlers and static objects go in the reverse order of their registration).
 void write_coverage_at_exit();
 
 }  // namespace ncore::rtl
