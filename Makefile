@@ -20,8 +20,8 @@
 #   make isa                                                    regenerate the ISA/preset outputs
 #   make clean
 #
-# JOBS sets the build parallelism (default: the machine's cores). ASSERT=OFF configures a build
-# without the RTL's assertions (they are on by default; see the README).
+# JOBS sets the build parallelism (default: the machine's cores). ASSERT=ON configures a build
+# whose full cores have the RTL's assertions (the unit benches always have them; see the README).
 
 SANITIZE ?=
 ifneq ($(SANITIZE),)
@@ -105,7 +105,7 @@ regress: configure
 # The coverage build: every model Verilated with line, toggle and functional coverage (and the
 # assertions), in a build directory of its own; only the two programs the run needs are built.
 $(COV_BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(COV_BUILD) -DCMAKE_BUILD_TYPE=Release -DNCORE_COVERAGE=ON
+	cmake -S . -B $(COV_BUILD) -DCMAKE_BUILD_TYPE=Release -DNCORE_COVERAGE=ON -DNCORE_ASSERT=ON
 
 coverage: $(COV_BUILD)/CMakeCache.txt
 	cmake --build $(COV_BUILD) -j $(JOBS) --target ncore-sim ncore-regress

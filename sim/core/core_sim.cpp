@@ -22,6 +22,7 @@
 #include "core_models.hpp"
 #include "ncore/error.hpp"
 #include "ncore/isa_gen.hpp"
+#include "trace/rtl_assert.hpp"
 
 namespace ncore::sim {
 namespace {
@@ -123,6 +124,9 @@ std::map<std::string, std::unique_ptr<Core>>& cores(const std::vector<std::strin
     }
     return all;
   }();
+  // Coverage builds: the counts are written at exit, by a handler registered now that the cores
+  // exist, so that it runs before they are destroyed.
+  rtl::write_coverage_at_exit();
   return m;
 }
 

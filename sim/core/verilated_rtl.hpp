@@ -187,7 +187,6 @@ Core* make_core(const Preset& p, const char* rtl_name, const char* top_name) {
   Verilated::traceEverOn(true);  // waveforms can be opened for any run
   rtl::keep_running_on_error();  // a $stop in the RTL ends the run with a SimError, not abort()
   auto* model = new typename T::Model(rtl_name);
-  rtl::write_coverage_at_exit();
   return new CoreTop(top_name, p, T::kThreads, [model](CorePins& pins, const Preset& preset) -> std::unique_ptr<RtlModel> {
     return std::make_unique<VerilatedRtl<T>>(model, pins, preset);
   });

@@ -76,14 +76,6 @@ void write_coverage_at_exit() {
 #endif
 }
 
-bool assertions_enabled() {
-#ifdef NCORE_ASSERT
-  return true;
-#else
-  return false;
-#endif
-}
-
 }  // namespace ncore::rtl
 
 // The DPI-C import of the RTL's assertions (rtl/*.sv, `ifdef NCORE_ASSERT): one failure, its

@@ -1,5 +1,5 @@
-// The C++ side of the RTL's assertions (simulation builds with NCORE_ASSERT: Verilator --assert
-// and +define+NCORE_ASSERT; see rtl/CMakeLists.txt). A failing assertion's action block calls the
+// The C++ side of the RTL's assertions (models Verilated with --assert and +define+NCORE_ASSERT:
+// the unit benches' always, the full cores with -DNCORE_ASSERT=ON; see rtl/CMakeLists.txt). A failing assertion's action block calls the
 // DPI-C import
 //     ncore_assert_fail($sformatf("%m: what broke, with the values"));
 // which records the message here (%m names the instance and the assertion). Whoever clocks the
@@ -33,10 +33,8 @@ void keep_running_on_error();
 
 // Coverage builds (NCORE_COVERAGE): writes the default context's coverage counts, at the
 // process's exit, to $NCORE_COVERAGE_DIR/cov-<pid>.dat (the current directory without it).
-// Nothing in other builds. Call after the models are built.
+// Nothing in other builds. Call once the models exist (the handler must run before they are
+// destroyed: at exit, handlers and static objects go in the reverse order of their registration).
 void write_coverage_at_exit();
-
-// Whether this build's models were Verilated with assertions (NCORE_ASSERT).
-bool assertions_enabled();
 
 }  // namespace ncore::rtl

@@ -202,7 +202,7 @@ TEST_CASE("a process builds each preset's core with one thread count", "[sim]") 
   CHECK(sim::Core::auto_threads(trn1, empty_program(trn1)) == 1);
 }
 
-// An RTL assertion's failure (NCORE_ASSERT builds: the action block calls the DPI-C import
+// An RTL assertion's failure (cores built with -DNCORE_ASSERT=ON: the action block calls the DPI-C import
 // ncore_assert_fail, sim/trace/rtl_assert.hpp) stops the run at the next clock edge with a
 // SimError (ncore-sim: exit status 3) that gives the cycle and the assertion's message. The
 // import is called here as the RTL would call it; tb/unit/dma's "[assert]" case makes the RTL

@@ -50,8 +50,8 @@ class Dut {
     m_->eval();
   }
 
-  // One rising edge, and the clock back low. An RTL assertion that failed at the edge (NCORE_ASSERT
-  // builds; sim/trace/rtl_assert.hpp) throws std::runtime_error with the edge's number (edges
+  // One rising edge, and the clock back low. An RTL assertion that failed at the edge (the benches'
+  // models are Verilated with the assertions; sim/trace/rtl_assert.hpp) throws std::runtime_error with the edge's number (edges
   // since the model was built, reset's included) and the assertion's message.
   void edge() {
     m_->clk_i = 1;

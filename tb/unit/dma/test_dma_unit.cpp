@@ -314,16 +314,12 @@ TEST_CASE("DMA throughput of large contiguous transfers", "[dma]") {
   WARN("dma throughput (16 x 2 KiB, 16 B lines):" << rep);
 }
 
-// The RTL's assertions (NCORE_ASSERT builds, rtl/ncore_dma_engine.sv a_credit_max): an HBM side
+// The RTL's assertions (the unit benches' models always have them; rtl/ncore_dma_engine.sv a_credit_max): an HBM side
 // that breaks the credit protocol, handing every engine a credit on every clock while none is
 // spent, pushes the engines past the DmaHbmCredits (4) they may hold. The edge at which an engine
 // holds 5 stops the bench with the failing assertion's instance and message (ncore-sim reports
 // the same as a SimError and exits with status 3).
 TEST_CASE("DMA assertion: HBM credits past DmaHbmCredits stop the run", "[dma][assert]") {
-  if (!ncore::rtl::assertions_enabled()) {
-    WARN("built without NCORE_ASSERT: the RTL has no assertions to fire");
-    return;
-  }
   ncore::tb::Dut<Vncore_dma_tb> dut;
   dut->ce_sel_i = 0;
   dut->ce_i = 1;
