@@ -14,6 +14,7 @@ ncore_act.sv
 ncore_dma_engine.sv
 ncore_dma.sv
 ncore_psum.sv
+ncore_pe_timing.sv
 ncore_pe_array.sv
 ncore_pe.sv
 ncore_top.sv

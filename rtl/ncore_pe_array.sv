@@ -77,7 +77,6 @@ module ncore_pe_array
   localparam int unsigned GW  = P / Groups;           // columns per group
   localparam int unsigned D   = 2 * P;                // skew buffer and tag history depth
   localparam int unsigned DW  = $clog2(D);
-  localparam int unsigned ActW = $clog2(2 * P + 3);
 
   // Words of the per-PE registers (64-bit so that Verilator keeps each in one machine word).
   //   moving element  x:  [63] valid  [62] set  [35:0] operand
@@ -86,47 +85,15 @@ module ncore_pe_array
   localparam int unsigned XV = 63, XS = 62, WL = 61, WC = 53;
 
   // ---------------------------------------------------------------------------------------
-  // Time, activity, tag history
+  // Time, activity, tag history (ncore_pe_timing, shared with the simulation-only fast array)
   // ---------------------------------------------------------------------------------------
   logic [DW-1:0]      t_q;                  // cycle count modulo D: the skew buffer slot of this cycle
-  logic [ActW-1:0]    act_q;                // cycles until everything presented has left the array
-  /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
-  logic [TagW:0]      tagh_q [D];           // {valid, tag} of the moving column of each slot
-  /*verilator coverage_on*/
   logic               run;
 
-  assign run    = act_q != '0;
+  ncore_pe_timing #(.P(P), .TagW(TagW)) u_timing (
+    .clk_i, .rst_ni, .mv_valid_i, .mv_tag_i, .ld_valid_i, .slot_o(t_q), .busy_o(run), .out_valid_o, .out_tag_o);
+
   assign busy_o = run;
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      t_q   <= '0;
-      act_q <= '0;
-    end else begin
-      t_q <= t_q + 1'b1;
-      if (mv_valid_i || ld_valid_i) act_q <= ActW'(2 * P + 2);
-      else if (run)                 act_q <= act_q - 1'b1;
-    end
-  end
-
-  // The tag history is written every cycle, cleared by reset (a loop, hence in place).
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      for (int s = 0; s < D; s++) tagh_q[s] = '0;
-    end else begin
-      tagh_q[t_q] = {mv_valid_i, mv_tag_i};
-    end
-  end
-
-  // Column j's result leaving the bottom row in this cycle was presented P + j + 1 cycles ago.
-  always_comb begin
-    for (int j = 0; j < P; j++) begin
-      logic [DW-1:0] s;
-      s = t_q - DW'(P + 1 + j);
-      out_valid_o[j] = tagh_q[s][TagW];
-      out_tag_o[j]   = tagh_q[s][TagW-1:0];
-    end
-  end
 
   // ---------------------------------------------------------------------------------------
   // Edge: unpack the presented columns once

@@ -18,7 +18,8 @@
 //
 // The results wait in a delay line indexed by presentation slot, as the tags do: column j of
 // the column presented in slot s is on out_data_o[j] when the slot P + 1 + j cycles old is s,
-// as out_valid_o and out_tag_o are (the same tag history and activity counter as the RTL).
+// as out_valid_o and out_tag_o are (the RTL array's own time base, tag history and activity
+// counter: ncore_pe_timing).
 // Outside a valid column out_data_o holds whatever the delay line holds (the RTL's shows the
 // partial sums flowing past): the writer reads it only with out_valid_o.
 module ncore_pe_array
@@ -52,7 +53,6 @@ module ncore_pe_array
   localparam int unsigned MaxP = 128;     // the DPI-C functions' fixed width
   localparam int unsigned D    = 2 * P;
   localparam int unsigned DW   = $clog2(D);
-  localparam int unsigned ActW = $clog2(2 * P + 3);
 
   // The C++ state of this instance: both weight sets and the off flags of their columns.
   import "DPI-C" function chandle ncore_fastpe_new(input int unsigned p);
@@ -69,32 +69,16 @@ module ncore_pe_array
   initial h = ncore_fastpe_new(P);
   final ncore_fastpe_free(h);
 
-  logic [DW-1:0]      t_q;
-  logic [ActW-1:0]    act_q;
-  logic [TagW:0]      tagh_q [D];
+  logic [DW-1:0]      t_q;               // the slot of this cycle (ncore_pe_timing)
   logic [31:0]        res_q  [D][P];     // the sums of the column presented in each slot
-  logic               run;
 
-  assign run    = act_q != '0;
-  assign busy_o = run;
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      t_q   <= '0;
-      act_q <= '0;
-    end else begin
-      t_q <= t_q + 1'b1;
-      if (mv_valid_i || ld_valid_i) act_q <= ActW'(2 * P + 2);
-      else if (run)                 act_q <= act_q - 1'b1;
-    end
-  end
+  // The same time base, activity and tag history as the RTL array.
+  ncore_pe_timing #(.P(P), .TagW(TagW)) u_timing (
+    .clk_i, .rst_ni, .mv_valid_i, .mv_tag_i, .ld_valid_i, .slot_o(t_q), .busy_o, .out_valid_o, .out_tag_o);
 
   // A multiply reads the weights from before a load presented in the same cycle.
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      for (int s = 0; s < D; s++) tagh_q[s] = '0;
-    end else begin
-      tagh_q[t_q] = {mv_valid_i, mv_tag_i};
+  always_ff @(posedge clk_i) begin
+    if (rst_ni) begin
       if (mv_valid_i) begin
         bit [MaxP-1:0][31:0] sums;
         ncore_fastpe_multiply(h, mv_set_i, MaxP'(mv_rows_i), (MaxP * 32)'(mv_data_i), sums);
@@ -105,13 +89,7 @@ module ncore_pe_array
   end
 
   always_comb begin
-    for (int j = 0; j < P; j++) begin
-      logic [DW-1:0] s;
-      s = t_q - DW'(P + 1 + j);
-      out_valid_o[j] = tagh_q[s][TagW];
-      out_tag_o[j]   = tagh_q[s][TagW-1:0];
-      out_data_o[j]  = res_q[s][j];
-    end
+    for (int j = 0; j < P; j++) out_data_o[j] = res_q[t_q - DW'(P + 1 + j)][j];
   end
 
 endmodule
