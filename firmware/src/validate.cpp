@@ -2,6 +2,7 @@
 #include "ncore/validate.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <limits>
 #include <string>
 #include <utility>
@@ -193,29 +194,63 @@ bool same_elements(const isa::Ap& a, const isa::Ap& b) {
          (a.mem != isa::Buffer::hbm || a.part_stride == b.part_stride);
 }
 
+// The byte ranges an operand touches, one per run of its innermost dimension (a run is one
+// range when that dimension is contiguous, else one range per element), keyed by partition.
+// None when there are more than `cap` ranges.
+std::optional<std::vector<std::pair<int64_t, int64_t>>> byte_ranges(const isa::Ap& ap, size_t cap) {
+  const int64_t esz = isa::dtype_bytes(ap.dtype);
+  const bool hbm = ap.mem == isa::Buffer::hbm;
+  const bool contiguous = ap.stride[0] == 1 || ap.stride[0] == 0;  // a run, or one element read again
+  const uint64_t per_run = contiguous ? 1 : ap.size[0];
+  const uint64_t runs = uint64_t{ap.num_part} * ap.size[1] * ap.size[2] * ap.size[3] * per_run;
+  if (runs > cap) return std::nullopt;
+  std::vector<std::pair<int64_t, int64_t>> r;
+  r.reserve(runs);
+  for (uint32_t p = 0; p < ap.num_part; ++p) {
+    // an SBUF/PSUM offset is far below 2^40
+    const int64_t base = static_cast<int64_t>(ap.offset) + (hbm ? esz * int64_t{ap.part_stride} * p
+                                                                : static_cast<int64_t>(ap.start_part + p) << 40);
+    for (uint32_t i3 = 0; i3 < ap.size[3]; ++i3)
+      for (uint32_t i2 = 0; i2 < ap.size[2]; ++i2)
+        for (uint32_t i1 = 0; i1 < ap.size[1]; ++i1) {
+          const int64_t e = int64_t{i3} * ap.stride[3] + int64_t{i2} * ap.stride[2] + int64_t{i1} * ap.stride[1];
+          if (contiguous) {
+            r.emplace_back(base + e * esz, base + (e + (ap.stride[0] == 0 ? 1 : ap.size[0])) * esz);
+            continue;
+          }
+          for (uint32_t i0 = 0; i0 < ap.size[0]; ++i0) {
+            const int64_t a = base + (e + int64_t{i0} * ap.stride[0]) * esz;
+            r.emplace_back(a, a + esz);
+          }
+        }
+  }
+  return r;
+}
+
 // Whether some byte of `a` is a byte of `b`. Called only when their boxes overlap (rare):
-// sorts a's element byte ranges and looks each of b's up. Very large operands are taken to
-// overlap rather than spend the memory.
+// sorts and merges a's byte ranges and looks each of b's up. Operands of more than 2^20 ranges
+// (non-contiguous innermost dimensions) are taken to overlap rather than spend the time.
 bool bytes_overlap(const isa::Ap& a, const isa::Ap& b) {
-  if (ap_elems(a) > (1u << 22) || ap_elems(b) > (1u << 22)) return true;
-  const bool hbm = a.mem == isa::Buffer::hbm;
-  auto key = [&](const isa::Ap& ap, uint32_t p, int64_t addr) {
-    return (hbm ? 0 : static_cast<int64_t>(ap.start_part + p) << 40) + addr;  // an SBUF/PSUM offset is far below 2^40
-  };
-  std::vector<std::pair<int64_t, int64_t>> ra;
-  ra.reserve(ap_elems(a));
-  const int64_t ea = isa::dtype_bytes(a.dtype), eb = isa::dtype_bytes(b.dtype);
-  ap_for_each(a, [&](uint32_t p, uint64_t, int64_t addr) { ra.emplace_back(key(a, p, addr), key(a, p, addr) + ea); });
+  constexpr size_t cap = size_t{1} << 20;
+  auto ra_ = byte_ranges(a, cap);
+  const auto rb = byte_ranges(b, cap);
+  if (!ra_ || !rb) return true;
+  std::vector<std::pair<int64_t, int64_t>>& ra = *ra_;
   std::sort(ra.begin(), ra.end());
-  bool hit = false;
-  ap_for_each(b, [&](uint32_t p, uint64_t, int64_t addr) {
-    if (hit) return;
-    const int64_t lo = key(b, p, addr), hi = lo + eb;
+  size_t n = 0;  // merge overlapping ranges: disjoint and sorted after
+  for (const auto& x : ra) {
+    if (n > 0 && x.first <= ra[n - 1].second)
+      ra[n - 1].second = std::max(ra[n - 1].second, x.second);
+    else
+      ra[n++] = x;
+  }
+  ra.resize(n);
+  for (const auto& [lo, hi] : *rb) {
     auto it = std::lower_bound(ra.begin(), ra.end(), std::make_pair(lo, std::numeric_limits<int64_t>::min()));
-    if (it != ra.end() && it->first < hi) hit = true;
-    if (it != ra.begin() && std::prev(it)->second > lo) hit = true;
-  });
-  return hit;
+    if (it != ra.end() && it->first < hi) return true;
+    if (it != ra.begin() && std::prev(it)->second > lo) return true;
+  }
+  return false;
 }
 
 // Engines and DMA stream their elements: a destination that overlaps a source only in part
