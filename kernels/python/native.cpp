@@ -434,6 +434,14 @@ void bind_isa(py::module_& m) {
                    const nki::Loc& l) {
     return dst ? *dst : nki::nl::result_tile(like, dtype ? dtype_of(*dtype) : like.dtype(), l);
   };
+  // A new tile laid out as `like` (its partitions, its free shape), of `dtype`: the result an
+  // instruction on `like` creates (a masked instruction creates it whole and writes part of it).
+  m.def("result_tile", [](const Tensor& like, const std::string& dtype, const nki::Loc& at) {
+    return nki::nl::result_tile(like, dtype_of(dtype), at);
+  });
+  m.def("broadcast_partitions", [](const Tensor& row, int64_t partitions, const nki::Loc& at) {
+    return nki::nl::broadcast_partitions(row, partitions, at);
+  });
   m.def("tensor_tensor", [result](const std::optional<Tensor>& dst, const Tensor& d1, const Tensor& d2,
                                   const std::string& op, const std::optional<std::string>& dtype,
                                   const nki::Loc& at) {

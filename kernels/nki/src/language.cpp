@@ -105,6 +105,39 @@ void fill(const Tensor& t, float value, Loc loc) {
   }
 }
 
+Tensor broadcast_partitions(const Tensor& row, int64_t partitions, Loc loc) {
+  detail::TracerImpl& tr = detail::require("broadcast_to", loc);
+  const Shape s = row.shape();
+  if (!row.on_chip() || s.empty() || s[0] != 1)
+    tr.fail(loc, fmt::format("broadcast_to along the partitions needs a tile of one partition in SBUF or PSUM, got "
+                             "`{}` of shape {}",
+                             row.name(), s.str()));
+  if (partitions < 1 || partitions > tile_size::pmax)
+    tr.fail(loc, fmt::format("number of partitions {} exceed architecture limitation of {}.", partitions,
+                             tile_size::pmax));
+  int64_t free = 1;
+  Shape out_shape{partitions};
+  for (size_t d = 1; d < s.size(); ++d) {
+    free *= s[d];
+    out_shape.push_back(s[d]);
+  }
+  if (s.size() == 1) out_shape.push_back(1);
+  const int64_t chunk = tile_size::psum_fmax;
+  // The moving operand as (1, free): the row itself when it fits one multiply, else flattened.
+  const Tensor flat = s.size() == 2 ? row : row.reshape(Shape{1, free}, loc);
+  const Tensor ones = ndarray(Shape{1, partitions}, row.dtype(), sbuf, "ones", loc);
+  nisa::memset(ones, 1.0f, loc);
+  const Tensor out = ndarray(out_shape, row.dtype(), sbuf, "broadcast", loc);
+  const Tensor out2 = out.reshape(Shape{partitions, free}, loc);
+  for (int64_t c0 = 0; c0 < free; c0 += chunk) {
+    const int64_t n = std::min(chunk, free - c0);
+    const Tensor ps = ndarray(Shape{partitions, n}, Dtype::float32, psum, "broadcast_psum", loc);
+    nisa::nc_matmul(ps, ones, flat.index({Index(Slice{0, 1}), Index(Slice{c0, n})}, loc), false, loc);
+    nisa::tensor_copy(out2.index({Index(All{}), Index(Slice{c0, n})}, loc), ps, loc);
+  }
+  return out;
+}
+
 Tensor copy(const Tensor& x, Dtype dtype, Loc loc) { return nisa::tensor_copy(x, dtype, loc); }
 
 Tensor copy(const Tensor& x, Loc loc) { return nisa::tensor_copy(x, x.dtype(), loc); }

@@ -169,6 +169,14 @@ Tensor load(const Tensor& src, Loc loc = Loc::here());
 Tensor load(const Tensor& src, Dtype dtype, Loc loc = Loc::here());
 void store(const Tensor& dst, const Tensor& value, Loc loc = Loc::here());
 
+// A tile of one partition, (1, f...), repeated on `partitions` partitions: a new SBUF tile
+// (partitions, f...) of its dtype (NKI's broadcast_to and element-wise partition broadcast). The
+// engines' lanes cannot read another partition, so it is lowered as NKI lowers it, on the tensor
+// engine: a (1, partitions) tile of ones (memset) times the row, 512 columns per nc_matmul into
+// PSUM, each copied to the SBUF (tensor_copy). Exact: each output is 1 * x + 0 in fp32, so values
+// are kept bit for bit except that -0 becomes +0.
+Tensor broadcast_partitions(const Tensor& row, int64_t partitions, Loc loc = Loc::here());
+
 // A new SBUF tile for an instruction's result: shaped like the tile `like` (its block
 // dimensions dropped), on the same partitions, of `dtype`.
 Tensor result_tile(const Tensor& like, Dtype dtype, Loc loc = Loc::here());

@@ -127,6 +127,7 @@ class _TraceState(threading.local):
         self.pid = ()
         self.shared = []      # the shared_hbm tensors of the first instance, in allocation order
         self.shared_next = 0  # how many the instance being traced has allocated
+        self.mask = None      # the box of the mask= of the op being traced (_mask.Box), or None
 
 
 def shared_hbm_tensor(shape, dtype, make):
@@ -168,8 +169,12 @@ def flush():
 
 
 def native(x):
-    """The native tensor of a Tensor (emitting it if pending), or x itself (a number, None)."""
+    """The native tensor of a Tensor (emitting it if pending), or x itself (a number, None). Under a
+    mask, an index view that runs past its tensor is cut to the mask's box (a _mask.Restricted)."""
     if isinstance(x, Tensor):
+        if x._defer is not None and _state.mask is not None:
+            from . import _mask
+            return _mask.deferred_view(x._defer, _state.mask)
         return x._native()
     return x
 
@@ -330,6 +335,13 @@ def _resolve_neg(items, shape):
     return out
 
 
+def _has_index_expr(key):
+    global _IndexExpr
+    if _IndexExpr is None:
+        from .language import IndexExpr as _IndexExpr
+    return any(isinstance(k, _IndexExpr) for k in (key if isinstance(key, tuple) else (key,)))
+
+
 def _view(t, key, loc):
     """The native view t[key]."""
     items = _fast_index(key)
@@ -349,14 +361,16 @@ class Tensor:
     """A tensor of a kernel being traced: an HBM tensor, an SBUF or PSUM tile, or a view of one.
     Shapes, dtypes, indexing, reshape and the arithmetic operators work as in NKI."""
 
-    __slots__ = ("_t", "_emit", "_loc", "_kind", "__weakref__")
+    __slots__ = ("_t", "_emit", "_loc", "_kind", "_mask", "_defer", "__weakref__")
 
-    def __init__(self, t=None, emit=None, loc=None, kind=None):
+    def __init__(self, t=None, emit=None, loc=None, kind=None, defer=None):
         self._t = t
         self._emit = emit  # pending: emit(dst_native_or_None, accumulate) -> native tensor
         self._loc = loc
         self._kind = kind  # what produced a pending tile ("nc_matmul", ...)
+        self._defer = defer  # an index past the tensor's end: (base, offset, coeff, grid, error), see _mask
         if emit is not None:
+            self._mask = _state.mask  # the mask the result was made under
             _state.pending.append(self)
 
     # -- pending results
@@ -367,11 +381,18 @@ class Tensor:
         if self in _state.pending:
             _state.pending.remove(self)
         emit, self._emit = self._emit, None
-        self._t = emit(dst, accumulate)
+        outer = _state.mask
+        _state.mask = self._mask
+        try:
+            self._t = emit(dst, accumulate)
+        finally:
+            _state.mask = outer
         return self._t
 
     def _native(self):
         if self._t is None:
+            if self._defer is not None:
+                raise self._defer[4]
             if self._emit is None:
                 raise RuntimeError("an empty tensor")
             # Older pending tiles go first: program order.
@@ -383,10 +404,14 @@ class Tensor:
     # -- attributes
     @property
     def shape(self):
+        if self._defer is not None:
+            return tuple(self._defer[3])
         return tuple(self._native().shape)
 
     @property
     def dtype(self):
+        if self._defer is not None:
+            return _DTYPES[self._defer[0].dtype]
         return _DTYPES[self._native().dtype]
 
     @property
@@ -426,7 +451,15 @@ class Tensor:
         try:
             return Tensor(_view(t, key, _NO_LOC))
         except ValueError:
-            return Tensor(_view(t, key, caller()))
+            loc = caller()
+            try:
+                return Tensor(_view(t, key, loc))
+            except ValueError as e:
+                # An index expression past the tensor's end: a mask may keep the instruction inside.
+                if not _has_index_expr(key):
+                    raise
+                offset, coeff, grid = _affine_index(key, t.shape)
+                return Tensor(defer=(t, offset, coeff, grid, e))
 
     def __setitem__(self, key, value):
         require_trace("assignment")
@@ -445,8 +478,9 @@ class Tensor:
         return Tensor(self._native().reshape([int(s) for s in shape], loc))
 
     def broadcast_to(self, shape):
-        """The tile read as `shape`: its size-1 free dimensions repeated (NumPy's broadcast rules;
-        the partition dimension cannot be broadcast, it is the engines' lanes)."""
+        """The tile read as `shape` (NumPy's broadcast rules): size-1 free dimensions repeated in a
+        view; a tile of one partition copied onto `shape[0]` partitions (a new tile, see
+        broadcast_partitions)."""
         loc = caller()
         t = self._native()
         shape = tuple(int(s) for s in shape)
@@ -455,11 +489,13 @@ class Tensor:
             raise ValueError(f"{loc}: cannot broadcast {self} of shape {have} to {shape}: give the shape with as many "
                              "dimensions (size-1 free dimensions are repeated)")
         for d, (h, s) in enumerate(zip(have, shape)):
-            if h == s:
-                continue
-            if h != 1:
+            if h != s and h != 1:
                 raise ValueError(f"{loc}: cannot broadcast {self} of shape {have} to {shape}")
-            t = t.broadcast(d, s, loc)
+        if have[0] != shape[0]:
+            t = broadcast_partitions(t, shape[0], loc)
+        for d, (h, s) in enumerate(zip(have, shape)):
+            if d > 0 and h != s:
+                t = t.broadcast(d, s, loc)
         return Tensor(t)
 
     def expand_dims(self, axis):
@@ -533,6 +569,13 @@ class Tensor:
         flush()
         _native.elementwise(self._native(), op, self._native(), operand(o), None, loc)
         return self
+
+
+def broadcast_partitions(t, partitions, loc):
+    """The native one-partition tile t on `partitions` partitions: a new SBUF tile, lowered on the
+    tensor engine (nki::nl::broadcast_partitions), after the pending tiles before it."""
+    flush()
+    return _native.broadcast_partitions(t, partitions, loc)
 
 
 def assign(dst, value, loc):

@@ -8,9 +8,9 @@ from enum import IntEnum
 
 import numpy as np
 
-import _ncore_native as _native
 
 from . import _core
+from ._mask import maskable, native as _native
 from ._core import caller, operand as _operand
 
 # Engines (the `engine` arguments are accepted; the model picks the engine NKI's lowering picks).
@@ -103,6 +103,7 @@ def _producer(kind, fn):
 
 # --- data movement ---------------------------------------------------------------------------------
 
+@maskable("dma_copy")
 def dma_copy(src=None, dst=None, **kwargs):
     """Copies src to dst with the DMA engines (HBM or SBUF on either side); casts when the dtypes
     differ."""
@@ -117,10 +118,10 @@ def dma_copy(src=None, dst=None, **kwargs):
 
 # --- vector engine -----------------------------------------------------------------------------------
 
+@maskable("tensor_tensor")
 def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, **kwargs):
     """data1 <op> data2, element-wise (vector engine)."""
     _core.require_trace("tensor_tensor")
-    _no_mask(mask, "tensor_tensor")
     loc = caller()
     a, b, o, dt = _core.native(data1), _core.native(data2), alu_name(op), _dt(dtype)
     if _per_partition(a) != _per_partition(b):
@@ -136,11 +137,11 @@ def _per_partition(t):
     return n == 1
 
 
+@maskable("tensor_scalar")
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *, dtype=None,
                   mask=None, engine=0, **kwargs):
     """(data <op0> operand0) <op1> operand1 with scalars or (P, 1) tiles (vector engine)."""
     _core.require_trace("tensor_scalar")
-    _no_mask(mask, "tensor_scalar")
     loc = caller()
     d = _core.native(data)
     o0, o1 = alu_name(op0, "op0"), alu_name(op1, "op1")
@@ -150,20 +151,20 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
                                                                         bool(reverse1), dt, loc))
 
 
+@maskable("tensor_copy")
 def tensor_copy(src, *, mask=None, dtype=None, engine=0, **kwargs):
     """A copy of an SBUF or PSUM tile, cast to `dtype` (vector engine)."""
     _core.require_trace("tensor_copy")
-    _no_mask(mask, "tensor_copy")
     loc = caller()
     s, dt = _core.native(src), _dt(dtype)
     return _producer("tensor_copy", lambda dst: _native.tensor_copy(dst, s, dt, loc))
 
 
+@maskable("memset")
 def memset(shape, value, dtype, *, mask=None, engine=0, **kwargs):
     """A new SBUF tile of `shape` filled with `value` (vector engine)."""
     from . import language as nl
     _core.require_trace("memset")
-    _no_mask(mask, "memset")
     loc = caller()
     shp, dt, v = nl._shape_arg(shape), _core.dtype(dtype).name, float(value)
 
@@ -176,10 +177,10 @@ def memset(shape, value, dtype, *, mask=None, engine=0, **kwargs):
     return _core.pending("memset", emit, loc)
 
 
+@maskable("tensor_reduce")
 def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
     """op (add, multiply, maximum, minimum) over the trailing free axes of data (vector engine)."""
     _core.require_trace("tensor_reduce")
-    _no_mask(mask, "tensor_reduce")
     loc = caller()
     d, o, dt = _core.native(data), alu_name(op), _dt(dtype)
     axes = [int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
@@ -193,20 +194,20 @@ def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdi
 
 # --- scalar engine -----------------------------------------------------------------------------------
 
+@maskable("activation")
 def activation(op, data, *, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
     """op(data * scale + bias) (scalar engine): scale a number or an fp32 (P, 1) tile, bias a (P, 1) tile."""
     _core.require_trace("activation")
-    _no_mask(mask, "activation")
     loc = caller()
     d, o, dt = _core.native(data), act_name(op), _dt(dtype)
     b, s = _operand(bias), _operand(scale)
     return _producer("activation", lambda dst: _native.activation(dst, o, d, b, s, dt, loc))
 
 
+@maskable("activation_reduce")
 def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
     """activation, and the add-reduce of its results along the free axis into reduce_res (P, 1)."""
     _core.require_trace("activation_reduce")
-    _no_mask(mask, "activation_reduce")
     loc = caller()
     d, o, dt = _core.native(data), act_name(op), _dt(dtype)
     r, ro = _core.native(reduce_res), alu_name(reduce_op, "reduce_op")

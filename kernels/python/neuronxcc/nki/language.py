@@ -9,9 +9,9 @@ import math
 
 import numpy as np
 
-import _ncore_native as _native
 
-from . import _core
+from . import _core, _mask
+from ._mask import maskable, native as _native
 from ._core import Tensor, caller, dtype as _dtype, operand as _operand
 
 # --- dtypes -------------------------------------------------------------------------------------
@@ -153,8 +153,8 @@ def ones(shape, dtype, buffer=None, name="", **kwargs):
 
 
 def broadcast_to(src, shape, **kwargs):
-    """src read as `shape`: its size-1 free dimensions repeated (a view; the partitions cannot be
-    broadcast, they are the engines' lanes)."""
+    """src read as `shape` (NumPy's broadcast rules): size-1 free dimensions repeated (a view), a
+    tile of one partition copied onto shape[0] partitions (a new tile, on the tensor engine)."""
     return src.broadcast_to(shape)
 
 
@@ -185,10 +185,10 @@ def zeros_like(a, dtype=None, buffer=None, name="", **kwargs):
 
 # --- moving data ---------------------------------------------------------------------------------
 
+@maskable("load")
 def load(src, dtype=None, mask=None, **kwargs):
     """A new SBUF tile holding the HBM view `src` (one DMA transfer)."""
     _core.require_trace("load")
-    _no_mask(mask, "load")
     loc = caller()
     s = _core.native(src)
     dt = None if dtype is None else _dtype(dtype).name
@@ -202,10 +202,10 @@ def load(src, dtype=None, mask=None, **kwargs):
     return _core.pending("load", emit, loc)
 
 
+@maskable("store")
 def store(dst, value, mask=None, **kwargs):
     """Writes `value` (an SBUF tile) to the HBM view `dst` (one DMA transfer)."""
     _core.require_trace("store")
-    _no_mask(mask, "store")
     loc = caller()
     d = _core.native(dst)
     if isinstance(value, (int, float, np.integer, np.floating)):
@@ -215,10 +215,10 @@ def store(dst, value, mask=None, **kwargs):
     _native.store(d, v, loc)
 
 
+@maskable("copy")
 def copy(x, dtype=None, mask=None, **kwargs):
     """A copy of an on-chip tile into a new SBUF tile (tensor_copy), cast to `dtype`."""
     from . import isa as nisa
-    _no_mask(mask, "copy")
     return nisa.tensor_copy(x, dtype=dtype)
 
 
@@ -238,16 +238,29 @@ _PY_ALU = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply"
 _COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
 
 
+def _partition_broadcast(x, y, loc):
+    """Two operands of an element-wise call, a tile of one partition against a tile of several
+    copied onto as many partitions (NKI broadcasts the partition dimension too; it costs a
+    tensor engine pass, see Tensor.broadcast_to)."""
+    if isinstance(x, _native.Tensor) and isinstance(y, _native.Tensor):
+        px, py = x.shape[0], y.shape[0]
+        if px == 1 and py > 1:
+            x = _core.broadcast_partitions(x, py, loc)
+        elif py == 1 and px > 1:
+            y = _core.broadcast_partitions(y, px, loc)
+    return x, y
+
+
 def _ew(op):
-    def fn(x, y, dtype=None, mask=None, **kwargs):
+    @maskable(op)
+    def fn(x, y, dtype=None, **kwargs):
         _core.require_trace(op)
-        _no_mask(mask, op)
         loc = caller()
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
             return _PY_ALU[op](x, y)
         if op in _COMPARISONS and dtype is not None and _core.dtype_name(dtype) == "bool_":
             dtype = None  # NKI's default dtype=bool: 1.0 / 0.0 in the tile's dtype (the model has no bool)
-        xo, yo = _operand(x), _operand(y)
+        xo, yo = _partition_broadcast(_operand(x), _operand(y), loc)
         dt = None if dtype is None else _dtype(dtype).name
 
         def emit(dst, acc):
@@ -281,9 +294,9 @@ less_equal = _ew("less_equal")
 
 
 def _reduction(op, alu):
-    def fn(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
+    @maskable(op)
+    def fn(x, axis, dtype=None, keepdims=False, **kwargs):
         from . import isa as nisa
-        _no_mask(mask, op)
         return nisa.tensor_reduce(fn, x, axis, dtype=dtype, keepdims=keepdims)
 
     fn.__name__ = op
@@ -298,12 +311,12 @@ sum = _reduction("sum", "add")
 prod = _reduction("prod", "multiply")
 
 
+@maskable("mean")
 def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     """nl.mean(x, axis): the sum over the free axes (tensor_reduce add, in float32) times 1/n in
     float32 (tensor_scalar multiply), n the number of elements summed; in `dtype` (default x's)."""
     from . import isa as nisa
     _core.require_trace("mean")
-    _no_mask(mask, "mean")
     loc = caller()
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     shape = x.shape
@@ -332,9 +345,9 @@ _PY_ACT = {"exp": math.exp, "log": math.log, "tanh": math.tanh, "sqrt": math.sqr
 
 
 def _act(name):
-    def fn(x, dtype=None, mask=None, **kwargs):
+    @maskable(name)
+    def fn(x, dtype=None, **kwargs):
         from . import isa as nisa
-        _no_mask(mask, name)
         if not isinstance(x, Tensor):
             if isinstance(x, (int, float, np.integer, np.floating)):
                 return _PY_ACT[name](x)
@@ -536,6 +549,19 @@ class IndexExpr:
         return IndexExpr(self.start * k, {a: c * k for a, c in self.terms.items()}, self.sizes, self.ndim)
 
     __rmul__ = __mul__
+
+    # Comparisons make a mask= predicate (joined with &): i * 128 + i_p < n
+    def __lt__(self, k):
+        return _mask.compare(self, k, "<")
+
+    def __le__(self, k):
+        return _mask.compare(self, k, "<=")
+
+    def __gt__(self, k):
+        return _mask.compare(self, k, ">")
+
+    def __ge__(self, k):
+        return _mask.compare(self, k, ">=")
 
     def __bool__(self):
         raise ValueError("Control-flow depending on `nl.arange` or `nl.mgrid` is not supported. "

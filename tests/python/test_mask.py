@@ -1,0 +1,221 @@
+"""NKI's mask= parameter and partition broadcast, as the NKI tutorials use them: the rmsnorm and
+layernorm tutorial kernels (a ragged last tile of rows loaded, computed and stored under
+`mask=(i * 128 + i_p < n)`, a (1, d) parameter row broadcast onto 128 partitions), each against
+NumPy; what a mask keeps (the rest of the destination untouched), the instructions a masked call
+and a partition broadcast trace to, and the masks the model refuses."""
+import math
+
+import numpy as np
+import pytest
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+import ncore
+
+rng = np.random.default_rng(7)
+
+
+def counts(kernel, *args):
+    c = ncore.trace(kernel, *args).opcode_counts()
+    return {k: v for k, v in c.items() if k != "sem_wait"}
+
+
+# The rmsnorm tutorial's kernel, as written there.
+@nki.jit
+def nki_rmsnorm_kernel(a_tensor, g_tensor):
+    out_tensor = nl.ndarray(a_tensor.shape, dtype=a_tensor.dtype, buffer=nl.shared_hbm)
+    assert a_tensor.shape[1] == g_tensor.shape[0]
+    ix = nl.arange(128)[:, None]
+    iw = nl.arange(1)[:, None]
+    iy = nl.arange(a_tensor.shape[1])[None, :]
+    num_rows = a_tensor.shape[0]
+    g_tile = nl.load(g_tensor.reshape((1, g_tensor.shape[0]))[iw, iy])
+    for i in nl.affine_range(math.ceil(a_tensor.shape[0] / 128)):
+        a_tile = nl.load(a_tensor[i * 128 + ix, iy], mask=(i * 128 + ix < num_rows))
+        in_square = nl.square(a_tile)
+        square_sum = nl.sum(in_square, axis=[1])
+        mean = square_sum / a_tensor.shape[1]
+        rms_reciprocal = nl.rsqrt(mean)
+        out_tile = nl.multiply(a_tile, rms_reciprocal)
+        g_bcast = g_tile.broadcast_to((128, g_tensor.shape[0]))
+        out_tile[...] = nl.multiply(out_tile, g_bcast, mask=(i * 128 + ix < num_rows))
+        nl.store(out_tensor[i * 128 + ix, iy], value=out_tile, mask=(i * 128 + ix < num_rows))
+    return out_tensor
+
+
+def rmsnorm_ref(a, g):
+    a64 = a.astype(np.float64)
+    return a64 / np.sqrt((a64 * a64).mean(axis=1, keepdims=True)) * g
+
+
+@pytest.mark.parametrize("rows", [250, 128, 300])
+def test_rmsnorm_tutorial_with_a_ragged_last_tile(rows):
+    a = rng.uniform(-1, 1, (rows, 384)).astype(np.float32)
+    g = rng.uniform(0.5, 1.5, 384).astype(np.float32)
+    out = nki.simulate_kernel(nki_rmsnorm_kernel, a, g)
+    assert out.shape == a.shape
+    np.testing.assert_allclose(out, rmsnorm_ref(a, g), rtol=2e-6, atol=1e-6)
+
+
+def test_rmsnorm_tutorial_on_the_rtl_in_check_mode():
+    a = rng.uniform(-1, 1, (200, 256)).astype(np.float32)
+    g = rng.uniform(0.5, 1.5, 256).astype(np.float32)
+    want = nki.simulate_kernel(nki_rmsnorm_kernel, a, g)
+    ncore.set_options(check=True)
+    got = nki.baremetal(nki_rmsnorm_kernel)(a, g)
+    np.testing.assert_array_equal(got, want)
+    assert ncore.last_run()["checked_instructions"] > 0
+
+
+# The layernorm tutorial's first kernel (nl calls only), as written there.
+@nki.jit
+def nki_layernorm_kernel_v1(input_tensor, epsilon, gamma_vector, beta_vector):
+    output_tensor = nl.ndarray(input_tensor.shape, dtype=input_tensor.dtype, buffer=nl.shared_hbm)
+    assert input_tensor.shape[1] <= nl.tile_size.gemm_moving_fmax
+    i_p_io = nl.arange(nl.tile_size.pmax)[:, None]
+    i_f_io = nl.arange(input_tensor.shape[1])[None, :]
+    i_p_param = nl.arange(1)[:, None]
+    shift_scale_tensor = nl.ndarray((nl.tile_size.pmax, input_tensor.shape[1]), dtype=gamma_vector.dtype,
+                                    buffer=nl.sbuf)
+    gamma_sb = nl.load(gamma_vector.reshape((1, input_tensor.shape[1]))[i_p_param, i_f_io])
+    beta_sb = nl.load(beta_vector.reshape((1, input_tensor.shape[1]))[i_p_param, i_f_io])
+    for i in nl.affine_range(math.ceil(input_tensor.shape[0] / nl.tile_size.pmax)):
+        mask = i * nl.tile_size.pmax + i_p_io < input_tensor.shape[0]
+        input_sb = nl.load(input_tensor[i * nl.tile_size.pmax + i_p_io, i_f_io], mask=mask)
+        mean = nl.mean(input_sb, axis=1, mask=mask)
+        shifted_mean = nl.subtract(input_sb, mean, mask=mask)
+        var = nl.mean(nl.square(shifted_mean, mask=mask), axis=1, mask=mask)
+        rstd = nl.rsqrt(var + epsilon, mask=mask)
+        shift_scale_tensor[...] = nl.multiply(shifted_mean, rstd, mask=mask)
+        shift_scale_tensor[...] = nl.multiply(shift_scale_tensor, gamma_sb, mask=mask)
+        output_sb = nl.add(shift_scale_tensor, beta_sb, mask=mask)
+        nl.store(output_tensor[i * nl.tile_size.pmax + i_p_io, i_f_io], value=output_sb, mask=mask)
+    return output_tensor
+
+
+def test_layernorm_tutorial_with_partition_broadcast_operands():
+    x = rng.uniform(-2, 2, (300, 200)).astype(np.float32)
+    gamma = rng.uniform(0.5, 1.5, 200).astype(np.float32)
+    beta = rng.uniform(-0.5, 0.5, 200).astype(np.float32)
+    out = nki.simulate_kernel(nki_layernorm_kernel_v1, x, 1e-5, gamma, beta)
+    x64 = x.astype(np.float64)
+    mu = x64.mean(axis=1, keepdims=True)
+    want = (x64 - mu) / np.sqrt(((x64 - mu) ** 2).mean(axis=1, keepdims=True) + 1e-5) * gamma + beta
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_mask_on_a_free_axis_leaves_the_rest_of_the_destination():
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:128, 0:64]
+        x = nl.load(a)
+        y = nl.load(b)
+        z = nl.zeros((128, 64), dtype=a.dtype)
+        z[...] = nl.add(x, y, mask=(i_f < 40) & (i_f >= 8) & (i_p < 100))
+        nl.store(out, z)
+        return out
+
+    a = rng.uniform(-1, 1, (128, 64)).astype(np.float32)
+    b = rng.uniform(-1, 1, (128, 64)).astype(np.float32)
+    want = np.zeros_like(a)
+    want[:100, 8:40] = a[:100, 8:40] + b[:100, 8:40]
+    np.testing.assert_array_equal(nki.simulate_kernel(k, a, b), want)
+
+
+def test_masked_load_reads_only_the_rows_inside_the_tensor():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+        ip = nl.arange(128)[:, None]
+        jf = nl.arange(8)[None, :]
+        t = nl.zeros((128, 8), dtype=a.dtype)
+        t[...] = nl.load(a[100 + ip, jf], mask=(100 + ip < a.shape[0]))  # rows 100..129: 30 exist
+        nl.store(out, t)
+        return out
+
+    a = rng.uniform(-1, 1, (130, 8)).astype(np.float32)
+    want = np.zeros((128, 8), np.float32)
+    want[:30] = a[100:]
+    np.testing.assert_array_equal(nki.simulate_kernel(k, a), want)
+
+
+def test_a_masked_call_is_one_instruction_and_an_empty_mask_none():
+    def kernel(full):
+        @nki.jit
+        def k(a):
+            out = nl.ndarray((128, 16), dtype=a.dtype, buffer=nl.shared_hbm)
+            ip = nl.arange(128)[:, None]
+            x = nl.load(a)
+            nl.store(out, nl.exp(x, mask=(ip < (64 if full else 0))))
+            return out
+        return k
+
+    a = np.zeros((128, 16), np.float32)
+    assert counts(kernel(True), a) == {"dma_copy": 2, "activation": 1}
+    assert counts(kernel(False), a) == {"dma_copy": 2}
+
+
+def test_an_index_past_the_end_without_a_mask_is_still_an_error():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+        ip = nl.arange(128)[:, None]
+        jf = nl.arange(8)[None, :]
+        nl.store(out, nl.load(a[100 + ip, jf]))
+        return out
+
+    with pytest.raises(ValueError, match="test_mask.py"):
+        nki.simulate_kernel(k, np.zeros((130, 8), np.float32))
+
+
+def test_masks_that_are_not_a_box_are_refused_in_nki_terms():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:128, 0:128]
+        x = nl.load(a)
+        nl.store(out, nl.exp(x, mask=(i_p < i_f)))
+        return out
+
+    with pytest.raises(ValueError, match=r"test_mask.py:\d+: the mask of 'exp' compares an expression of several "
+                                         r"index axes.*nisa.affine_select"):
+        nki.simulate_kernel(k, np.zeros((128, 128), np.float32))
+
+    with pytest.raises(ValueError, match="err_control_flow_condition_depending_on_arange"):
+        if nl.arange(4)[:, None] < 2:
+            pass
+
+
+@pytest.mark.parametrize("width", [96, 1100])
+def test_partition_broadcast_is_exact_and_runs_on_the_tensor_engine(width):
+    @nki.jit
+    def k(g):
+        out = nl.ndarray((128, width), dtype=g.dtype, buffer=nl.shared_hbm)
+        row = nl.load(g.reshape((1, width)))
+        nl.store(out, row.broadcast_to((128, width)))
+        return out
+
+    g = rng.standard_normal(width).astype(np.float32)
+    g[0] = np.inf
+    g[1] = np.nan
+    out = nki.simulate_kernel(k, g)
+    np.testing.assert_array_equal(out, np.broadcast_to(g, (128, width)))
+    chunks = -(-width // 512)
+    c = counts(k, g)
+    assert c["memset"] == 1 and c["multiply_moving"] == chunks and c["tensor_copy"] == chunks
+
+
+def test_element_wise_call_broadcasts_a_one_partition_operand():
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((128, 32), dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        y = nl.load(b)  # (1, 32)
+        nl.store(out, nl.subtract(y, x))
+        return out
+
+    a = rng.uniform(-1, 1, (128, 32)).astype(np.float32)
+    b = rng.uniform(-1, 1, (1, 32)).astype(np.float32)
+    np.testing.assert_array_equal(nki.simulate_kernel(k, a, b), b - a)
