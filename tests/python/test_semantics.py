@@ -11,6 +11,7 @@ import neuronxcc.nki.language as nl
 import ncore
 
 A = np.zeros((128, 64), np.float32)
+rng = np.random.default_rng(3)
 
 
 def counts(kernel, *args):
@@ -92,6 +93,31 @@ def test_indexed_accumulation_writes_the_view():
     l, r = np.ones((256, 128), np.float32), np.full((256, 512), 2.0, np.float32)
     assert counts(k, l, r)["multiply_moving"] == 4
     assert np.all(nki.simulate_kernel(k, l, r) == 512.0)
+
+
+def test_psum_plus_matmul_assigned_back_accumulates():
+    # res[...] = res + nl.matmul(...): the multiply adds into the PSUM tile (the vector engine
+    # cannot add two PSUM tiles); the same sum used elsewhere copies the product out first.
+    @nki.jit
+    def k(l, r):
+        res = nl.zeros((128, 256), nl.float32, buffer=nl.psum)
+        for kt in nl.sequential_range(3):
+            res[...] = res + nl.matmul(nl.load(l[kt * 128:(kt + 1) * 128]), nl.load(r[kt * 128:(kt + 1) * 128]),
+                                       transpose_x=True)
+        other = nl.matmul(nl.load(l[0:128]), nl.load(r[0:128]), transpose_x=True) + res
+        out = nl.ndarray((2, 128, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out[0], value=nl.copy(res))
+        nl.store(out[1], value=other)
+        return out
+
+    l = rng.uniform(-1, 1, (384, 128)).astype(np.float32)
+    r = rng.uniform(-1, 1, (384, 256)).astype(np.float32)
+    c = counts(k, l, r)
+    assert c["multiply_moving"] == 4 and c["tensor_tensor"] == 1 and c["tensor_copy"] == 2
+    got = nki.simulate_kernel(k, l, r)
+    want = l.astype(np.float64).T @ r
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got[1], want + l[0:128].astype(np.float64).T @ r[0:128], rtol=1e-5, atol=1e-4)
 
 
 def test_assigned_matmul_overwrites_each_iteration():

@@ -279,25 +279,25 @@ def activation_reduce(real, b, dst, op, data, reduce_op, reduce_res, bias, scale
     return dst
 
 
-def _partition_only(b, api, loc):
-    if any(a != 0 for a in b.bounds):
-        raise ValueError(f"{loc}: the mask of '{api}' bounds a free axis: this model masks {api} on the partition "
-                         "axis only (index the free axes with the range you want)")
-
-
 @_masked
 def tensor_reduce(real, b, dst, op, data, axes, dtype, keepdims, loc):
-    _partition_only(b, "tensor_reduce", loc)
+    shape = _shape(data)
+    nd = len(shape)
+    red = {a % nd for a in axes}
     if dst is None:
-        shape = _shape(data)
-        nd = len(shape)
-        red = {a % nd for a in axes}
         # the result's layout: data with the reduced axes taken at 0 (or kept as size 1)
         like = _full(data).index([(0, 1, 1) if (d in red and keepdims) else 0 if d in red else None
                                   for d in range(nd)], loc)
         dst = _real.result_tile(like, dtype or like.dtype, loc)
     if not b.empty:
-        real(_cut(dst, b), op, _cut(data, b), axes, None, keepdims, loc)
+        # The mask's axes are the data's: a bounded reduced axis sums fewer elements, a bounded
+        # kept axis cuts the result too (at its place in the result).
+        kept, sizes = {}, {}
+        for a, bound in b.bounds.items():
+            if a not in red:
+                at = a if keepdims else a - sum(1 for r in red if r < a)
+                kept[at], sizes[at] = bound, b.sizes[a]
+        real(_cut(dst, Box(kept, sizes)), op, _cut(data, b), axes, None, keepdims, loc)
     return dst
 
 

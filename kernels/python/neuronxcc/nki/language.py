@@ -251,6 +251,31 @@ def _partition_broadcast(x, y, loc):
     return x, y
 
 
+def _matmul_accumulation(x, y, loc):
+    """psum + nc_matmul(...) (either order; nl.matmul too): assigned back to that PSUM tile,
+    `psum[...] = psum + nl.matmul(a, b)` is the multiply accumulating into it, as NKI compiles it.
+    Used otherwise, the product is copied out of PSUM (tensor_copy, fp32) and added on the vector
+    engine, which cannot read two PSUM operands. None when the operands are not of that form."""
+    for a, b in ((x, y), (y, x)):
+        if not (isinstance(b, Tensor) and b._pending() and b._kind == "nc_matmul" and isinstance(a, Tensor)
+                and not a._pending() and a._defer is None):
+            continue
+        p = a._native()
+        if p.buffer != "psum":
+            return None
+        _core._state.pending.remove(b)  # emitted by this result, where it lands
+
+        def emit(dst, acc):
+            if dst is not None and dst.same_view(p):
+                b._materialize(dst, True)
+                return dst
+            product = _native.tensor_copy(None, b._materialize(), "float32", loc)
+            return _native.elementwise(dst, "add", p, product, None, loc)
+
+        return _core.pending("add", emit, loc)
+    return None
+
+
 def _ew(op):
     @maskable(op)
     def fn(x, y, dtype=None, **kwargs):
@@ -258,6 +283,10 @@ def _ew(op):
         loc = caller()
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
             return _PY_ALU[op](x, y)
+        if op == "add" and dtype is None and _core._state.mask is None:
+            acc = _matmul_accumulation(x, y, loc)
+            if acc is not None:
+                return acc
         if op in _COMPARISONS and dtype is not None and _core.dtype_name(dtype) == "bool_":
             dtype = None  # NKI's default dtype=bool: 1.0 / 0.0 in the tile's dtype (the model has no bool)
         xo, yo = _partition_broadcast(_operand(x), _operand(y), loc)
