@@ -218,3 +218,37 @@ def test_mgrid_named_axes_and_sbuf_accumulation_of_psum_tiles():
     grid = nl.mgrid[0:4, 0:5, 0:6]
     with pytest.raises(AttributeError, match="has 3 axes: it has no .z"):
         grid.z
+
+
+def test_engine_result_assigned_to_an_hbm_view_is_stored():
+    # out[...] = nl.copy(tile): the copy lands on chip, a DMA stores it; a tensor engine result
+    # assigned to HBM goes through the SBUF too.
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((2, 128, 64), dtype=a.dtype, buffer=nl.hbm)
+        x = nl.load(a)
+        out[0] = nl.copy(x, dtype=a.dtype)
+        out[1, 0:64, :] = nisa.nc_transpose(x[0:64, :])
+        return out
+
+    a = rand(128, 64)
+    got = sim(k, a)
+    np.testing.assert_array_equal(got[0], a)
+    np.testing.assert_array_equal(got[1, 0:64, :], a[0:64, :].T)
+    c = ncore.trace(k, a).opcode_counts()
+    assert c["dma_copy"] == 4 and c["tensor_copy"] == 2  # the load, two stores, the transpose's identity
+
+
+def test_a_kernel_calls_another_jit_kernel_inline():
+    @nki.jit
+    def transpose_tile(t):
+        return nl.copy(nisa.nc_transpose(t), dtype=t.dtype)
+
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, transpose_tile(nl.load(a)))
+        return out
+
+    a = rand(128, 128)
+    np.testing.assert_array_equal(sim(k, a), a.T)

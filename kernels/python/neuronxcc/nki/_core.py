@@ -612,7 +612,15 @@ def emit_into(value, dst, acc):
         _state.pending[0]._materialize()
     if value._kind in ("nc_matmul", "nc_transpose") and dst.buffer != "psum":
         t = value._materialize()
-        _native.tensor_copy(dst, t, None, value._loc)
+        if dst.on_chip:
+            _native.tensor_copy(dst, t, None, value._loc)
+        else:  # PSUM to HBM: through the SBUF, as nl.store does
+            _native.dma_copy(dst, _native.tensor_copy(None, t, dst.dtype, value._loc), value._loc)
+        return
+    if not dst.on_chip and value._kind not in ("load", "dma_copy"):
+        # An engine result assigned to an HBM view: the engines write on chip, so it lands in an
+        # SBUF tile of its own and a DMA stores it (hbm[...] = nl.copy(tile) is a store).
+        _native.dma_copy(dst, value._materialize(), value._loc)
         return
     value._materialize(dst, acc)
 
