@@ -170,18 +170,67 @@ def test_an_index_past_the_end_without_a_mask_is_still_an_error():
         nki.simulate_kernel(k, np.zeros((130, 8), np.float32))
 
 
-def test_masks_that_are_not_a_box_are_refused_in_nki_terms():
+def test_a_mask_relating_two_axes_runs_box_by_box():
+    # The strict upper triangle (i_p < i_f): one instruction per run of rows with the same bound.
     @nki.jit
     def k(a):
-        out = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
-        i_p, i_f = nl.mgrid[0:128, 0:128]
-        x = nl.load(a)
-        nl.store(out, nl.exp(x, mask=(i_p < i_f)))
+        out = nl.ndarray((64, 96), dtype=a.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.mgrid[0:64, 0:96]
+        z = nl.zeros((64, 96), dtype=a.dtype)
+        z[...] = nl.exp(nl.load(a), mask=(i_p < i_f))
+        nl.store(out, z)
         return out
 
-    with pytest.raises(ValueError, match=r"test_mask.py:\d+: the mask of 'exp' compares an expression of several "
-                                         r"index axes.*nisa.affine_select"):
-        nki.simulate_kernel(k, np.zeros((128, 128), np.float32))
+    a = rng.uniform(-1, 1, (64, 96)).astype(np.float32)
+    want = np.where(np.arange(64)[:, None] < np.arange(96)[None, :], np.exp(a.astype(np.float64)), 0.0)
+    np.testing.assert_allclose(nki.simulate_kernel(k, a), want, rtol=2e-7, atol=0)
+    # columns 1..63 one each (column 0 keeps no row), 64..95 keep every row: one box
+    assert counts(k, a)["activation"] == 64
+
+
+def test_max_pool_with_padding_masks_the_windows_at_the_edges():
+    # A strided max pool whose windows start one element before the image: the mask drops the
+    # window elements outside it, a bound on the window axis that depends on the output axis.
+    def pool_kernel(size, stride, pad):
+        @nki.jit
+        def k(a):
+            c, h, w = a.shape
+            ho, wo = (h + 2 * pad - size) // stride + 1, (w + 2 * pad - size) // stride + 1
+            out = nl.ndarray((c, ho, wo), dtype=a.dtype, buffer=nl.shared_hbm)
+            i0 = nl.arange(c)[:, None, None, None, None]
+            i1 = nl.arange(ho)[None, :, None, None, None]
+            i2 = nl.arange(wo)[None, None, :, None, None]
+            i3 = nl.arange(size)[None, None, None, :, None]
+            i4 = nl.arange(size)[None, None, None, None, :]
+            t = nl.load(a)
+            r = nl.max(t[i0, stride * i1 - pad + i3, stride * i2 - pad + i4], axis=[3, 4],
+                       mask=(stride * i1 - pad + i3 >= 0) & (stride * i2 - pad + i4 >= 0)
+                       & (stride * i1 - pad + i3 < h) & (stride * i2 - pad + i4 < w))
+            nl.store(out, value=r)
+            return out
+        return k
+
+    import torch
+    a = rng.standard_normal((32, 15, 14)).astype(np.float32)
+    for size, stride, pad in [(4, 2, 1), (3, 2, 1), (3, 1, 1)]:
+        want = torch.nn.functional.max_pool2d(torch.from_numpy(a)[None], size, stride, pad)[0].numpy()
+        np.testing.assert_array_equal(nki.simulate_kernel(pool_kernel(size, stride, pad), a), want)
+
+
+def test_masks_the_model_cannot_split_are_refused_in_nki_terms():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 4), dtype=a.dtype, buffer=nl.shared_hbm)
+        ip = nl.arange(128)[:, None, None]
+        i = nl.arange(4)[None, :, None]
+        j = nl.arange(4)[None, None, :]
+        x = nl.load(a.reshape((128, 4, 4)))
+        nl.store(out, nl.sum(x[ip, i, j], axis=[2], mask=(ip + i + j < 100)))
+        return out
+
+    with pytest.raises(ValueError, match=r"test_mask.py:\d+: the mask of 'sum' compares an expression of 3 index "
+                                         r"axes.*nisa.affine_select"):
+        nki.simulate_kernel(k, np.zeros((128, 16), np.float32))
 
     with pytest.raises(ValueError, match="err_control_flow_condition_depending_on_arange"):
         if nl.arange(4)[:, None] < 2:

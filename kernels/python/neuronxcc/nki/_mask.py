@@ -71,7 +71,7 @@ def _ceildiv(a, b):
 
 
 class Box:
-    """The index ranges a mask keeps: axis -> (lo, hi) of an axis of `size` elements."""
+    """One box of index ranges: axis -> (lo, hi) of an axis of `sizes[axis]` elements."""
 
     __slots__ = ("bounds", "sizes", "empty")
 
@@ -81,52 +81,128 @@ class Box:
         self.empty = any(lo >= hi for lo, hi in bounds.values())
 
 
+def _bound(lo, hi, c, op, rhs):
+    """[lo, hi) narrowed by c * i <= rhs (op "<=") or c * i >= rhs (op ">=")."""
+    if (op == "<=") == (c > 0):
+        return lo, min(hi, _floordiv(rhs, c) + 1)
+    return max(lo, _ceildiv(rhs, c)), hi
+
+
+class Mask:
+    """The index set a mask keeps, as boxes. Comparisons of one axis bound it (one box); a
+    comparison of two axes (2 * i_h + i_k >= 1) bounds one of them differently for the values of the
+    other, which is enumerated: the mask is then the union of the boxes over runs of that axis with
+    the same bounds (one instruction each), so the enumerated axis must be one the instruction keeps
+    (not one it reduces)."""
+
+    __slots__ = ("api", "loc", "sizes", "bounds", "pairs", "_cache")
+
+    def __init__(self, api, loc, sizes, bounds, pairs):
+        self.api, self.loc, self.sizes, self.bounds, self.pairs = api, loc, sizes, bounds, pairs
+        self._cache = {}
+
+    def boxes(self, reduced=frozenset()):
+        key = frozenset(reduced)
+        if key not in self._cache:
+            self._cache[key] = [b for b in self._split(key) if not b.empty]
+        return self._cache[key]
+
+    def _split(self, reduced):
+        full = lambda a: self.bounds.get(a, (0, self.sizes[a]))
+        if not self.pairs:
+            return [Box(dict(self.bounds), self.sizes)]
+        by_axis = {}  # enumerated axis -> [(its coefficient, the other axis, its coefficient, op, rhs)]
+        for terms, op, rhs in self.pairs:
+            (a, ca), (b, cb) = terms.items()
+            choices = [x for x in (a, b) if x not in reduced]
+            if not choices:
+                raise ValueError(f"{self.loc}: the mask of '{self.api}' compares two axes the instruction reduces: "
+                                 "this model applies masks whose axes it can split into boxes")
+            # a free axis if it can: a run of partitions must start where the engines allow
+            e = min(choices, key=lambda x: (x == 0, self.sizes[x]))
+            by_axis.setdefault(e, []).append((ca, b, cb, op, rhs) if e == a else (cb, a, ca, op, rhs))
+        if any(r in by_axis for cons in by_axis.values() for _, r, _, _, _ in cons):
+            raise ValueError(f"{self.loc}: the mask of '{self.api}' relates more than two index axes in a chain: this "
+                             "model applies masks that bound each axis by at most one other (use nisa.affine_select)")
+        # For each enumerated axis: runs of its values with the same bounds on the other axes.
+        runs = []
+        for e, cons in by_axis.items():
+            lo_e, hi_e = full(e)
+            axis_runs = []
+            for v in range(lo_e, hi_e):
+                bounds = {}
+                for ce, r, cr, op, rhs in cons:
+                    bounds[r] = _bound(*bounds.get(r, full(r)), cr, op, rhs - ce * v)
+                key = tuple(sorted(bounds.items()))
+                if axis_runs and axis_runs[-1][2] == key and axis_runs[-1][1] == v:
+                    axis_runs[-1][1] = v + 1
+                else:
+                    axis_runs.append([v, v + 1, key])
+            runs.append((e, axis_runs))
+        boxes = [dict(self.bounds)]
+        for e, axis_runs in runs:
+            nxt = []
+            for b in boxes:
+                for v0, v1, key in axis_runs:
+                    nb = dict(b)
+                    nb[e] = (v0, v1)
+                    for r, (lo, hi) in key:
+                        plo, phi = nb.get(r, full(r))
+                        nb[r] = (max(plo, lo), min(phi, hi))
+                    nxt.append(nb)
+            boxes = nxt
+        return [Box(b, self.sizes) for b in boxes]
+
+
 def box(mask, api, loc):
-    """The Box of a mask (a Pred), or an error in NKI's terms."""
+    """The Mask of a mask= argument (a Pred, or a bool), or an error in NKI's terms."""
     if isinstance(mask, bool):
-        return None if mask else Box({0: (0, 0)}, {0: 0})
+        return None if mask else Mask(api, loc, {0: 0}, {0: (0, 0)}, [])
     if not isinstance(mask, Pred):
         raise ValueError(f"{loc}: the mask of '{api}' must be a predicate on index expressions, such as "
                          f"(i_p < n) or (i * 128 + i_p < n) & (i_f < m), got {type(mask).__name__}")
-    bounds, sizes = {}, {}
+    bounds, sizes, pairs = {}, {}, []
     for e, op, k in mask.cons:
         terms = {(0 if a is None else a): c for a, c in e.terms.items() if c != 0}
-        esizes = {(0 if a is None else a): n for a, n in e.sizes.items()}
+        for a, n in e.sizes.items():
+            sizes[0 if a is None else a] = n
         rhs = k - e.start
         if not terms:  # a comparison of constants: all or nothing
-            holds = 0 <= rhs if op == "<=" else 0 >= rhs
-            if not holds:
-                return Box({0: (0, 0)}, {0: 0})
+            if not (0 <= rhs if op == "<=" else 0 >= rhs):
+                return Mask(api, loc, {0: 0}, {0: (0, 0)}, [])
             continue
-        if len(terms) > 1:
-            raise ValueError(f"{loc}: the mask of '{api}' compares an expression of several index axes: this model "
-                             "applies masks that bound each axis to a range (use nisa.affine_select for others)")
+        if len(terms) > 2:
+            raise ValueError(f"{loc}: the mask of '{api}' compares an expression of {len(terms)} index axes: this model "
+                             "applies masks of one or two axes per comparison (use nisa.affine_select for others)")
+        if len(terms) == 2:
+            pairs.append((terms, op, rhs))
+            continue
         (a, c), = terms.items()
-        n = esizes[a]
-        lo, hi = bounds.get(a, (0, n))
-        sizes[a] = n
-        # c * i <= rhs or c * i >= rhs, for an integer i in [0, n)
-        if (op == "<=") == (c > 0):
-            hi = min(hi, _floordiv(rhs, c) + 1)
-        else:
-            lo = max(lo, _ceildiv(rhs, c))
-        bounds[a] = (lo, hi)
-    return Box(bounds, sizes)
+        bounds[a] = _bound(*bounds.get(a, (0, sizes[a])), c, op, rhs)
+    return Mask(api, loc, sizes, bounds, pairs)
 
 
 class Restricted:
-    """A deferred index view (_core.Tensor._defer) cut to the current box: the native view and the
-    full shape the index describes."""
+    """A deferred index view (_core.Tensor._defer) under a mask: built box by box (_cut), its full
+    shape the one the index describes."""
 
-    __slots__ = ("t", "full")
+    __slots__ = ("d", "full", "dtype")
 
-    def __init__(self, t, full):
-        self.t = t
-        self.full = full
+    def __init__(self, d):
+        self.d = d
+        self.full = tuple(d[3])
+        self.dtype = d[0].dtype
+
+    @property
+    def shape(self):
+        return self.full
 
 
-def deferred_view(d, b):
-    """The view (base, offset, coeff, grid, error) of a deferred index, cut to the box b."""
+def deferred_view(d, m):
+    return Restricted(d)
+
+
+def _cut_deferred(d, b):
     base, offset, coeff, grid, err = d
     offset, grid = list(offset), list(grid)
     for a, (lo, hi) in b.bounds.items():
@@ -134,15 +210,13 @@ def deferred_view(d, b):
             for dim in range(len(offset)):
                 offset[dim] += coeff[dim][a] * lo
             grid[a] = max(0, hi - lo)
-    if b.empty:
-        return None
-    return Restricted(base.affine(offset, coeff, grid, _core.caller()), tuple(d[3]))
+    return base.affine(offset, coeff, grid, _core.caller())
 
 
 def _cut(x, b):
     """x (a native tensor, a Restricted view, a number or None) cut to the box b."""
     if isinstance(x, Restricted):
-        return x.t
+        return _cut_deferred(x.d, b)
     if not isinstance(x, _real.Tensor):
         return x
     shape = x.shape
@@ -154,6 +228,8 @@ def _cut(x, b):
         if shape[a] != b.sizes[a]:
             raise ValueError(f"{_core.caller()}: the mask bounds axis {a} of the index grid ({b.sizes[a]} elements) "
                              f"but operand {x} has {shape[a]} on that axis")
+        if (lo, hi) == (0, shape[a]):
+            continue
         items[a] = (lo, hi - lo, 1)
         cut = True
     return x.index(items, _core.caller()) if cut else x
@@ -167,7 +243,9 @@ def _numel(shape):
 
 
 def _full(x):
-    return x.t if isinstance(x, Restricted) else x
+    if isinstance(x, Restricted):
+        raise x.d[4]  # used whole: the index's own out-of-bounds error
+    return x
 
 
 def _shape(x):
@@ -181,115 +259,120 @@ def _masked(fn):
 
     @functools.wraps(real)
     def call(*args):
-        b = _core._state.mask
-        if b is None:
+        m = _core._state.mask
+        if m is None:
             return real(*[_full(a) for a in args])
-        return fn(real, b, *args)
+        return fn(real, m, *args)
 
     return call
 
 
 @_masked
-def load(real, b, src, dtype, loc):
-    dst = _real.ndarray([(n, False) for n in _shape(src)], dtype or _full(src).dtype, "sbuf", "", loc)
-    if not b.empty:
+def load(real, m, src, dtype, loc):
+    dst = _real.ndarray([(n, False) for n in _shape(src)], dtype or src.dtype, "sbuf", "", loc)
+    for b in m.boxes():
         _real.dma_copy(_cut(dst, b), _cut(src, b), loc)
     return dst
 
 
 @_masked
-def store(real, b, dst, value, loc):
-    if not b.empty:
+def store(real, m, dst, value, loc):
+    for b in m.boxes():
         real(_cut(dst, b), _cut(value, b), loc)
 
 
 @_masked
-def dma_copy(real, b, dst, src, loc):
-    if not b.empty:
+def dma_copy(real, m, dst, src, loc):
+    for b in m.boxes():
         real(_cut(dst, b), _cut(src, b), loc)
 
 
 def _result(dst, like, dtype, loc):
+    """dst, or the new tile an instruction on `like` makes: laid out as like (a tile), or, for an
+    index view past its tensor's end, a new SBUF tile of its shape."""
     if dst is not None:
         return dst
+    if isinstance(like, Restricted):
+        return _real.ndarray([(n, False) for n in like.full], dtype or like.dtype, "sbuf", "", loc)
     return _real.result_tile(like, dtype or like.dtype, loc)
 
 
 @_masked
-def elementwise(real, b, dst, op, x, y, dtype, loc):
-    tiles = [t for t in (x, y) if isinstance(t, _real.Tensor)]
-    like = max(tiles, key=lambda t: _numel(t.shape))
+def elementwise(real, m, dst, op, x, y, dtype, loc):
+    like = max([t for t in (x, y) if isinstance(t, (_real.Tensor, Restricted))], key=lambda t: _numel(t.shape))
     dst = _result(dst, like, dtype, loc)
-    if not b.empty:
+    for b in m.boxes():
         real(_cut(dst, b), op, _cut(x, b), _cut(y, b), None, loc)
     return dst
 
 
 @_masked
-def tensor_tensor(real, b, dst, d1, d2, op, dtype, loc):
+def tensor_tensor(real, m, dst, d1, d2, op, dtype, loc):
     dst = _result(dst, d1, dtype, loc)
-    if not b.empty:
+    for b in m.boxes():
         real(_cut(dst, b), _cut(d1, b), _cut(d2, b), op, None, loc)
     return dst
 
 
 @_masked
-def tensor_scalar(real, b, dst, data, op0, operand0, reverse0, op1, operand1, reverse1, dtype, loc):
+def tensor_scalar(real, m, dst, data, op0, operand0, reverse0, op1, operand1, reverse1, dtype, loc):
     dst = _result(dst, data, dtype, loc)
-    if not b.empty:
+    for b in m.boxes():
         real(_cut(dst, b), _cut(data, b), op0, _cut(operand0, b), reverse0, op1, _cut(operand1, b), reverse1, None,
              loc)
     return dst
 
 
 @_masked
-def tensor_copy(real, b, dst, src, dtype, loc):
+def tensor_copy(real, m, dst, src, dtype, loc):
     dst = _result(dst, src, dtype, loc)
-    if not b.empty:
+    for b in m.boxes():
         real(_cut(dst, b), _cut(src, b), None, loc)
     return dst
 
 
 @_masked
-def memset(real, b, dst, value, loc):
-    if not b.empty:
+def memset(real, m, dst, value, loc):
+    for b in m.boxes():
         real(_cut(dst, b), value, loc)
 
 
 @_masked
-def fill(real, b, dst, value, loc):
-    if not b.empty:
+def fill(real, m, dst, value, loc):
+    for b in m.boxes():
         real(_cut(dst, b), value, loc)
 
 
 @_masked
-def activation(real, b, dst, op, data, bias, scale, dtype, loc):
+def activation(real, m, dst, op, data, bias, scale, dtype, loc):
     dst = _result(dst, data, dtype, loc)
-    if not b.empty:
+    for b in m.boxes():
         real(_cut(dst, b), op, _cut(data, b), _cut(bias, b), _cut(scale, b), None, loc)
     return dst
 
 
 @_masked
-def activation_reduce(real, b, dst, op, data, reduce_op, reduce_res, bias, scale, dtype, loc):
+def activation_reduce(real, m, dst, op, data, reduce_op, reduce_res, bias, scale, dtype, loc):
     dst = _result(dst, data, dtype, loc)
-    if not b.empty:
+    for b in m.boxes():
         real(_cut(dst, b), op, _cut(data, b), reduce_op, _cut(reduce_res, b), _cut(bias, b), _cut(scale, b), None,
              loc)
     return dst
 
 
 @_masked
-def tensor_reduce(real, b, dst, op, data, axes, dtype, keepdims, loc):
+def tensor_reduce(real, m, dst, op, data, axes, dtype, keepdims, loc):
     shape = _shape(data)
     nd = len(shape)
     red = {a % nd for a in axes}
-    if dst is None:
+    if dst is None and isinstance(data, Restricted):
+        kept = [1 if d in red else n for d, n in enumerate(shape) if keepdims or d not in red]
+        dst = _real.ndarray([(n, False) for n in kept], dtype or data.dtype, "sbuf", "", loc)
+    elif dst is None:
         # the result's layout: data with the reduced axes taken at 0 (or kept as size 1)
-        like = _full(data).index([(0, 1, 1) if (d in red and keepdims) else 0 if d in red else None
-                                  for d in range(nd)], loc)
+        like = data.index([(0, 1, 1) if (d in red and keepdims) else 0 if d in red else None for d in range(nd)], loc)
         dst = _real.result_tile(like, dtype or like.dtype, loc)
-    if not b.empty:
+    for b in m.boxes(red):
         # The mask's axes are the data's: a bounded reduced axis sums fewer elements, a bounded
         # kept axis cuts the result too (at its place in the result).
         kept, sizes = {}, {}
@@ -302,13 +385,13 @@ def tensor_reduce(real, b, dst, op, data, axes, dtype, keepdims, loc):
 
 
 @_masked
-def nc_matmul(real, b, dst, stationary, moving, accumulate, loc):
+def nc_matmul(real, m, dst, stationary, moving, accumulate, loc):
     raise ValueError(f"{loc}: the mask parameter of 'nc_matmul' is not supported by this model: index the "
                      "stationary and moving tiles with the range you want")
 
 
 @_masked
-def nc_transpose(real, b, dst, data, loc):
+def nc_transpose(real, m, dst, data, loc):
     raise ValueError(f"{loc}: the mask parameter of 'nc_transpose' is not supported by this model: index the "
                      "tile with the range you want")
 
