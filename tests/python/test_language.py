@@ -1,5 +1,7 @@
 """The language as NKI defines it, each feature on a small kernel against NumPy (on the golden
 model unless a test says otherwise; its results are the RTL's bit for bit)."""
+import json
+
 import numpy as np
 import pytest
 
@@ -294,7 +296,8 @@ def test_benchmark_both_forms_latency_and_profile(tmp_path):
     from kernels import vector_add_stream
     a, b = rand(25600), rand(25600)
     trace = tmp_path / "prof.ntff"
-    bench = nki.benchmark(warmup=2, iters=5, save_neff_name="file.neff", save_trace_name=str(trace))(vector_add_stream)
+    neff = tmp_path / "file.neff"
+    bench = nki.benchmark(warmup=2, iters=5, save_neff_name=str(neff), save_trace_name=str(trace))(vector_add_stream)
     out = bench(a, b)
     np.testing.assert_array_equal(out, a + b)
     lat = bench.benchmark_result.nc_latency
@@ -303,6 +306,10 @@ def test_benchmark_both_forms_latency_and_profile(tmp_path):
     assert all(lat.get_latency_percentile(p) == us for p in (0, 1, 10, 25, 50, 90, 99, 100))
     for suffix in ("summary.json", "trace.json", "timeline.html"):
         assert (tmp_path / f"prof.{suffix}").stat().st_size > 0
+    # the exact names given hold the Program image and the trace (scripts rename them)
+    ncore.trace(vector_add_stream, a, b).save(str(tmp_path / "traced.ncimg"))
+    assert neff.read_bytes() == (tmp_path / "traced.ncimg").read_bytes()
+    assert json.loads(trace.read_text()) == json.loads((tmp_path / "prof.trace.json").read_text())
     bench2 = nki.benchmark(vector_add_stream, warmup=1, iters=10)
     bench2(a, b)
     assert bench2.benchmark_result.nc_latency.get_latency_percentile(99) == us

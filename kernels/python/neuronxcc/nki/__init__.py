@@ -64,7 +64,8 @@ class _Kernel:
             return self.func(*args, **kwargs)
         mode = self.mode
         if mode in ("auto", "baremetal", "jax", "torchxla"):
-            out, _ = _run.run(self.func, args, kwargs, profile=self._profile_name(), label="baremetal", grid=self.grid)
+            out, _ = _run.run(self.func, args, kwargs, profile=self._profile_name(), label="baremetal", grid=self.grid,
+                              files=self._files())
             return out
         if mode == "simulation":
             out, _ = _run.run(self.func, args, kwargs, backend="golden", label="simulate_kernel", grid=self.grid)
@@ -79,7 +80,7 @@ class _Kernel:
         if warmup < 0 or iters <= 0:
             raise ValueError(f"benchmark: warmup={warmup}, iters={iters}: warmup >= 0 and iters > 0")
         out, stats = _run.run(self.func, args, kwargs, backend="rtl", profile=self._profile_name(), label="benchmark",
-                              grid=self.grid)
+                              grid=self.grid, files=self._files())
         us = stats["time_us"]
         self.benchmark_result = _BenchmarkResult(us)
         print(f"[ncore] benchmark {self.func.__name__}: {us:.3f} us ({stats['cycles']} cycles at "
@@ -90,6 +91,12 @@ class _Kernel:
     def _profile_name(self):
         """save_trace_name, else save_neff_name: the name this model's profile is written under."""
         return self.options.get("save_trace_name") or self.options.get("save_neff_name")
+
+    def _files(self):
+        """The files the chip's tools would write under these exact names: save_neff_name gets the
+        Program image (this model's compiled kernel, the binary --save-image writes), save_trace_name
+        the profile's Perfetto trace."""
+        return dict(neff=self.options.get("save_neff_name"), trace=self.options.get("save_trace_name"))
 
     def __getitem__(self, grid):
         """kernel[4, 2]: the kernel launched over an SPMD grid. This model has one NeuronCore: the

@@ -4,6 +4,7 @@ NCORE_THREADS, NCORE_PE_MODEL, NCORE_PROFILE, NCORE_DMA_QUEUES, NCORE_VERBOSE)."
 import inspect
 import itertools
 import os
+import shutil
 import sys
 
 import numpy as np
@@ -183,10 +184,15 @@ def _threads_for(prog, preset):
     return n
 
 
-def run(func, args, kwargs, backend=None, profile=None, label="run", grid=()):
+def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), files=None):
     """Traces and runs func (over an SPMD launch grid, if given); returns what the kernel returns
-    (numpy arrays) and the figures."""
+    (numpy arrays) and the figures. files: {"neff": path, "trace": path} written under exactly
+    those names (the Program image; the profile's Perfetto trace)."""
+    files_ = files or {}
     prog, arrays, meta = trace(func, args, kwargs, grid)
+    if files_.get("neff"):
+        prog.save(files_["neff"])
+        print(f"[ncore] Program image written: {files_['neff']} (the traced kernel's binary image)", file=sys.stderr)
     preset = current_preset()
     backend = backend or option("backend")
     threads = _threads_for(prog, preset) if backend == "rtl" else 0
@@ -206,8 +212,11 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=()):
         base = os.path.splitext(name)[0] if name.endswith((".ntff", ".neff")) else name
         title = f"{func.__name__} ({label}, {preset}, {backend})"
         text = res.write_profile(base, title)
-        files = f"{base}.summary.json" + (f", {base}.trace.json, {base}.timeline.html" if backend == "rtl" else "")
-        print(f"[ncore] profile written: {files}", file=sys.stderr)
+        written = f"{base}.summary.json" + (f", {base}.trace.json, {base}.timeline.html" if backend == "rtl" else "")
+        if files_.get("trace") and backend == "rtl":
+            shutil.copyfile(f"{base}.trace.json", files_["trace"])
+            written += f", {files_['trace']} (the trace)"
+        print(f"[ncore] profile written: {written}", file=sys.stderr)
         if option("verbose"):
             print(text, file=sys.stderr)
     if option("verbose"):
