@@ -45,6 +45,12 @@ void SbufAllocator::release(uint64_t offset) {
   used_.erase(it);
 }
 
+void SbufAllocator::shrink(uint64_t offset, uint64_t bytes) {
+  auto it = used_.find(offset);
+  if (it == used_.end()) throw std::logic_error("SbufAllocator::shrink: no allocation at this offset");
+  it->second = std::min(it->second, offset + std::max<uint64_t>(bytes, 1));
+}
+
 std::optional<SbufAllocator::Range> SbufAllocator::reserve(uint64_t lo, uint64_t hi) {
   std::optional<Range> clash;
   if (lo >= hi) return clash;

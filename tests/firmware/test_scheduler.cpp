@@ -160,7 +160,7 @@ TEST_CASE("more than one producer: one sem_wait per extra producer stream", "[fi
   CHECK(q2[1].insn.dma_queue == 2);
 }
 
-TEST_CASE("the tensor engine's own PSUM conflicts need no wait; other streams' do", "[firmware][scheduler]") {
+TEST_CASE("the tensor engine's own PSUM conflicts need no wait, other streams' do", "[firmware][scheduler]") {
   Sched s;
   const unsigned pe = static_cast<unsigned>(ncore::StreamKind::pe);
   Region acc = sb(0, 128, 0, 2048);

@@ -162,3 +162,30 @@ def test_program_order_is_kept_for_unused_results():
 
     a = np.ones((128, 64), np.float32)
     assert np.all(nki.simulate_kernel(k, a) == 2.0)
+
+
+def test_psum_rings_give_back_buffers_when_banks_run_out():
+    # Two PSUM tiles per outer iteration and one per inner iteration: the loops' rings would take
+    # 4 + 4 + 4 of the 8 banks; the outer ones give buffers back instead of failing.
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((4, 128, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        for i in nl.affine_range(4):
+            t1 = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+            t1[...] = nisa.nc_transpose(x)
+            t2 = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+            t2[...] = nisa.nc_transpose(x)
+            acc = nl.zeros((128, 128), dtype=a.dtype)
+            for j in nl.affine_range(4):
+                ps = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+                ps[...] = nisa.nc_matmul(x, x)
+                acc[...] = nl.add(acc, ps)
+            nl.store(out[i], value=nl.add(nl.add(nl.copy(t1), t2), acc))
+        return out
+
+    a = rng.uniform(-1, 1, (128, 128)).astype(np.float32)
+    got = nki.simulate_kernel(k, a)
+    want = 2 * a.T.astype(np.float64) + 4 * (a.T.astype(np.float64) @ a)
+    for i in range(4):
+        np.testing.assert_allclose(got[i], want, rtol=1e-5, atol=1e-4)

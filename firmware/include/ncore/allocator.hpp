@@ -27,6 +27,9 @@ class SbufAllocator {
   std::optional<uint64_t> allocate(uint64_t bytes);
   // Returns an automatic allocation made at `offset`; throws std::logic_error if there is none.
   void release(uint64_t offset);
+  // Gives back the tail of the automatic allocation at `offset`, keeping its first `bytes`
+  // (at most its size); throws std::logic_error if there is none.
+  void shrink(uint64_t offset, uint64_t bytes);
   // Reserves [lo, hi) for an explicit region. Returns an automatic allocation it overlaps,
   // if any (the region is reserved regardless; the caller decides whether that is an error).
   std::optional<Range> reserve(uint64_t lo, uint64_t hi);

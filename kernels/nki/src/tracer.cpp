@@ -268,7 +268,7 @@ std::unique_ptr<Ring> TracerImpl::make_ring(BufferKind kind, uint64_t slot_bytes
   r->kind = kind;
   r->slot_bytes = slot_bytes;
   for (int k = static_cast<int>(std::min<int64_t>(kRingDepth, std::max<int64_t>(trip, 1))); k >= 1; --k) {
-    if (auto off = allocator(kind).allocate(slot_bytes * k)) {
+    if (auto off = k == 1 && must ? allocate_or_shrink(kind, slot_bytes) : allocator(kind).allocate(slot_bytes * k)) {
       r->base = *off;
       r->k = k;
       break;
@@ -281,6 +281,26 @@ std::unique_ptr<Ring> TracerImpl::make_ring(BufferKind kind, uint64_t slot_bytes
   if (kind == BufferKind::sbuf) auto_names_[r->base] = name;
   r->live.resize(r->k);
   return r;
+}
+
+std::optional<uint64_t> TracerImpl::allocate_or_shrink(BufferKind kind, uint64_t bytes) {
+  for (;;) {
+    if (auto off = allocator(kind).allocate(bytes)) return off;
+    Ring* best = nullptr;
+    for (LoopFrame& f : loops_)
+      for (auto& [key, site] : f.sites)
+        for (auto& r : site.rings) {
+          if (!r || r->kind != kind || r->k <= 1) continue;
+          const auto& last = r->live[static_cast<size_t>(r->k - 1)];
+          if (last && last.use_count() > 1) continue;  // its tile is in use
+          if (!best || r->k > best->k || (r->k == best->k && r->base < best->base)) best = r.get();
+        }
+    if (!best) return std::nullopt;
+    if (auto& last = best->live[static_cast<size_t>(best->k - 1)]) last->alive = false;
+    best->k -= 1;
+    best->live.resize(static_cast<size_t>(best->k));
+    allocator(kind).shrink(best->base, best->slot_bytes * static_cast<uint64_t>(best->k));
+  }
 }
 
 Storage::~Storage() {
@@ -352,7 +372,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
   st->tile_bytes = static_cast<int64_t>(tile_bytes);
 
   if (loops_.empty() || persistent) {
-    auto off = allocator(kind).allocate(slot);
+    auto off = allocate_or_shrink(kind, slot);
     if (!off) capacity_error(kind, name, loc, slot, 1);
     st->byte_base = *off;
     if (kind == BufferKind::sbuf) auto_names_[*off] = name;
@@ -382,7 +402,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
     std::unique_ptr<Ring> fresh;
     if (which >= site.rings.size()) fresh = make_ring(kind, slot, f.trip, name, loc, occ == 0);
     if (which >= site.rings.size() && !fresh) {
-      auto off = allocator(kind).allocate(slot);
+      auto off = allocate_or_shrink(kind, slot);
       if (!off) capacity_error(kind, name, loc, slot, 1);
       st->byte_base = *off;
       st->owner = this;

@@ -178,6 +178,11 @@ class TracerImpl {
   std::unique_ptr<Ring> make_ring(BufferKind kind, uint64_t slot_bytes, int64_t trip, const std::string& name,
                                   const Loc& loc, bool must = true);
   void release_ring(Ring& r, const std::string& why) noexcept;
+  // An allocation of `bytes`; when there is no room, the rings of the loops being traced give
+  // back their last slot (the deepest first, a slot whose tile nothing else refers to) until
+  // there is: fewer buffers in flight rather than a failed allocation, as a compiler would
+  // share them.
+  std::optional<uint64_t> allocate_or_shrink(BufferKind kind, uint64_t bytes);
   [[noreturn]] void capacity_error(BufferKind kind, const std::string& name, const Loc& loc, uint64_t bytes,
                                    int k) const;
 

@@ -209,7 +209,7 @@ TEST_CASE("PE: multiplies on one stationary start every max of PeMmMinCycles and
   }
 }
 
-TEST_CASE("PE: loads overlap multiplies; a new stationary every multiply keeps the array busy", "[pe][timing]") {
+TEST_CASE("PE: loads overlap multiplies, and a new stationary every multiply keeps the array busy", "[pe][timing]") {
   // stationaries in SBUF banks 0-1, moving operands in banks 2-3 (bank conflicts between the
   // engine's two read ports are the next test's subject)
   for (uint32_t n : {bank_words(), kP, 24u}) {
