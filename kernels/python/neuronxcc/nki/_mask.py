@@ -1,18 +1,20 @@
 """NKI's mask= parameter: a compile-time predicate over the index expressions of an instruction
 (`mask=(i * 128 + i_p < n)`, several joined with `&`) that limits which elements it computes.
 
-A mask that bounds each axis of the instruction's index grid to a range (every comparison involves
-one axis) is a box: the instruction runs on the box only, each operand and the destination cut to
-it along those axes (an operand of size 1 on an axis is broadcast and stays whole). A tile the
-instruction creates keeps its full shape; only the box is written. An index expression that runs
-past the end of its tensor (the last, partial tile of a loop) is accepted when the mask keeps the
-instruction inside the tensor: the view is built when the mask is known, and an unmasked use
-reports the original out-of-bounds error.
+The elements a mask keeps are a union of boxes of the instruction's index grid (Mask.boxes): a
+comparison of one axis bounds that axis; a comparison of two axes bounds one of them by the value
+of the other, a free axis the instruction keeps, so runs of that axis with the same bounds are one
+box each. The instruction is issued once per box, each operand and the destination cut to it (an
+operand of size 1 on an axis is broadcast and stays whole). A tile the instruction creates keeps
+its full shape; only the boxes are written. An index expression that runs past the end of its
+tensor (the last, partial tile of a loop; a padded window) is accepted when the mask keeps the
+instruction inside the tensor: the view is built box by box, and an unmasked use reports the
+original out-of-bounds error.
 
-How it works: the op decorator (maskable) makes the mask's box current while the op runs, a
-pending result keeps the box it was made under (see _core.Tensor), and the native calls below cut
-their operands to the current box. A mask that is not a box (i_p < i_f) is refused with the
-instruction that expresses it (nisa.affine_select).
+How it works: the op decorator (maskable) makes the mask current while the op runs, a pending
+result keeps the mask it was made under (see _core.Tensor), and the native calls below cut their
+operands to each box. A mask of three axes in one comparison is refused with the instruction that
+expresses it (nisa.affine_select).
 """
 import functools
 
@@ -37,13 +39,13 @@ class Pred:
     __rand__ = __and__
 
     def __or__(self, other):
-        raise ValueError("a mask joined with '|' is not a box of the index grid: this model applies masks that are "
-                         "a conjunction ('&') of bounds on the index axes")
+        raise ValueError("a mask joined with '|' is not supported by this model: it applies masks that are a "
+                         "conjunction ('&') of comparisons")
 
     __ror__ = __or__
 
     def __invert__(self):
-        raise ValueError("a negated mask ('~') is not a box of the index grid: write the opposite comparison")
+        raise ValueError("a negated mask ('~') is not supported by this model: write the opposite comparison")
 
     def __bool__(self):
         raise ValueError("Control-flow depending on `nl.arange` or `nl.mgrid` is not supported. "
