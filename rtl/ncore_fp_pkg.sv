@@ -10,6 +10,11 @@
 // These functions run in 128 lanes every cycle under Verilator, so they are written for
 // simulation speed: straight-line code on machine-word-sized vectors (<= 64 bits), one variable
 // shift per alignment or normalisation, a 6-step leading-zero count, no loops over bits.
+// The arithmetic ones the activation functions call many times (add, multiply, divide, sqrt,
+// round, the functions themselves) carry `verilator no_inline_task`: Verilator then emits each as
+// one C++ function instead of a copy per call site (a metacomment, no hardware meaning). Inlined,
+// the scalar engine's function unit was one 190,000-line C++ function that took most of a core's
+// build time; a function that reads a package table cannot carry it (Verilator's IMPURE).
 //
 // Rounding layout shared by add, multiply and fp16 conversion: the kept significand is followed
 // by a guard bit and a sticky bit (OR of everything below), and the rounded magnitude is formed as
@@ -162,6 +167,7 @@ package ncore_fp_pkg;
 
   // a + b, IEEE binary32, RNE, subnormals kept. Exact zero sums are +0 unless both are -0.
   function automatic logic [31:0] f32_add(logic [31:0] a, logic [31:0] b);
+    /* verilator no_inline_task */
     logic [31:0] r;
     logic a_nan, b_nan, a_inf, b_inf;
     logic [31:0] l, s;          // larger and smaller magnitude
@@ -215,6 +221,7 @@ package ncore_fp_pkg;
 
   // a * b, IEEE binary32, RNE, subnormal inputs and outputs kept.
   function automatic logic [31:0] f32_mul(logic [31:0] a, logic [31:0] b);
+    /* verilator no_inline_task */
     logic [31:0] r;
     logic sign;
     logic a_nan, b_nan, a_inf, b_inf, a_zero, b_zero;
@@ -297,6 +304,7 @@ package ncore_fp_pkg;
   // infinity; sig nonzero, sticky_in: nonzero bits below sig. With sig's leading one at bit 63,
   // e is the biased exponent of the result. Shared by divide and sqrt.
   function automatic logic [31:0] f32_round(logic sign, int e, logic [63:0] sig, logic sticky_in);
+    /* verilator no_inline_task */
     logic [63:0] n;
     logic [6:0] lz;
     logic st, up;
@@ -331,6 +339,7 @@ package ncore_fp_pkg;
   // a / b, IEEE binary32, correctly rounded: the 64-by-24-bit integer quotient of the
   // significands (at least 40 bits) and its remainder as the sticky bit.
   function automatic logic [31:0] f32_div(logic [31:0] a, logic [31:0] b);
+    /* verilator no_inline_task */
     logic sign, a_nan, b_nan, a_inf, b_inf, a_zero, b_zero;
     logic [23:0] ma, mb;
     logic [63:0] num, q;
@@ -357,6 +366,7 @@ package ncore_fp_pkg;
   // iteration from above (4 steps from the arithmetic-geometric bound; 3 already land within one
   // of the root), then corrected down once; its remainder is the sticky bit.
   function automatic logic [31:0] f32_sqrt(logic [31:0] a);
+    /* verilator no_inline_task */
     logic [23:0] m;
     logic [63:0] n, y;
     int e, e2;
@@ -384,6 +394,7 @@ package ncore_fp_pkg;
   // sign flipped (NaN results stay canonical); the comparisons give 1.0 or 0.0 (a NaN operand:
   // not_equal 1.0, the others 0.0). Codes outside the enumeration act as bypass.
   function automatic logic [31:0] fp_alu(alu_op_e op, logic [31:0] a, logic [31:0] b);
+    /* verilator no_inline_task */
     logic [31:0] r;
     logic unord;
     unord = f32_is_nan(a[30:0]) || f32_is_nan(b[30:0]);
@@ -452,6 +463,7 @@ package ncore_fp_pkg;
   // e^x: k = round(x log2 e), r = (x - k ln2_hi) - k ln2_lo, p = 1 + (r + r^2 q(r)),
   // (p 2^(k >> 1)) 2^(k - (k >> 1)).
   function automatic logic [31:0] act_exp(logic [31:0] x);
+    /* verilator no_inline_task */
     logic [31:0] s, kf, r, q, p;
     int k, k1;
     if (f32_is_nan(x[30:0])) return F32CanonNan;
@@ -473,6 +485,7 @@ package ncore_fp_pkg;
 
   // log x = k ln2_hi - ((h - (s (h + R) + k ln2_lo)) - f), x = 2^k (1 + f), s = f / (2 + f).
   function automatic logic [31:0] act_log(logic [31:0] x);
+    /* verilator no_inline_task */
     logic [31:0] ix, mb, f, s, z, w, rr, h, dk;
     int k;
     if (f32_is_nan(x[30:0])) return F32CanonNan;
@@ -504,6 +517,7 @@ package ncore_fp_pkg;
 
   // tanh: a = |x| < 0.625: a + a (z q(z)), z = a^2; else 1 - 2 / (exp(2a) + 1); sign of x.
   function automatic logic [31:0] act_tanh(logic [31:0] x);
+    /* verilator no_inline_task */
     logic [31:0] a, z, q, r;
     if (f32_is_nan(x[30:0])) return F32CanonNan;
     a = {1'b0, x[30:0]};
@@ -523,6 +537,7 @@ package ncore_fp_pkg;
 
   // sigmoid: sign bit set e / (1 + e), e = exp(x); clear 1 / (1 + exp(-x)).
   function automatic logic [31:0] act_sigmoid(logic [31:0] x);
+    /* verilator no_inline_task */
     logic [31:0] e;
     if (f32_is_nan(x[30:0])) return F32CanonNan;
     if (x[31]) begin
@@ -535,6 +550,7 @@ package ncore_fp_pkg;
   // softplus: max(x, +0) + log1p(exp(-|x|)), log1p(e) = e when 1 + e rounds to 1, else
   // log(1 + e) * (e / ((1 + e) - 1)).
   function automatic logic [31:0] act_softplus(logic [31:0] x);
+    /* verilator no_inline_task */
     logic [31:0] e, w, l, m;
     if (f32_is_nan(x[30:0])) return F32CanonNan;
     e = act_exp({1'b1, x[30:0]});
@@ -568,6 +584,7 @@ package ncore_fp_pkg;
 
   // z + z P(z z), 0 <= z < 0.84375.
   function automatic logic [31:0] act_erf_small(logic [31:0] z);
+    /* verilator no_inline_task */
     logic [31:0] s, p;
     s = f32_mul(z, z);
     p = ActErfP[6];
