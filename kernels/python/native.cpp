@@ -598,6 +598,25 @@ void bind_compose(py::module_& m) {
   };
   m.def("bn_stats", stats(nki::nisa::bn_stats, nki::nisa::bn_stats));
   m.def("bn_aggr", stats(nki::nisa::bn_aggr, nki::nisa::bn_aggr));
+  m.def("max8", [dt](const std::optional<Tensor>& dst, const Tensor& src, const std::optional<std::string>& dtype,
+                     const nki::Loc& at) {
+    if (!dst) return nki::nisa::max8(src, dt(dtype, src), at);
+    nki::nisa::max8(*dst, src, at);
+    return *dst;
+  });
+  m.def("nc_find_index8", [](const std::optional<Tensor>& dst, const Tensor& data, const Tensor& vals,
+                             const std::optional<std::string>& dtype, const nki::Loc& at) {
+    if (!dst) return nki::nisa::nc_find_index8(data, vals, dtype ? dtype_of(*dtype) : nki::Dtype::float32, at);
+    nki::nisa::nc_find_index8(*dst, data, vals, at);
+    return *dst;
+  });
+  m.def("nc_match_replace8", [result](const std::optional<Tensor>& dst, const Tensor& data, const Tensor& vals,
+                                      double imm, const std::optional<Tensor>& dst_idx,
+                                      const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const Tensor t = result(dst, data, dtype, at);
+    nki::nisa::nc_match_replace8(t, data, vals, static_cast<float>(imm), dst_idx ? &*dst_idx : nullptr, at);
+    return t;
+  });
   m.def("where", [](const Tensor& dst, const Tensor& cond, const py::object& x, const py::object& y,
                     const nki::Loc& at) { nki::nl::where(dst, cond, operand_of(x), operand_of(y), at); });
   m.def("var", [dt](const std::optional<Tensor>& dst, const Tensor& x, const std::vector<int>& axis,

@@ -485,6 +485,83 @@ def test_constants_travel_in_the_program_image(tmp_path):
     assert bounds.astype(np.float32).tobytes() in data  # the constant's bytes are in the image
 
 
+# --- max8, nc_find_index8, nc_match_replace8 ---------------------------------------------------------------
+
+def positions(a, vals, reverse=False):
+    """The first not yet taken position of each value in each row, visiting vals' columns in order
+    (reverse: last to first)."""
+    out = np.zeros(vals.shape, np.float32)
+    for p in range(a.shape[0]):
+        taken = set()
+        for c in (reversed(range(vals.shape[1])) if reverse else range(vals.shape[1])):
+            j = next(j for j in range(a.shape[1]) if a[p, j] == vals[p, c] and j not in taken)
+            taken.add(j)
+            out[p, c] = j
+    return out
+
+
+def top8_input():
+    """Rows with repeated values (integers), negatives and infinities among them."""
+    a = rng.integers(-30, 30, size=(128, 300)).astype(np.float32)
+    a[0, :10] = np.inf
+    a[1, :] = -np.inf
+    a[1, 7] = 2.0
+    return a
+
+
+def test_max8():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.max8(src=nl.load(a)))
+        return out
+
+    a = top8_input()
+    np.testing.assert_array_equal(sim(k, a), -np.sort(-a, axis=1)[:, :8])
+    # the index tile (one dma_copy); per value a max, and (7 times) its position found and set to -inf
+    assert counts(k, a) == {"dma_copy": 3, "tensor_reduce": 15, "tensor_scalar": 21, "tensor_tensor": 14}
+
+
+def test_nc_find_index8_and_match_replace8():
+    @nki.jit
+    def k(a, v):
+        idx = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        rep = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        ridx = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        x, vals = nl.load(a), nl.load(v)
+        nl.store(idx, nisa.nc_find_index8(data=x, vals=vals))
+        di = nl.ndarray((128, 8), dtype=nl.float32)
+        nl.store(rep, nisa.nc_match_replace8(data=x, vals=vals, imm=-1000.0, dst_idx=di))
+        nl.store(ridx, di)
+        return idx, rep, ridx
+
+    a = top8_input()
+    v = -np.sort(-a, axis=1)[:, :8]   # present in every row, with repeats
+    v[5] = a[5, [3, 3, 9, 0, 3, 250, 299, 1]]
+    idx, rep, ridx = sim(k, a, v)
+    np.testing.assert_array_equal(idx, positions(a, v))
+    # replace8 pairs repeated values with positions from the last column back (NKI's tie-break)
+    back = positions(a, v, reverse=True)
+    np.testing.assert_array_equal(ridx, back)
+    want = a.copy()
+    np.put_along_axis(want, back.astype(np.int64), np.float32(-1000.0), axis=1)
+    np.testing.assert_array_equal(rep, want)
+
+
+def test_find_index8_instructions():
+    @nki.jit
+    def k(a, v):
+        idx = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(idx, nisa.nc_find_index8(data=nl.load(a), vals=nl.load(v)))
+        return idx
+
+    a = top8_input()
+    # per value: the search (tensor_scalar, tensor_tensor, tensor_reduce min) and the position taken
+    # (tensor_scalar, tensor_tensor); then the taken positions (tensor_tensor)
+    assert counts(k, a, a[:, :8].copy()) == {"dma_copy": 4, "tensor_scalar": 16, "tensor_tensor": 17,
+                                             "tensor_reduce": 8}
+
+
 # --- errors ------------------------------------------------------------------------------------------------
 
 def raises(kernel, *args, match):
@@ -565,6 +642,15 @@ def test_errors_in_nki_words():
     raises(unassigned, normal(128, 8), match=r"must be assigned to the tile it reduces into")
 
     @nki.jit
+    def few(a):
+        out = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.max8(src=nl.load(a)))
+        return out
+
+    raises(few, normal(128, 6), match=r"operand 'src' of 'max8' \(.*\) has 6 elements per partition: it must have "
+                                      r"between 8 and 16384")
+
+    @nki.jit
     def rand(a):
         nl.rand((128, 8))
         return a
@@ -579,7 +665,7 @@ def test_every_call_on_the_rtl_in_check_mode():
     golden model as it completes), the outputs equal to simulate_kernel's bit for bit."""
     @nki.jit
     def k(a, b):
-        out = nl.ndarray((9, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        out = nl.ndarray((10, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
         x, y = nl.load(a), nl.load(b)
         i_p = nl.arange(128)[:, None]
         i_f = nl.arange(64)[None, :]
@@ -600,6 +686,11 @@ def test_every_call_on_the_rtl_in_check_mode():
         st[:, 4:8] = nisa.iota(nl.arange(4)[None, :] + i_p * 0, dtype=nl.float32)
         nl.store(out[8, :, 0:8], st)
         nl.store(out[8, :, 8:64], nl.zeros((128, 56), dtype=nl.float32))
+        top = nl.ndarray((128, 64), dtype=nl.float32)
+        top[:, 0:8] = nisa.max8(src=x)
+        top[:, 8:16] = nisa.nc_find_index8(data=x, vals=top[:, 0:8])
+        top[:, 16:64] = nisa.nc_match_replace8(data=x[:, 0:48], vals=top[:, 0:8], imm=0.0)
+        nl.store(out[9], top)
         return out
 
     a, b = normal(128, 64), normal(128, 64)
@@ -611,3 +702,4 @@ def test_every_call_on_the_rtl_in_check_mode():
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
     np.testing.assert_array_equal(got[0], np.arange(128 * 64, dtype=np.float32).reshape(128, 64))
     np.testing.assert_array_equal(got[2], np.minimum(a, b))
+    np.testing.assert_array_equal(got[9, :, 0:8], -np.sort(-a, axis=1)[:, :8])

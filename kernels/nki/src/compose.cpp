@@ -182,6 +182,55 @@ void with_reduced(const Tensor& dst, const Tensor& x, AluOp op, const Tensor& r,
   nisa::tensor_tensor(dst, x, b, op, loc);
 }
 
+
+// --- the top-8 family: positions found with min / max reductions over an index tile ------------------
+
+constexpr float kTaken = 16777216.0f;  // 2^24: added to a position's index to rule it out (indices < 16384)
+
+// Checks an operand of the top-8 calls: 8 to 16384 elements per partition.
+Placed top8_operand(TracerImpl& tr, const Ctx& c, const char* param, const Tensor& t) {
+  const Placed p = placed(tr, c, param, t);
+  if (p.free < 8 || p.free > 16384)
+    tr.fail(c.loc, fmt::format("operand '{}' of '{}' ({}) has {} elements per partition: it must have between 8 and "
+                               "16384",
+                               param, c.op, tile_str(t), p.free));
+  return p;
+}
+
+// The index of each element along the free axis, [partitions of p, n] float32 (nisa.iota).
+Tensor positions(TracerImpl& tr, const Placed& p, int64_t n, const Loc& loc) {
+  const Tensor idx = f32_cols(tr, p, n, "positions", loc);
+  nisa::iota(idx, nisa::Affine{0, {0, 1}, {static_cast<int64_t>(p.parts), n}}, loc);
+  return idx;
+}
+
+// Into `idx` (P, 1): the first position of x (2-D) holding v (a (P, 1) tile) among those whose
+// entry in `pos` is the position itself (a taken one holds it plus kTaken):
+// min over (x != v) * kTaken + pos.
+void first_position(TracerImpl& tr, const Placed& p, const Tensor& idx, const Tensor& x, const Tensor& v,
+                    const Tensor& pos, const Loc& loc) {
+  const Tensor miss = f32_cols(tr, p, p.free, "first_position_miss", loc);
+  nisa::tensor_scalar(miss, x, AluOp::not_equal, v, false, AluOp::multiply, kTaken, false, loc);
+  const Tensor cand = f32_cols(tr, p, p.free, "first_position_cand", loc);
+  nisa::tensor_tensor(cand, miss, pos, AluOp::add, loc);
+  nisa::tensor_reduce(idx, AluOp::min, cand, nisa::Axes(1), loc);
+}
+
+// pos with position idx taken (kTaken added to its entry).
+Tensor take(TracerImpl& tr, const Placed& p, const Tensor& pos, const Tensor& iota, const Tensor& idx,
+            const Loc& loc) {
+  const Tensor hit = f32_cols(tr, p, p.free, "take_hit", loc);
+  nisa::tensor_scalar(hit, iota, AluOp::equal, idx, false, AluOp::multiply, kTaken, false, loc);
+  const Tensor next = f32_cols(tr, p, p.free, "take_pos", loc);
+  nisa::tensor_tensor(next, pos, hit, AluOp::add, loc);
+  return next;
+}
+
+// A (P, 8) result: dst itself when it is float32, else a float32 tile copied into it at the end.
+Tensor top8_out(TracerImpl& tr, const Placed& p, const Tensor& d2, const Loc& loc) {
+  return d2.dtype() == Dtype::float32 ? d2 : f32_cols(tr, p, 8, "top8", loc);
+}
+
 }  // namespace
 
 namespace nisa {
@@ -417,6 +466,93 @@ Tensor bn_aggr(const Tensor& data, Dtype dtype, Loc loc) {
   const Tensor t = stats_tile("bn_aggr", data, 2, dtype, loc);
   bn_aggr(t, data, loc);
   return t;
+}
+
+
+void max8(const Tensor& dst, const Tensor& src, Loc loc) {
+  TracerImpl& tr = detail::require("max8", loc);
+  const Ctx c{"max8", loc};
+  const Placed p = top8_operand(tr, c, "src", src), po = placed(tr, c, "dst", dst);
+  if (po.parts != p.parts || po.free != 8)
+    tr.fail(loc, fmt::format("dst {} of 'max8' must be a tile of shape ({}, 8)", tile_str(dst), p.parts));
+  const Tensor d2 = flat2d(tr, c, "dst", dst, po);
+  const Tensor out = top8_out(tr, p, d2, loc);
+  const Tensor iota = positions(tr, p, p.free, loc);
+  // Each round: the maximum, then its first position set to -inf.
+  Tensor y = flat2d(tr, c, "src", src, p);
+  for (int64_t k = 0; k < 8; ++k) {
+    const Tensor m = out(nl::all, nl::ds(k, 1));
+    tensor_reduce(m, AluOp::max, y, Axes(1), loc);
+    if (k == 7) break;
+    const Tensor idx = f32_cols(tr, p, 1, "max8_position", loc);
+    first_position(tr, p, idx, y, m, iota, loc);
+    const Tensor half = f32_cols(tr, p, p.free, "max8_hit", loc);  // +0.5 at the position, -0.5 elsewhere
+    tensor_scalar(half, iota, AluOp::equal, idx, false, AluOp::subtract, 0.5f, false, loc);
+    const Tensor bound = f32_cols(tr, p, p.free, "max8_bound", loc);  // -inf there, +inf elsewhere
+    tensor_scalar(bound, half, AluOp::multiply, -kInf, false, AluOp::bypass, {}, false, loc);
+    const Tensor next = f32_cols(tr, p, p.free, "max8_rest", loc);
+    tensor_tensor(next, y, bound, AluOp::min, loc);
+    y = next;
+  }
+  if (out.storage() != d2.storage()) tensor_copy(d2, out, loc);
+}
+
+Tensor max8(const Tensor& src, Dtype dtype, Loc loc) {
+  const Tensor t = stats_tile("max8", src, 8, dtype, loc);
+  max8(t, src, loc);
+  return t;
+}
+
+// The positions of vals' 8 values in data, in the order `order` visits vals' columns, each
+// position taken once; into idx (P, 8) when given. Returns the final positions tile.
+static Tensor find8(TracerImpl& tr, const Ctx& c, const Tensor& data, const Tensor& vals, const Tensor* idx,
+                    bool reverse) {
+  const Placed p = top8_operand(tr, c, "data", data), pv = placed(tr, c, "vals", vals);
+  if (pv.parts != p.parts || pv.free != 8)
+    tr.fail(c.loc, fmt::format("vals {} of '{}' must hold 8 values per partition on the {} partitions of data",
+                               tile_str(vals), c.op, p.parts));
+  const Tensor x = flat2d(tr, c, "data", data, p), v = flat2d(tr, c, "vals", vals, pv);
+  Tensor d2, out;
+  if (idx) {
+    const Placed pi = placed(tr, c, "dst_idx", *idx);
+    if (pi.parts != p.parts || pi.free != 8)
+      tr.fail(c.loc, fmt::format("the index tile {} of '{}' must be a tile of shape ({}, 8)", tile_str(*idx), c.op,
+                                 p.parts));
+    d2 = flat2d(tr, c, "dst_idx", *idx, pi);
+    out = top8_out(tr, p, d2, c.loc);
+  }
+  const Tensor iota = positions(tr, p, p.free, c.loc);
+  Tensor pos = iota;
+  for (int64_t n = 0; n < 8; ++n) {
+    const int64_t k = reverse ? 7 - n : n;
+    const Tensor at = idx ? out(nl::all, nl::ds(k, 1)) : f32_cols(tr, p, 1, "find8_position", c.loc);
+    first_position(tr, p, at, x, v(nl::all, nl::ds(k, 1)), pos, c.loc);
+    pos = take(tr, p, pos, iota, at, c.loc);
+  }
+  if (idx && out.storage() != d2.storage()) tensor_copy(d2, out, c.loc);
+  // taken positions: pos - iota is kTaken there, 0 elsewhere
+  const Tensor taken = f32_cols(tr, p, p.free, "find8_taken", c.loc);
+  tensor_tensor(taken, pos, iota, AluOp::subtract, c.loc);
+  return taken;
+}
+
+void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals, Loc loc) {
+  TracerImpl& tr = detail::require("nc_find_index8", loc);
+  find8(tr, Ctx{"nc_find_index8", loc}, data, vals, &dst, false);
+}
+
+Tensor nc_find_index8(const Tensor& data, const Tensor& vals, Dtype dtype, Loc loc) {
+  const Tensor t = stats_tile("nc_find_index8", data, 8, dtype, loc);
+  nc_find_index8(t, data, vals, loc);
+  return t;
+}
+
+void nc_match_replace8(const Tensor& dst, const Tensor& data, const Tensor& vals, float imm, const Tensor* dst_idx,
+                       Loc loc) {
+  TracerImpl& tr = detail::require("nc_match_replace8", loc);
+  const Ctx c{"nc_match_replace8", loc};
+  const Tensor taken = find8(tr, c, data, vals, dst_idx, true);
+  select_impl(tr, c, dst, taken, imm, data);
 }
 
 }  // namespace nisa

@@ -228,6 +228,28 @@ Tensor bn_stats(const Tensor& data, Dtype dtype, Loc loc = Loc::here());
 void bn_aggr(const Tensor& dst, const Tensor& data, Loc loc = Loc::here());
 Tensor bn_aggr(const Tensor& data, Dtype dtype, Loc loc = Loc::here());
 
+// The top-8 calls, on data of 8 to 16384 elements per partition (its free axes flattened), with
+// a constant index tile (0 .. F-1 on every partition, by nisa::iota) and min / max reductions:
+// a position is found as the minimum over (x != v) * 2^24 + index, and taken (ruled out of later
+// searches) by adding 2^24 to its index entry.
+// max8: the 8 largest values of each partition in descending order (a value occurring twice
+// counts twice) into dst (P, 8): per value a tensor_reduce max, then (but after the last) its
+// first position set to -inf (tensor_scalar, tensor_tensor, tensor_reduce min, two tensor_scalar,
+// tensor_tensor min).
+void max8(const Tensor& dst, const Tensor& src, Loc loc = Loc::here());
+Tensor max8(const Tensor& src, Dtype dtype, Loc loc = Loc::here());
+// nc_find_index8: the position of the first occurrence of each of vals' 8 values (P, 8) in data,
+// as float32 (the model has no integer dtypes); a value given twice takes its first two
+// occurrences, in order. Per value: tensor_scalar, tensor_tensor, tensor_reduce min, then the
+// position taken (tensor_scalar, tensor_tensor).
+void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals, Loc loc = Loc::here());
+Tensor nc_find_index8(const Tensor& data, const Tensor& vals, Dtype dtype, Loc loc = Loc::here());
+// nc_match_replace8: data with the first occurrence of each of vals' values replaced by imm, into
+// dst; dst_idx (optional, (P, 8)) receives their positions. vals are matched last to first (a value
+// given twice: its first occurrence goes to the later column), then one select (as nl::where).
+void nc_match_replace8(const Tensor& dst, const Tensor& data, const Tensor& vals, float imm,
+                       const Tensor* dst_idx = nullptr, Loc loc = Loc::here());
+
 }  // namespace nisa
 
 // psum_tile += nisa::nc_matmul(stationary, moving): the handout's accumulation.

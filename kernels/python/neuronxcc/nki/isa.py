@@ -365,6 +365,36 @@ def bn_aggr(data, *, mask=None, dtype=None, **kwargs):
     return _producer("bn_aggr", lambda dst: _native.bn_aggr(dst, d, dt, loc))
 
 
+def max8(*, src, mask=None, dtype=None, **kwargs):
+    """The 8 largest values of each partition of src (8 to 16384 elements), in descending order: a
+    (P, 8) tile (vector engine: per value a maximum, then its first position set to -inf)."""
+    _core.require_trace("max8")
+    _no_mask(mask, "max8")
+    loc = caller()
+    s, dt = _core.native(src), _dt(dtype)
+    return _producer("max8", lambda dst: _native.max8(dst, s, dt, loc))
+
+
+def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
+    """The position of the first occurrence in each partition of data of each of vals' 8 values: a
+    (P, 8) tile of float32 indices (NKI's uint32 and uint16 are not modelled)."""
+    _core.require_trace("nc_find_index8")
+    _no_mask(mask, "nc_find_index8")
+    loc = caller()
+    d, v, dt = _core.native(data), _core.native(vals), _dt(dtype)
+    return _producer("nc_find_index8", lambda dst: _native.nc_find_index8(dst, d, v, dt, loc))
+
+
+def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
+    """data with the first occurrence of each of vals' 8 values replaced by imm; their positions
+    into dst_idx (P, 8) when given (float32 indices)."""
+    _core.require_trace("nc_match_replace8")
+    _no_mask(mask, "nc_match_replace8")
+    loc = caller()
+    d, v, i, dt = _core.native(data), _core.native(vals), _core.native(dst_idx), _dt(dtype)
+    return _producer("nc_match_replace8", lambda dst: _native.nc_match_replace8(dst, d, v, float(imm), i, dt, loc))
+
+
 # --- not modelled --------------------------------------------------------------------------------------
 
 def _unmodelled(name):
@@ -374,7 +404,7 @@ def _unmodelled(name):
                          "tensor_tensor, tensor_scalar, tensor_copy, memset, tensor_reduce, activation, "
                          "activation_reduce, nc_matmul and nc_transpose, and the calls lowered to them: iota, "
                          "affine_select, tensor_copy_predicated, scalar_tensor_tensor, tensor_scalar_reduce, "
-                         "tensor_tensor_scan, bn_stats, bn_aggr)")
+                         "tensor_tensor_scan, bn_stats, bn_aggr, max8, nc_find_index8, nc_match_replace8)")
 
     fn.__name__ = name
     return fn
@@ -386,8 +416,8 @@ def reciprocal(data, *, dtype=None, mask=None, **kwargs):
 
 
 for _n in ["dropout", "local_gather", "dma_transpose", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst",
-           "tensor_partition_reduce", "range_select", "select_reduce", "sequence_bounds", "max8", "nc_find_index8",
-           "nc_match_replace8", "builtin_custom_op", "exponential"]:
+           "tensor_partition_reduce", "range_select", "select_reduce", "sequence_bounds", "builtin_custom_op",
+           "exponential"]:
     globals()[_n] = _unmodelled(_n)
 
 
