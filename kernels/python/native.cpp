@@ -617,6 +617,10 @@ void bind_compose(py::module_& m) {
     nki::nisa::nc_match_replace8(t, data, vals, static_cast<float>(imm), dst_idx ? &*dst_idx : nullptr, at);
     return t;
   });
+  m.def("gather_flattened", [dt](const std::optional<Tensor>& dst, const Tensor& data, const Tensor& indices,
+                                 const std::optional<std::string>& dtype, const nki::Loc& at) {
+    return nki::nl::gather_flattened(data, indices, dt(dtype, data), dst ? &*dst : nullptr, at);
+  });
   m.def("where", [](const Tensor& dst, const Tensor& cond, const py::object& x, const py::object& y,
                     const nki::Loc& at) { nki::nl::where(dst, cond, operand_of(x), operand_of(y), at); });
   m.def("var", [dt](const std::optional<Tensor>& dst, const Tensor& x, const std::vector<int>& axis,

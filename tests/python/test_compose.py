@@ -562,6 +562,24 @@ def test_find_index8_instructions():
                                              "tensor_reduce": 8}
 
 
+def test_gather_flattened():
+    @nki.jit
+    def k(a, i):
+        out = nl.ndarray(i.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.gather_flattened(nl.load(a), nl.load(i)))
+        return out
+
+    a = normal(128, 4, 8)
+    a[0, 0, :3] = [np.inf, -np.inf, -0.0]
+    i = rng.integers(0, 32, size=(128, 2, 3)).astype(np.float32)
+    i[0, 0] = [0, 1, 2]
+    got = sim(k, a, i)
+    want = np.take_along_axis(a.reshape(128, -1), i.reshape(128, -1).astype(np.int64), axis=-1).reshape(i.shape)
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    # the index tile; per index: compare (two tensor_scalar), tensor_tensor min, tensor_reduce max
+    assert counts(k, a, i) == {"dma_copy": 4, "tensor_scalar": 12, "tensor_tensor": 6, "tensor_reduce": 6}
+
+
 # --- errors ------------------------------------------------------------------------------------------------
 
 def raises(kernel, *args, match):
@@ -665,7 +683,7 @@ def test_every_call_on_the_rtl_in_check_mode():
     golden model as it completes), the outputs equal to simulate_kernel's bit for bit."""
     @nki.jit
     def k(a, b):
-        out = nl.ndarray((10, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        out = nl.ndarray((11, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
         x, y = nl.load(a), nl.load(b)
         i_p = nl.arange(128)[:, None]
         i_f = nl.arange(64)[None, :]
@@ -691,6 +709,10 @@ def test_every_call_on_the_rtl_in_check_mode():
         top[:, 8:16] = nisa.nc_find_index8(data=x, vals=top[:, 0:8])
         top[:, 16:64] = nisa.nc_match_replace8(data=x[:, 0:48], vals=top[:, 0:8], imm=0.0)
         nl.store(out[9], top)
+        g = nl.ndarray((128, 64), dtype=nl.float32)
+        g[...] = nl.zeros((128, 64), dtype=nl.float32)
+        g[:, 0:8] = nl.gather_flattened(x, nisa.iota(i_p * 0 + 63 - 9 * nl.arange(8)[None, :], dtype=nl.float32))
+        nl.store(out[10], g)
         return out
 
     a, b = normal(128, 64), normal(128, 64)
@@ -703,3 +725,4 @@ def test_every_call_on_the_rtl_in_check_mode():
     np.testing.assert_array_equal(got[0], np.arange(128 * 64, dtype=np.float32).reshape(128, 64))
     np.testing.assert_array_equal(got[2], np.minimum(a, b))
     np.testing.assert_array_equal(got[9, :, 0:8], -np.sort(-a, axis=1)[:, :8])
+    np.testing.assert_array_equal(got[10, :, 0:8], a[:, 63 - 9 * np.arange(8)])

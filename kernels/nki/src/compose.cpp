@@ -642,6 +642,39 @@ Tensor rms_norm(const Tensor& x, const Operand& w, const nisa::Axes& axis, int64
   return out;
 }
 
+Tensor gather_flattened(const Tensor& data, const Tensor& indices, Dtype dtype, const Tensor* dst, Loc loc) {
+  TracerImpl& tr = detail::require("gather_flattened", loc);
+  const Ctx c{"gather_flattened", loc};
+  const Placed pd = placed(tr, c, "data", data), pi = placed(tr, c, "indices", indices);
+  if (pi.parts != pd.parts || pi.start != pd.start)
+    tr.fail(loc, fmt::format("indices {} of 'gather_flattened' must be on the partitions of data {}",
+                             tile_str(indices), tile_str(data)));
+  for (const auto& [param, t] : {std::make_pair("data", &data), std::make_pair("indices", &indices)}) {
+    const size_t nd = tile_shape(*t).size();
+    if (nd < 2 || nd > 4)
+      tr.fail(loc, fmt::format("{} {} of 'gather_flattened' must be 2-, 3- or 4-dimensional", param, tile_str(*t)));
+  }
+  const Tensor x = flat2d(tr, c, "data", data, pd), ix = flat2d(tr, c, "indices", indices, pi);
+  const Tensor out = result_or(tr, dst, indices, dtype, "gather_flattened", loc);
+  const Placed po = placed(tr, c, "dst", out);
+  const Tensor o2 = flat2d(tr, c, "dst", out, po);
+  const Tensor acc = out.dtype() == Dtype::float32 ? o2 : f32_cols(tr, pi, pi.free, "gather_flattened", loc);
+  const Tensor iota = positions(tr, pd, pd.free, loc);
+  for (int64_t j = 0; j < pi.free; ++j) {
+    // +inf at the index, -inf elsewhere; data there, -inf elsewhere; its maximum
+    const Tensor half = f32_cols(tr, pd, pd.free, "gather_hit", loc);
+    nisa::tensor_scalar(half, iota, AluOp::equal, ix(nl::all, nl::ds(j, 1)), false, AluOp::subtract, 0.5f, false,
+                        loc);
+    const Tensor bound = f32_cols(tr, pd, pd.free, "gather_bound", loc);
+    nisa::tensor_scalar(bound, half, AluOp::multiply, kInf, false, AluOp::bypass, {}, false, loc);
+    const Tensor picked = f32_cols(tr, pd, pd.free, "gather_picked", loc);
+    nisa::tensor_tensor(picked, x, bound, AluOp::min, loc);
+    nisa::tensor_reduce(acc(nl::all, nl::ds(j, 1)), AluOp::max, picked, nisa::Axes(1), loc);
+  }
+  if (acc.storage() != o2.storage()) nisa::tensor_copy(o2, acc, loc);
+  return out;
+}
+
 void loop_reduce(const Tensor& dst, const Tensor& x, AluOp op, Loc loc) { nisa::tensor_tensor(dst, dst, x, op, loc); }
 
 }  // namespace nl

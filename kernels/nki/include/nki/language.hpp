@@ -215,6 +215,14 @@ Tensor all_of(const Tensor& x, const nisa::Axes& axis, Dtype dtype, const Tensor
 Tensor rms_norm(const Tensor& x, const Operand& w, const nisa::Axes& axis, int64_t n, float epsilon, Dtype dtype,
                 const Tensor* dst = nullptr, Loc loc = Loc::here());
 
+// nl.gather_flattened: out (indices' shape) [p, j] = data[p, indices[p, j]], the free axes of
+// both flattened; indices float tiles of whole numbers (the model has no uint32). Per index column:
+// a constant index tile compared with it (tensor_scalar equal, - 0.5; tensor_scalar * inf),
+// tensor_tensor min with data, tensor_reduce max. Exact, except that a NaN anywhere in the row of
+// data gives NaN; an index out of range gives -inf.
+Tensor gather_flattened(const Tensor& data, const Tensor& indices, Dtype dtype, const Tensor* dst = nullptr,
+                        Loc loc = Loc::here());
+
 // nl.loop_reduce: dst = dst op x (tensor_tensor), the reduction a loop carries.
 void loop_reduce(const Tensor& dst, const Tensor& x, AluOp op, Loc loc = Loc::here());
 

@@ -386,7 +386,7 @@ for _n in ["sin", "cos", "mish", "ceil", "floor", "trunc", "tan", "arctan",
     globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have; it has copy, relu, "
                                     "exp, log, tanh, sigmoid, sqrt, rsqrt, reciprocal, square, abs, negative, sign, "
                                     "gelu, gelu_apprx_tanh, silu, softplus and erf")
-for _n in ["atomic_rmw", "rand", "random_seed", "all_reduce", "gather_flattened", "dynamic_range", "invert",
+for _n in ["atomic_rmw", "rand", "random_seed", "all_reduce", "dynamic_range", "invert",
            "logical_not", "dropout"]:
     globals()[_n] = _unmodelled(_n, "an operation the model does not have")
 for _n in ["power", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and",
@@ -504,6 +504,17 @@ def _assigned_tile(loc):
         return None
     t = f.f_locals.get(stmt.targets[0].id, f.f_globals.get(stmt.targets[0].id))
     return t._native() if isinstance(t, Tensor) else None
+
+
+def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
+    """out[p, j] = data[p, indices[p, j]] over the flattened free axes (indices: a float tile of whole
+    numbers, this model having no uint32): per index column a compare with a constant index tile, a
+    minimum and a max-reduction (vector engine)."""
+    _core.require_trace("gather_flattened")
+    _no_mask(mask, "gather_flattened")
+    loc = caller()
+    d, i, dt = _core.native(data), _core.native(indices), _out_dtype(dtype)
+    return _core.pending("gather_flattened", lambda dst, acc: _native.gather_flattened(dst, d, i, dt, loc), loc)
 
 
 def shared_constant(constant, dtype=None, **kwargs):
