@@ -669,6 +669,31 @@ def test_errors_in_nki_words():
                                       r"between 8 and 16384")
 
     @nki.jit
+    def bad_stt(a):
+        x = nl.load(a)
+        nisa.scalar_tensor_tensor(data=x, op0=nl.add, operand0=1.0, op1=nl.add, operand1=x[:, 0:4])
+        return a
+
+    raises(bad_stt, normal(128, 8), match=r"operand1 \(.*\[128, 4\]\) of 'scalar_tensor_tensor' must have the "
+                                          r"partitions and elements per partition of data \(.*\[128, 8\]\)")
+
+    @nki.jit
+    def bad_where(a):
+        x = nl.load(a)
+        nl.where(x, x, x[:, 0:3])
+        return a
+
+    raises(bad_where, normal(128, 8), match=r"operand 'y' of 'where' \(.*\[128, 3\]\) must be a tile of the shape "
+                                            r"of condition")
+
+    @nki.jit
+    def int_iota(a):
+        nisa.iota(nl.arange(128)[:, None] + nl.arange(4)[None, :], dtype=nl.int32)
+        return a
+
+    raises(int_iota, normal(1, 1), match=r"dtype int32 of tensor `iota` is not supported by this model")
+
+    @nki.jit
     def rand(a):
         nl.rand((128, 8))
         return a
