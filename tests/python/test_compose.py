@@ -588,117 +588,60 @@ def raises(kernel, *args, match):
     assert "test_compose.py:" in str(e.value)
 
 
-def test_errors_in_nki_words():
-    raises(bn_stats_kernel, normal(128, 600), match=r"exceeding the architecture limitation of 512 "
-                                           r"\(nl.tile_size.bn_stats_fmax\)")
+def grid(p, f):
+    """i_p - i_f over a [p, f] grid."""
+    i_p, i_f = nl.mgrid[0:p, 0:f]
+    return i_p - i_f
+
+
+# (input shape, what the kernel does with the loaded tile x, the error)
+ERRORS = {
+    "bn_stats_fmax": ((128, 600), lambda x: nisa.bn_stats(x),
+                      r"free size of operand 'data' of 'bn_stats' \(.*\) is 600 elements per partition, exceeding the "
+                      r"architecture limitation of 512 \(nl.tile_size.bn_stats_fmax\)"),
+    "predicate_shape": ((128, 32), lambda x: nisa.affine_select(grid(128, 64) >= 0, x, 0.0),
+                        r"pred of 'affine_select' is an expression over a grid of shape \[128, 64\], which does not "
+                        r"match the tile shape \[128, 32\]"),
+    "copy_dtypes": ((128, 8), lambda x: nisa.tensor_copy_predicated(src=nisa.tensor_copy(x, dtype=nl.bfloat16), dst=x,
+                                                                    predicate=x),
+                    r"src .* and dst .* of 'tensor_copy_predicated' must share the same data type"),
+    "reduce_subtract": ((128, 8), lambda x: nisa.tensor_scalar_reduce(
+        data=x, op0=nl.add, operand0=1.0, reduce_op=nl.subtract, reduce_res=nl.ndarray((128, 1), dtype=nl.float32)),
+                        r"reduce_op 'subtract' of 'tensor_scalar_reduce' is not supported"),
+    "scan_3d": ((128, 4, 4), lambda x: nisa.tensor_tensor_scan(x, x, 0.0, nl.add, nl.add),
+                r"'tensor_tensor_scan' takes 2-D tiles"),
+    "iota_range": ((128, 8), lambda x: nisa.iota(nl.arange(128)[:, None] * 40000000 + nl.arange(8)[None, :],
+                                                 dtype=nl.float32), r"outside int32"),
+    "iota_int32": ((1, 1), lambda x: nisa.iota(grid(128, 4), dtype=nl.int32),
+                   r"dtype int32 of tensor `iota` is not supported by this model"),
+    "identity_uint8": ((1, 1), lambda x: nl.shared_identity_matrix(128),
+                       r"dtype uint8 of constant `identity` is not supported by this model"),
+    "aggr_triples": ((128, 7), lambda x: nisa.bn_aggr(x), r"not a multiple of 3"),
+    "loop_reduce_unassigned": ((128, 8), lambda x: nl.add(nl.loop_reduce(x, op=np.add, loop_indices=[0]), x),
+                               r"must be assigned to the tile it reduces into"),
+    "max8_elements": ((128, 6), lambda x: nisa.max8(src=x),
+                      r"operand 'src' of 'max8' \(.*\) has 6 elements per partition: it must have between 8 and "
+                      r"16384"),
+    "stt_shape": ((128, 8), lambda x: nisa.scalar_tensor_tensor(data=x, op0=nl.add, operand0=1.0, op1=nl.add,
+                                                                operand1=x[:, 0:4]),
+                  r"operand1 \(.*\[128, 4\]\) of 'scalar_tensor_tensor' must have the partitions and elements per "
+                  r"partition of data \(.*\[128, 8\]\)"),
+    "where_shape": ((128, 8), lambda x: nl.where(x, x, x[:, 0:3]),
+                    r"operand 'y' of 'where' \(.*\[128, 3\]\) must be a tile of the shape of condition"),
+    "rand": ((1, 1), lambda x: nl.rand((128, 8)), r"nl.rand is not supported by this model"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_errors_in_nki_words(case):
+    shape, body, match = ERRORS[case]
 
     @nki.jit
-    def bad_pred(a):
-        out = out_like(a)
-        i_p, i_f = nl.mgrid[0:128, 0:64]
-        nl.store(out, nisa.affine_select(i_p - i_f >= 0, nl.load(a), 0.0))
-        return out
-
-    raises(bad_pred, normal(128, 32), match=r"pred of 'affine_select' is an expression over a grid of shape "
-                                            r"\[128, 64\], which does not match the tile shape \[128, 32\]")
-
-    @nki.jit
-    def bad_copy(a):
-        d = nl.load(a)
-        s = nl.load(a, dtype=nl.bfloat16)
-        nisa.tensor_copy_predicated(src=s, dst=d, predicate=d)
+    def k(a):
+        body(nl.load(a))
         return a
 
-    raises(bad_copy, normal(128, 8), match=r"src .* and dst .* of 'tensor_copy_predicated' must share the same "
-                                           r"data type")
-
-    @nki.jit
-    def bad_reduce(a):
-        r = nl.ndarray((128, 1), dtype=nl.float32)
-        nisa.tensor_scalar_reduce(data=nl.load(a), op0=nl.add, operand0=1.0, reduce_op=nl.subtract, reduce_res=r)
-        return a
-
-    raises(bad_reduce, normal(128, 8), match=r"reduce_op 'subtract' of 'tensor_scalar_reduce' is not supported")
-
-    @nki.jit
-    def bad_scan(a):
-        t = nl.load(a)
-        nisa.tensor_tensor_scan(t, t, 0.0, nl.add, nl.add)
-        return a
-
-    raises(bad_scan, normal(128, 4, 4), match=r"'tensor_tensor_scan' takes 2-D tiles")
-
-    @nki.jit
-    def bad_iota(a):
-        out = out_like(a)
-        nl.store(out, nisa.iota(nl.arange(128)[:, None] * 40000000 + nl.arange(8)[None, :], dtype=nl.float32))
-        return out
-
-    raises(bad_iota, normal(128, 8), match=r"outside int32")
-
-    @nki.jit
-    def uint8_identity(a):
-        nl.load(nl.shared_identity_matrix(128))
-        return a
-
-    raises(uint8_identity, normal(1, 1), match=r"dtype uint8 of constant `identity` is not supported by this model")
-
-    @nki.jit
-    def bad_aggr(a):
-        out = nl.ndarray((128, 2), dtype=nl.float32, buffer=nl.shared_hbm)
-        nl.store(out, nisa.bn_aggr(nl.load(a)))
-        return out
-
-    raises(bad_aggr, normal(128, 7), match=r"not a multiple of 3")
-
-    @nki.jit
-    def unassigned(a):
-        t = nl.load(a)
-        nl.store(a, nl.add(nl.loop_reduce(t, op=np.add, loop_indices=[0]), t))
-        return a
-
-    raises(unassigned, normal(128, 8), match=r"must be assigned to the tile it reduces into")
-
-    @nki.jit
-    def few(a):
-        out = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.shared_hbm)
-        nl.store(out, nisa.max8(src=nl.load(a)))
-        return out
-
-    raises(few, normal(128, 6), match=r"operand 'src' of 'max8' \(.*\) has 6 elements per partition: it must have "
-                                      r"between 8 and 16384")
-
-    @nki.jit
-    def bad_stt(a):
-        x = nl.load(a)
-        nisa.scalar_tensor_tensor(data=x, op0=nl.add, operand0=1.0, op1=nl.add, operand1=x[:, 0:4])
-        return a
-
-    raises(bad_stt, normal(128, 8), match=r"operand1 \(.*\[128, 4\]\) of 'scalar_tensor_tensor' must have the "
-                                          r"partitions and elements per partition of data \(.*\[128, 8\]\)")
-
-    @nki.jit
-    def bad_where(a):
-        x = nl.load(a)
-        nl.where(x, x, x[:, 0:3])
-        return a
-
-    raises(bad_where, normal(128, 8), match=r"operand 'y' of 'where' \(.*\[128, 3\]\) must be a tile of the shape "
-                                            r"of condition")
-
-    @nki.jit
-    def int_iota(a):
-        nisa.iota(nl.arange(128)[:, None] + nl.arange(4)[None, :], dtype=nl.int32)
-        return a
-
-    raises(int_iota, normal(1, 1), match=r"dtype int32 of tensor `iota` is not supported by this model")
-
-    @nki.jit
-    def rand(a):
-        nl.rand((128, 8))
-        return a
-
-    raises(rand, normal(1, 1), match=r"nl.rand is not supported by this model")
+    raises(k, normal(*shape), match=match)
 
 
 # --- on the RTL ------------------------------------------------------------------------------------------------
