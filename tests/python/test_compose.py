@@ -520,6 +520,8 @@ def test_max8():
     np.testing.assert_array_equal(sim(k, a), -np.sort(-a, axis=1)[:, :8])
     # the index tile (one dma_copy); per value a max, and (7 times) its position found and set to -inf
     assert counts(k, a) == {"dma_copy": 3, "tensor_reduce": 15, "tensor_scalar": 21, "tensor_tensor": 14}
+    # its float32 temporaries (written in place) leave room for 12288 float32 elements per partition
+    assert ncore.trace(k, np.zeros((128, 12288), np.float32)).instruction_count() > 0
 
 
 def test_nc_find_index8_and_match_replace8():

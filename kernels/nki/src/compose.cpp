@@ -125,22 +125,25 @@ void select_impl(TracerImpl& tr, const Ctx& c, const Tensor& dst, const Tensor& 
                                  param, c.op, tile_str(o->tensor()), c.op == std::string("where") ? "condition" : "dst",
                                  tile_str(cond), pc.parts));
   }
+  // Two float32 temporaries, each op writing in place where it can (element-wise: safe).
   const Tensor t = f32_like(tr, cond, "select_truth", c.loc);
   nisa::tensor_scalar(t, cond, AluOp::not_equal, 0.0f, false, AluOp::subtract, 0.5f, false, c.loc);
-  auto side = [&](const Operand& o, float inf) {
-    const Tensor r = f32_like(tr, cond, "select_side", c.loc);
-    if (o.is_tile() && placed(tr, c, "x", o.tensor()).free != 1 && pc.free != 1) {
-      const Tensor bound = f32_like(tr, cond, "select_bound", c.loc);
-      nisa::tensor_scalar(bound, t, AluOp::multiply, inf, false, AluOp::bypass, {}, false, c.loc);
-      nisa::tensor_tensor(r, o.tensor(), bound, AluOp::min, c.loc);
-    } else {
-      nisa::tensor_scalar(r, t, AluOp::multiply, inf, false, AluOp::min, o, false, c.loc);
-    }
-    return r;
-  };
-  const Tensor a = side(x, kInf);
-  const Tensor b = side(y, -kInf);
-  nisa::tensor_tensor(dst, a, b, AluOp::max, c.loc);
+  auto full = [&](const Operand& o) { return o.is_tile() && pc.free != 1 && placed(tr, c, "x", o.tensor()).free != 1; };
+  const Tensor a = f32_like(tr, cond, "select_side", c.loc);  // x, or -inf
+  if (full(x)) {
+    nisa::tensor_scalar(a, t, AluOp::multiply, kInf, false, AluOp::bypass, {}, false, c.loc);
+    nisa::tensor_tensor(a, x.tensor(), a, AluOp::min, c.loc);
+  } else {
+    nisa::tensor_scalar(a, t, AluOp::multiply, kInf, false, AluOp::min, x, false, c.loc);
+  }
+  // -inf, or y (into t, no longer needed)
+  if (full(y)) {
+    nisa::tensor_scalar(t, t, AluOp::multiply, -kInf, false, AluOp::bypass, {}, false, c.loc);
+    nisa::tensor_tensor(t, y.tensor(), t, AluOp::min, c.loc);
+  } else {
+    nisa::tensor_scalar(t, t, AluOp::multiply, -kInf, false, AluOp::min, y, false, c.loc);
+  }
+  nisa::tensor_tensor(dst, a, t, AluOp::max, c.loc);
 }
 
 // The free axes of x an nl reduction names, checked: normalised (negative from the end), sorted.
@@ -209,19 +212,18 @@ Tensor positions(TracerImpl& tr, const Placed& p, int64_t n, const Loc& loc) {
 // min over (x != v) * kTaken + pos.
 void first_position(TracerImpl& tr, const Placed& p, const Tensor& idx, const Tensor& x, const Tensor& v,
                     const Tensor& pos, const Loc& loc) {
-  const Tensor miss = f32_cols(tr, p, p.free, "first_position_miss", loc);
-  nisa::tensor_scalar(miss, x, AluOp::not_equal, v, false, AluOp::multiply, kTaken, false, loc);
-  const Tensor cand = f32_cols(tr, p, p.free, "first_position_cand", loc);
-  nisa::tensor_tensor(cand, miss, pos, AluOp::add, loc);
+  const Tensor cand = f32_cols(tr, p, p.free, "first_position", loc);
+  nisa::tensor_scalar(cand, x, AluOp::not_equal, v, false, AluOp::multiply, kTaken, false, loc);
+  nisa::tensor_tensor(cand, cand, pos, AluOp::add, loc);
   nisa::tensor_reduce(idx, AluOp::min, cand, nisa::Axes(1), loc);
 }
 
-// pos with position idx taken (kTaken added to its entry).
+// pos with position idx taken (kTaken added to its entry): in place, unless pos is the index tile.
 Tensor take(TracerImpl& tr, const Placed& p, const Tensor& pos, const Tensor& iota, const Tensor& idx,
             const Loc& loc) {
   const Tensor hit = f32_cols(tr, p, p.free, "take_hit", loc);
   nisa::tensor_scalar(hit, iota, AluOp::equal, idx, false, AluOp::multiply, kTaken, false, loc);
-  const Tensor next = f32_cols(tr, p, p.free, "take_pos", loc);
+  const Tensor next = pos.storage() == iota.storage() ? f32_cols(tr, p, p.free, "take_pos", loc) : pos;
   nisa::tensor_tensor(next, pos, hit, AluOp::add, loc);
   return next;
 }
@@ -486,11 +488,10 @@ void max8(const Tensor& dst, const Tensor& src, Loc loc) {
     if (k == 7) break;
     const Tensor idx = f32_cols(tr, p, 1, "max8_position", loc);
     first_position(tr, p, idx, y, m, iota, loc);
-    const Tensor half = f32_cols(tr, p, p.free, "max8_hit", loc);  // +0.5 at the position, -0.5 elsewhere
-    tensor_scalar(half, iota, AluOp::equal, idx, false, AluOp::subtract, 0.5f, false, loc);
-    const Tensor bound = f32_cols(tr, p, p.free, "max8_bound", loc);  // -inf there, +inf elsewhere
-    tensor_scalar(bound, half, AluOp::multiply, -kInf, false, AluOp::bypass, {}, false, loc);
-    const Tensor next = f32_cols(tr, p, p.free, "max8_rest", loc);
+    const Tensor bound = f32_cols(tr, p, p.free, "max8_bound", loc);  // -inf at the position, +inf elsewhere
+    tensor_scalar(bound, iota, AluOp::equal, idx, false, AluOp::subtract, 0.5f, false, loc);
+    tensor_scalar(bound, bound, AluOp::multiply, -kInf, false, AluOp::bypass, {}, false, loc);
+    const Tensor next = k == 0 ? f32_cols(tr, p, p.free, "max8_rest", loc) : y;  // src itself stays unchanged
     tensor_tensor(next, y, bound, AluOp::min, loc);
     y = next;
   }
@@ -661,15 +662,13 @@ Tensor gather_flattened(const Tensor& data, const Tensor& indices, Dtype dtype, 
   const Tensor acc = out.dtype() == Dtype::float32 ? o2 : f32_cols(tr, pi, pi.free, "gather_flattened", loc);
   const Tensor iota = positions(tr, pd, pd.free, loc);
   for (int64_t j = 0; j < pi.free; ++j) {
-    // +inf at the index, -inf elsewhere; data there, -inf elsewhere; its maximum
-    const Tensor half = f32_cols(tr, pd, pd.free, "gather_hit", loc);
-    nisa::tensor_scalar(half, iota, AluOp::equal, ix(nl::all, nl::ds(j, 1)), false, AluOp::subtract, 0.5f, false,
+    // +inf at the index, -inf elsewhere; then data there, -inf elsewhere; its maximum
+    const Tensor pick = f32_cols(tr, pd, pd.free, "gather_pick", loc);
+    nisa::tensor_scalar(pick, iota, AluOp::equal, ix(nl::all, nl::ds(j, 1)), false, AluOp::subtract, 0.5f, false,
                         loc);
-    const Tensor bound = f32_cols(tr, pd, pd.free, "gather_bound", loc);
-    nisa::tensor_scalar(bound, half, AluOp::multiply, kInf, false, AluOp::bypass, {}, false, loc);
-    const Tensor picked = f32_cols(tr, pd, pd.free, "gather_picked", loc);
-    nisa::tensor_tensor(picked, x, bound, AluOp::min, loc);
-    nisa::tensor_reduce(acc(nl::all, nl::ds(j, 1)), AluOp::max, picked, nisa::Axes(1), loc);
+    nisa::tensor_scalar(pick, pick, AluOp::multiply, kInf, false, AluOp::bypass, {}, false, loc);
+    nisa::tensor_tensor(pick, x, pick, AluOp::min, loc);
+    nisa::tensor_reduce(acc(nl::all, nl::ds(j, 1)), AluOp::max, pick, nisa::Axes(1), loc);
   }
   if (acc.storage() != o2.storage()) nisa::tensor_copy(o2, acc, loc);
   return out;
