@@ -520,7 +520,25 @@ def test_max8():
     np.testing.assert_array_equal(sim(k, a), -np.sort(-a, axis=1)[:, :8])
     # the index tile (one dma_copy); per value a max, and (7 times) its position found and set to -inf
     assert counts(k, a) == {"dma_copy": 3, "tensor_reduce": 15, "tensor_scalar": 21, "tensor_tensor": 14}
-    # its float32 temporaries (written in place) leave room for 12288 float32 elements per partition
+
+
+@pytest.mark.parametrize("call", ["affine_select", "where", "max8", "nc_find_index8"])
+def test_large_operands_fit(call):
+    """The float32 temporaries (written in place) leave room in the trn2 SBUF for operands of 12288
+    float32 elements per partition, with the kernel's own input and result tiles."""
+    body = {"affine_select": lambda x: nisa.affine_select(nl.arange(128)[:, None] - nl.arange(12288)[None, :] >= 0,
+                                                          x, 0.0),
+            "where": lambda x: nl.where(x, x, 1.0),
+            "max8": lambda x: nisa.max8(src=x),
+            "nc_find_index8": lambda x: nisa.nc_find_index8(data=x, vals=x[:, 0:8])}[call]
+
+    @nki.jit
+    def k(a):
+        r = body(nl.load(a))
+        out = nl.ndarray(r.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
     assert ncore.trace(k, np.zeros((128, 12288), np.float32)).instruction_count() > 0
 
 

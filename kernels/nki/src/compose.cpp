@@ -291,9 +291,9 @@ void affine_select(const Tensor& dst, const AffinePredicate& pred, const Tensor&
   const Tensor h = tr.constant("affine_select_bounds", bs, Dtype::float32, bounds, loc);
   const Tensor b = tr.new_tile(bs, Dtype::float32, BufferKind::sbuf, "affine_select_bounds", loc, p.start);
   dma_copy(b, h, loc);
-  const Tensor lo = f32_like(tr, on_true_tile, "affine_select", loc);
-  tensor_tensor(lo, on_true_tile, b(nl::all, nl::ds(0, f)), AluOp::max, loc);
-  tensor_tensor(dst, lo, b(nl::all, nl::ds(f, f)), AluOp::min, loc);
+  // Both in dst: rounding is monotonic, so min(round(max(x, lo)), hi) = round(min(max(x, lo), hi)).
+  tensor_tensor(dst, on_true_tile, b(nl::all, nl::ds(0, f)), AluOp::max, loc);
+  tensor_tensor(dst, dst, b(nl::all, nl::ds(f, f)), AluOp::min, loc);
 }
 
 void tensor_copy_predicated(const Tensor& dst, const Operand& src, const Tensor& predicate, bool reverse_pred,
