@@ -621,6 +621,16 @@ void bind_compose(py::module_& m) {
                                  const std::optional<std::string>& dtype, const nki::Loc& at) {
     return nki::nl::gather_flattened(data, indices, dt(dtype, data), dst ? &*dst : nullptr, at);
   });
+  m.def("rand", [](const std::vector<int64_t>& shape, const std::string& dtype, const nki::Loc& at) {
+    return nki::nl::rand(nki::Shape(shape), dtype_of(dtype), at);
+  });
+  m.def("random_seed", [](int64_t seed, const nki::Loc& at) { nki::nl::random_seed(seed, at); });
+  m.def("dropout", [result](const std::optional<Tensor>& dst, const Tensor& data, const py::object& prob,
+                            const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const Tensor t = result(dst, data, dtype, at);
+    nki::nisa::dropout(t, data, operand_of(prob), at);
+    return t;
+  });
   m.def("where", [](const Tensor& dst, const Tensor& cond, const py::object& x, const py::object& y,
                     const nki::Loc& at) { nki::nl::where(dst, cond, operand_of(x), operand_of(y), at); });
   m.def("var", [dt](const std::optional<Tensor>& dst, const Tensor& x, const std::vector<int>& axis,

@@ -600,6 +600,66 @@ def test_gather_flattened():
     assert counts(k, a, i) == {"dma_copy": 4, "tensor_scalar": 12, "tensor_tensor": 6, "tensor_reduce": 6}
 
 
+# --- nl.rand, nl.random_seed, nisa.dropout ------------------------------------------------------------------
+
+def splitmix64(seed, n, bits):
+    """n values k 2^-bits from the splitmix64 stream started at seed (the model's generator)."""
+    m = (1 << 64) - 1
+    out, state = [], seed & m
+    for _ in range(n):
+        state = (state + 0x9E3779B97F4A7C15) & m
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+        z ^= z >> 31
+        out.append((z >> (64 - bits)) / 2.0 ** bits)
+    return np.array(out, np.float64)
+
+
+def test_rand_and_random_seed():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((4, 128, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out[0], nl.rand((128, 32)))
+        nl.random_seed(7)
+        nl.store(out[1], nl.rand((128, 32)))
+        nl.store(out[2], nl.rand((128, 32), dtype=nl.bfloat16))
+        nl.random_seed(7)
+        nl.store(out[3], nl.rand((128, 32)))
+        return out
+
+    got = sim(k, np.zeros((1, 1), np.float32))
+    n = 128 * 32
+    np.testing.assert_array_equal(got[0].ravel(), splitmix64(0, n, 24))
+    np.testing.assert_array_equal(got[1].ravel(), splitmix64(7, n, 24))
+    np.testing.assert_array_equal(got[2].ravel(), splitmix64(7, 2 * n, 8)[n:])  # the stream goes on
+    np.testing.assert_array_equal(got[3], got[1])                                # the same seed, the same values
+    assert got.min() >= 0.0 and got.max() < 1.0 and abs(got[0].mean() - 0.5) < 0.02
+    assert counts(k, np.zeros((1, 1), np.float32)) == {"dma_copy": 8}
+
+
+def test_dropout():
+    @nki.jit
+    def k(a, p):
+        out = nl.ndarray((2, 128, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        nl.random_seed(3)
+        nl.store(out[0], nisa.dropout(x, 0.3))
+        nl.store(out[1], nl.dropout(x, nl.load(p)))
+        return out
+
+    a = normal(128, 64)
+    a[0, :2] = [np.inf, -np.inf]
+    p = rng.uniform(0, 1, size=(128, 1)).astype(np.float32)
+    got = sim(k, a, p)
+    u = splitmix64(3, 2 * 128 * 64, 24).reshape(2, 128, 64)
+    np.testing.assert_array_equal(got[0], np.where(u[0] >= 0.3, a, np.float32(0)))
+    np.testing.assert_array_equal(got[1], np.where(u[1] >= p, a, np.float32(0)))
+    # the random tile (one dma_copy), the compare, then the select
+    c = counts(k, a, p)
+    assert c["tensor_scalar"] == 2 * 4 and c["tensor_tensor"] == 2 * 2
+
+
 # --- errors ------------------------------------------------------------------------------------------------
 
 def raises(kernel, *args, match):
@@ -648,7 +708,9 @@ ERRORS = {
                   r"partition of data \(.*\[128, 8\]\)"),
     "where_shape": ((128, 8), lambda x: nl.where(x, x, x[:, 0:3]),
                     r"operand 'y' of 'where' \(.*\[128, 3\]\) must be a tile of the shape of condition"),
-    "rand": ((1, 1), lambda x: nl.rand((128, 8)), r"nl.rand is not supported by this model"),
+    "atomic_rmw": ((1, 1), lambda x: nl.atomic_rmw(x, 1.0, np.add), r"nl.atomic_rmw is not supported by this model"),
+    "rand_int": ((1, 1), lambda x: nl.rand((128, 8), dtype=nl.int32),
+                 r"dtype int32 of 'rand' is not supported by this model"),
 }
 
 
@@ -671,7 +733,7 @@ def test_every_call_on_the_rtl_in_check_mode():
     golden model as it completes), the outputs equal to simulate_kernel's bit for bit."""
     @nki.jit
     def k(a, b):
-        out = nl.ndarray((11, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        out = nl.ndarray((13, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
         x, y = nl.load(a), nl.load(b)
         i_p = nl.arange(128)[:, None]
         i_f = nl.arange(64)[None, :]
@@ -701,6 +763,8 @@ def test_every_call_on_the_rtl_in_check_mode():
         g[...] = nl.zeros((128, 64), dtype=nl.float32)
         g[:, 0:8] = nl.gather_flattened(x, nisa.iota(i_p * 0 + 63 - 9 * nl.arange(8)[None, :], dtype=nl.float32))
         nl.store(out[10], g)
+        nl.store(out[11], nisa.dropout(x, 0.5))
+        nl.store(out[12], nl.rand((128, 64)))
         return out
 
     a, b = normal(128, 64), normal(128, 64)
@@ -714,3 +778,6 @@ def test_every_call_on_the_rtl_in_check_mode():
     np.testing.assert_array_equal(got[2], np.minimum(a, b))
     np.testing.assert_array_equal(got[9, :, 0:8], -np.sort(-a, axis=1)[:, :8])
     np.testing.assert_array_equal(got[10, :, 0:8], a[:, 63 - 9 * np.arange(8)])
+    u = splitmix64(0, 2 * 128 * 64, 24).reshape(2, 128, 64)
+    np.testing.assert_array_equal(got[11], np.where(u[0] >= 0.5, a, np.float32(0)))
+    np.testing.assert_array_equal(got[12], u[1])

@@ -556,6 +556,20 @@ void nc_match_replace8(const Tensor& dst, const Tensor& data, const Tensor& vals
   select_impl(tr, c, dst, taken, imm, data);
 }
 
+void dropout(const Tensor& dst, const Tensor& data, const Operand& prob, Loc loc) {
+  TracerImpl& tr = detail::require("dropout", loc);
+  const Ctx c{"dropout", loc};
+  const Placed p = placed(tr, c, "data", data);
+  if (prob.none()) tr.fail(loc, "'dropout' needs prob (a number or a (P, 1) tile)");
+  const std::vector<float> u = tr.random_uniform(static_cast<size_t>(p.parts * p.free), 24);
+  const Shape rs{static_cast<int64_t>(p.parts), p.free};
+  const Tensor h = tr.constant("dropout_random", rs, Dtype::float32, u, loc);
+  const Tensor r = tr.new_tile(rs, Dtype::float32, BufferKind::sbuf, "dropout_random", loc, p.start);
+  dma_copy(r, h, loc);
+  tensor_scalar(r, r, AluOp::greater_equal, prob, false, AluOp::bypass, {}, false, loc);  // kept: 1.0
+  select_impl(tr, c, dst, r, data, 0.0f);
+}
+
 }  // namespace nisa
 
 namespace nl {
@@ -673,6 +687,22 @@ Tensor gather_flattened(const Tensor& data, const Tensor& indices, Dtype dtype, 
   if (acc.storage() != o2.storage()) nisa::tensor_copy(o2, acc, loc);
   return out;
 }
+
+// The mantissa bits a value in [0, 1) on a grid of 2^-bits keeps exactly in dtype.
+int random_bits(Dtype dtype) { return dtype == Dtype::float32 ? 24 : dtype == Dtype::bfloat16 ? 8 : 11; }
+
+Tensor rand(const Shape& shape, Dtype dtype, Loc loc) {
+  TracerImpl& tr = detail::require("rand", loc);
+  if (!is_supported(dtype))
+    tr.fail(loc, fmt::format("dtype {} of 'rand' is not supported by this model (supported: float32, bfloat16, "
+                             "float16)",
+                             to_string(dtype)));
+  const Tensor h = tr.constant("rand", shape, dtype, tr.random_uniform(static_cast<size_t>(shape.elements()),
+                                                                         random_bits(dtype)), loc);
+  return load(h, loc);
+}
+
+void random_seed(int64_t seed, Loc loc) { detail::require("random_seed", loc).random_seed(static_cast<uint64_t>(seed)); }
 
 void loop_reduce(const Tensor& dst, const Tensor& x, AluOp op, Loc loc) { nisa::tensor_tensor(dst, dst, x, op, loc); }
 

@@ -39,6 +39,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 
@@ -834,6 +835,18 @@ ncore::Program TracerImpl::finish() {
     t.order = std::move(order_);
   }
   return p;
+}
+
+std::vector<float> TracerImpl::random_uniform(size_t n, int bits) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);  // splitmix64
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    x = std::ldexp(static_cast<float>(z >> (64 - bits)), -bits);
+  }
+  return v;
 }
 
 void TracerImpl::require_on_chip(const Tensor& t, const Ctx& c, const char* param) const {

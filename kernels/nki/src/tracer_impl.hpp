@@ -164,6 +164,11 @@ class TracerImpl {
   // dtype and bytes as an earlier one is that one (a loop asking for it again reuses it).
   Tensor constant(const std::string& name, const Shape& shape, Dtype dtype, const std::vector<float>& values,
                   const Loc& loc);
+  // The kernel's random numbers (nl.random_seed, nl.rand, dropout): n values uniform on the grid
+  // k 2^-bits, k in [0, 2^bits), from a splitmix64 stream started by the seed (0 until set); the
+  // same seed gives the same sequence.
+  void random_seed(uint64_t seed) { rng_ = seed; }
+  std::vector<float> random_uniform(size_t n, int bits);
 
   // An error found where it cannot be thrown (a destructor): thrown by the next API call, or
   // by the end of the trace.
@@ -211,6 +216,7 @@ class TracerImpl {
   uint64_t stationary_reuses_ = 0;
   Tensor identity_[2];  // bfloat16 (16-bit data), float32
   std::vector<std::pair<size_t, Tensor>> constants_;  // index into hbm_, the tensor
+  uint64_t rng_ = 0;
   std::string deferred_;
   std::map<std::pair<std::string, int>, uint32_t> loc_by_name_;
   std::vector<LoopFrame> loops_;

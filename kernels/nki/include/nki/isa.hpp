@@ -250,6 +250,12 @@ Tensor nc_find_index8(const Tensor& data, const Tensor& vals, Dtype dtype, Loc l
 void nc_match_replace8(const Tensor& dst, const Tensor& data, const Tensor& vals, float imm,
                        const Tensor* dst_idx = nullptr, Loc loc = Loc::here());
 
+// nisa.dropout: data with each element replaced by 0 with probability prob (a number or a (P, 1)
+// tile): the kernel's next random numbers (see nl::rand) as a constant float32 tile by one
+// dma_copy, tensor_scalar greater_equal prob (kept where u >= prob), then the select of nl::where.
+// Not rescaled (NKI's dropout zeroes only).
+void dropout(const Tensor& dst, const Tensor& data, const Operand& prob, Loc loc = Loc::here());
+
 }  // namespace nisa
 
 // psum_tile += nisa::nc_matmul(stationary, moving): the handout's accumulation.

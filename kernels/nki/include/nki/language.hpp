@@ -223,6 +223,14 @@ Tensor rms_norm(const Tensor& x, const Operand& w, const nisa::Axes& axis, int64
 Tensor gather_flattened(const Tensor& data, const Tensor& indices, Dtype dtype, const Tensor* dst = nullptr,
                         Loc loc = Loc::here());
 
+// nl.rand: a new SBUF tile of `shape` filled with uniform values in [0, 1): the kernel's next
+// random numbers, on the grid k 2^-b the dtype holds exactly (b = 24 float32, 8 bfloat16, 11
+// float16), from a splitmix64 stream that nl.random_seed starts (0 until called), as a constant
+// HBM tensor loaded by one dma_copy. The values are fixed when the kernel is traced: every run of
+// the Program sees the same ones, and the same seed gives the same sequence.
+Tensor rand(const Shape& shape, Dtype dtype, Loc loc = Loc::here());
+void random_seed(int64_t seed, Loc loc = Loc::here());
+
 // nl.loop_reduce: dst = dst op x (tensor_tensor), the reduction a loop carries.
 void loop_reduce(const Tensor& dst, const Tensor& x, AluOp op, Loc loc = Loc::here());
 

@@ -395,6 +395,16 @@ def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, *
     return _producer("nc_match_replace8", lambda dst: _native.nc_match_replace8(dst, d, v, float(imm), i, dt, loc))
 
 
+def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
+    """data with each element replaced by 0 with probability prob (a number or a (P, 1) tile), not
+    rescaled: the kernel's next random numbers (see nl.rand) compared with prob, then a select."""
+    _core.require_trace("dropout")
+    _no_mask(mask, "dropout")
+    loc = caller()
+    d, p, dt = _core.native(data), _operand(prob), _dt(dtype)
+    return _producer("dropout", lambda dst: _native.dropout(dst, d, p, dt, loc))
+
+
 # --- not modelled --------------------------------------------------------------------------------------
 
 def _unmodelled(name):
@@ -404,7 +414,7 @@ def _unmodelled(name):
                          "tensor_tensor, tensor_scalar, tensor_copy, memset, tensor_reduce, activation, "
                          "activation_reduce, nc_matmul and nc_transpose, and the calls lowered to them: iota, "
                          "affine_select, tensor_copy_predicated, scalar_tensor_tensor, tensor_scalar_reduce, "
-                         "tensor_tensor_scan, bn_stats, bn_aggr, max8, nc_find_index8, nc_match_replace8)")
+                         "tensor_tensor_scan, bn_stats, bn_aggr, max8, nc_find_index8, nc_match_replace8, dropout)")
 
     fn.__name__ = name
     return fn
@@ -415,7 +425,7 @@ def reciprocal(data, *, dtype=None, mask=None, **kwargs):
     return tensor_scalar(data, np.divide, 1.0, reverse0=True, dtype=dtype, mask=mask)
 
 
-for _n in ["dropout", "local_gather", "dma_transpose", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst",
+for _n in ["local_gather", "dma_transpose", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst",
            "tensor_partition_reduce", "range_select", "select_reduce", "sequence_bounds", "builtin_custom_op",
            "exponential"]:
     globals()[_n] = _unmodelled(_n)

@@ -386,8 +386,7 @@ for _n in ["sin", "cos", "mish", "ceil", "floor", "trunc", "tan", "arctan",
     globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have; it has copy, relu, "
                                     "exp, log, tanh, sigmoid, sqrt, rsqrt, reciprocal, square, abs, negative, sign, "
                                     "gelu, gelu_apprx_tanh, silu, softplus and erf")
-for _n in ["atomic_rmw", "rand", "random_seed", "all_reduce", "dynamic_range", "invert",
-           "logical_not", "dropout"]:
+for _n in ["atomic_rmw", "all_reduce", "dynamic_range", "invert", "logical_not"]:
     globals()[_n] = _unmodelled(_n, "an operation the model does not have")
 for _n in ["power", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and",
            "logical_or", "logical_xor", "mod", "fmod"]:
@@ -515,6 +514,32 @@ def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
     loc = caller()
     d, i, dt = _core.native(data), _core.native(indices), _out_dtype(dtype)
     return _core.pending("gather_flattened", lambda dst, acc: _native.gather_flattened(dst, d, i, dt, loc), loc)
+
+
+def rand(shape, dtype=float32, **kwargs):
+    """A new SBUF tile of uniform values in [0, 1): the kernel's next random numbers (a splitmix64
+    stream nl.random_seed starts), fixed when the kernel is traced, as a constant loaded by one
+    dma_copy (the C++ API's nl::rand says more)."""
+    _core.require_trace("rand")
+    _core.flush()
+    loc = caller()
+    return Tensor(_native.rand([n for n, _ in _shape_arg(shape)], _dtype(dtype).name, loc))
+
+
+def random_seed(seed, *, mask=None, **kwargs):
+    """Starts the kernel's random numbers (nl.rand, dropout) from `seed`: the same seed, the same
+    sequence."""
+    _core.require_trace("random_seed")
+    _no_mask(mask, "random_seed")
+    _core.flush()
+    _native.random_seed(int(seed), caller())
+
+
+def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
+    """x with each element replaced by 0 with probability rate (nisa.dropout)."""
+    from . import isa as nisa
+    _no_mask(mask, "dropout")
+    return nisa.dropout(x, rate, dtype=dtype)
 
 
 def shared_constant(constant, dtype=None, **kwargs):
