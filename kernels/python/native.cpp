@@ -481,8 +481,7 @@ void bind_isa(py::module_& m) {
                             const std::vector<int>& axes, const std::optional<std::string>& dtype, bool keepdims,
                             const nki::Loc& at) {
     const nki::Loc& l = at;
-    nki::nisa::Axes ax(0);
-    ax.v = axes;
+    const nki::nisa::Axes ax(axes);
     if (dst) {
       nki::nisa::tensor_reduce(*dst, alu_of(op), data, ax, l);
       return *dst;
@@ -525,6 +524,154 @@ void bind_isa(py::module_& m) {
       return *dst;
     }
     return nki::nisa::nc_transpose(data, l);
+  });
+}
+
+
+// The calls lowered to instruction sequences (kernels/nki/src/compose.cpp). Each writes into `dst`
+// when given, else into a new tile (of `dtype`, default the first operand's).
+nki::nisa::Affine affine_of(const py::tuple& t) {
+  // (start, coefficient per grid axis, grid sizes)
+  return nki::nisa::Affine{t[0].cast<int64_t>(), t[1].cast<std::vector<int64_t>>(), t[2].cast<std::vector<int64_t>>()};
+}
+
+void bind_compose(py::module_& m) {
+  auto result = [](const std::optional<Tensor>& dst, const Tensor& like, const std::optional<std::string>& dtype,
+                   const nki::Loc& l) {
+    return dst ? *dst : nki::nl::result_tile(like, dtype ? dtype_of(*dtype) : like.dtype(), l);
+  };
+  auto dt = [](const std::optional<std::string>& dtype, const Tensor& like) {
+    return dtype ? dtype_of(*dtype) : like.dtype();
+  };
+  m.def("iota", [](const std::optional<Tensor>& dst, const py::tuple& expr, const std::string& dtype,
+                   const nki::Loc& at) {
+    if (dst) {
+      nki::nisa::iota(*dst, affine_of(expr), at);
+      return *dst;
+    }
+    return nki::nisa::iota(affine_of(expr), dtype_of(dtype), at);
+  });
+  m.def("affine_select", [result](const std::optional<Tensor>& dst, const py::list& pred, const Tensor& on_true,
+                                  double on_false, const std::optional<std::string>& dtype, const nki::Loc& at) {
+    nki::nisa::AffinePredicate p;
+    for (const auto& h : pred) {
+      const auto t = h.cast<py::tuple>();
+      p.terms.emplace_back(affine_of(t[0].cast<py::tuple>()), alu_of(t[1].cast<std::string>()));
+    }
+    const Tensor t = result(dst, on_true, dtype, at);
+    nki::nisa::affine_select(t, p, on_true, static_cast<float>(on_false), at);
+    return t;
+  });
+  m.def("tensor_copy_predicated", [](const Tensor& dst, const py::object& src, const Tensor& predicate,
+                                     bool reverse_pred, const nki::Loc& at) {
+    nki::nisa::tensor_copy_predicated(dst, operand_of(src), predicate, reverse_pred, at);
+  });
+  m.def("scalar_tensor_tensor", [result](const std::optional<Tensor>& dst, const Tensor& data, const std::string& op0,
+                                         const py::object& operand0, const std::string& op1, const Tensor& operand1,
+                                         bool reverse0, bool reverse1, const std::optional<std::string>& dtype,
+                                         const nki::Loc& at) {
+    const Tensor t = result(dst, data, dtype, at);
+    nki::nisa::scalar_tensor_tensor(t, data, alu_of(op0), operand_of(operand0), alu_of(op1), operand1, reverse0,
+                                    reverse1, at);
+    return t;
+  });
+  m.def("tensor_scalar_reduce", [result](const std::optional<Tensor>& dst, const Tensor& data, const std::string& op0,
+                                         const py::object& operand0, const std::string& reduce_op,
+                                         const Tensor& reduce_res, bool reverse0,
+                                         const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const Tensor t = result(dst, data, dtype, at);
+    nki::nisa::tensor_scalar_reduce(t, data, alu_of(op0), operand_of(operand0), alu_of(reduce_op), reduce_res,
+                                    reverse0, at);
+    return t;
+  });
+  m.def("tensor_tensor_scan", [result](const std::optional<Tensor>& dst, const Tensor& data0, const Tensor& data1,
+                                       const py::object& initial, const std::string& op0, const std::string& op1,
+                                       bool reverse0, bool reverse1, const std::optional<std::string>& dtype,
+                                       const nki::Loc& at) {
+    const Tensor t = result(dst, data0, dtype, at);
+    nki::nisa::tensor_tensor_scan(t, data0, data1, operand_of(initial), alu_of(op0), alu_of(op1), reverse0, reverse1,
+                                  at);
+    return t;
+  });
+  // bn_stats and bn_aggr: into dst, or into a new (P, 6) / (P, 2) tile of dtype.
+  using StatsInto = void (*)(const Tensor&, const Tensor&, nki::Loc);
+  using StatsNew = Tensor (*)(const Tensor&, nki::Dtype, nki::Loc);
+  auto stats = [dt](StatsInto into, StatsNew make) {
+    return [dt, into, make](const std::optional<Tensor>& dst, const Tensor& data,
+                            const std::optional<std::string>& dtype, const nki::Loc& at) {
+      if (!dst) return make(data, dt(dtype, data), at);
+      into(*dst, data, at);
+      return *dst;
+    };
+  };
+  m.def("bn_stats", stats(nki::nisa::bn_stats, nki::nisa::bn_stats));
+  m.def("bn_aggr", stats(nki::nisa::bn_aggr, nki::nisa::bn_aggr));
+  m.def("max8", [dt](const std::optional<Tensor>& dst, const Tensor& src, const std::optional<std::string>& dtype,
+                     const nki::Loc& at) {
+    if (!dst) return nki::nisa::max8(src, dt(dtype, src), at);
+    nki::nisa::max8(*dst, src, at);
+    return *dst;
+  });
+  m.def("nc_find_index8", [](const std::optional<Tensor>& dst, const Tensor& data, const Tensor& vals,
+                             const std::optional<std::string>& dtype, const nki::Loc& at) {
+    if (!dst) return nki::nisa::nc_find_index8(data, vals, dtype ? dtype_of(*dtype) : nki::Dtype::float32, at);
+    nki::nisa::nc_find_index8(*dst, data, vals, at);
+    return *dst;
+  });
+  m.def("nc_match_replace8", [result](const std::optional<Tensor>& dst, const Tensor& data, const Tensor& vals,
+                                      double imm, const std::optional<Tensor>& dst_idx,
+                                      const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const Tensor t = result(dst, data, dtype, at);
+    nki::nisa::nc_match_replace8(t, data, vals, static_cast<float>(imm), dst_idx ? &*dst_idx : nullptr, at);
+    return t;
+  });
+  m.def("gather_flattened", [dt](const std::optional<Tensor>& dst, const Tensor& data, const Tensor& indices,
+                                 const std::optional<std::string>& dtype, const nki::Loc& at) {
+    return nki::nl::gather_flattened(data, indices, dt(dtype, data), dst ? &*dst : nullptr, at);
+  });
+  m.def("rand", [](const std::vector<int64_t>& shape, const std::string& dtype, const nki::Loc& at) {
+    return nki::nl::rand(nki::Shape(shape), dtype_of(dtype), at);
+  });
+  m.def("random_seed", [](int64_t seed, const nki::Loc& at) { nki::nl::random_seed(seed, at); });
+  m.def("dropout", [result](const std::optional<Tensor>& dst, const Tensor& data, const py::object& prob,
+                            const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const Tensor t = result(dst, data, dtype, at);
+    nki::nisa::dropout(t, data, operand_of(prob), at);
+    return t;
+  });
+  m.def("where", [](const Tensor& dst, const Tensor& cond, const py::object& x, const py::object& y,
+                    const nki::Loc& at) { nki::nl::where(dst, cond, operand_of(x), operand_of(y), at); });
+  m.def("var", [dt](const std::optional<Tensor>& dst, const Tensor& x, const std::vector<int>& axis,
+                          const std::optional<std::string>& dtype, const nki::Loc& at) {
+    return nki::nl::var(x, nki::nisa::Axes(axis), dt(dtype, x), dst ? &*dst : nullptr, at);
+  });
+  m.def("softmax", [dt](const std::optional<Tensor>& dst, const Tensor& x, const std::vector<int>& axis,
+                              const std::optional<std::string>& dtype, const nki::Loc& at) {
+    return nki::nl::softmax(x, nki::nisa::Axes(axis), dt(dtype, x), dst ? &*dst : nullptr, at);
+  });
+  m.def("all", [dt](const std::optional<Tensor>& dst, const Tensor& x, const std::vector<int>& axis,
+                          const std::optional<std::string>& dtype, const nki::Loc& at) {
+    return nki::nl::all_of(x, nki::nisa::Axes(axis), dt(dtype, x), dst ? &*dst : nullptr, at);
+  });
+  m.def("rms_norm", [dt](const std::optional<Tensor>& dst, const Tensor& x, const py::object& w,
+                               const std::vector<int>& axis, int64_t n, double epsilon,
+                               const std::optional<std::string>& dtype, const nki::Loc& at) {
+    return nki::nl::rms_norm(x, operand_of(w), nki::nisa::Axes(axis), n, static_cast<float>(epsilon), dt(dtype, x),
+                             dst ? &*dst : nullptr, at);
+  });
+  m.def("loop_reduce", [](const Tensor& dst, const Tensor& x, const std::string& op, const nki::Loc& at) {
+    nki::nl::loop_reduce(dst, x, alu_of(op), at);
+  });
+  m.def("shared_constant", [](const py::array_t<float, py::array::c_style | py::array::forcecast>& values,
+                              const std::string& dtype, const nki::Loc& at) {
+    std::vector<int64_t> shape;
+    for (py::ssize_t d = 0; d < values.ndim(); ++d) shape.push_back(values.shape(d));
+    if (shape.empty()) shape.push_back(1);
+    const std::vector<float> v(values.data(), values.data() + values.size());
+    return nki::nl::shared_constant(v, nki::Shape(shape), dtype_of(dtype), at);
+  });
+  m.def("shared_identity_matrix", [](int64_t n, const std::string& dtype, const nki::Loc& at) {
+    return nki::nl::shared_identity_matrix(n, dtype_of(dtype), at);
   });
 }
 
@@ -646,5 +793,6 @@ PYBIND11_MODULE(_ncore_native, m) {
   bind_tracing(m);
   bind_language(m);
   bind_isa(m);
+  bind_compose(m);
   bind_running(m);
 }

@@ -33,6 +33,17 @@ ByteMap vector_add(const Values& v, const ByteMap& in) {
   return {{"out", std::move(out)}};
 }
 
+ByteMap causal_mask(const Values& v, const ByteMap& in) {
+  const Bytes& a = in.at("scores");
+  const size_t rows = static_cast<size_t>(v["n"]), cols = static_cast<size_t>(v["m"]);
+  const isa::Dtype dt = v.dtype();
+  const size_t esz = esize(dt);
+  Bytes out(a);
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t j = i + 1; j < cols; ++j) store(&out[(i * cols + j) * esz], dt, -INFINITY);
+  return {{"out", std::move(out)}};
+}
+
 ByteMap transpose(const Values& v, const ByteMap& in) {
   const Bytes& a = in.at("a_tensor");
   const size_t rows = static_cast<size_t>(v["n"]), cols = static_cast<size_t>(v["m"]);

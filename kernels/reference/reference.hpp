@@ -23,6 +23,8 @@ namespace kernels::ref {
 
 // out = a_vec + b_vec: the sum in fp32 (exact for these inputs' widths, then one rounding), rounded once to the dtype.
 ByteMap vector_add(const Values& v, const ByteMap& in);
+// out (n, m) = scores (n, m) where column <= row, -inf elsewhere (exact).
+ByteMap causal_mask(const Values& v, const ByteMap& in);
 // out (m, n) = a_tensor (n, m) transposed, exactly (a permutation of the elements).
 ByteMap transpose(const Values& v, const ByteMap& in);
 // result (m, n) = lhsT (k, m).T @ rhs (k, n): the products summed in double, rounded once.

@@ -182,4 +182,19 @@ Param vector_length() {
                .from_inputs = {{"a_vec", -1}, {"b_vec", -1}}};
 }
 
+std::vector<Param> matrix_dims(const std::string& input, const std::string& what) {
+  return {Param{.name = "n",
+                .flag = "-n",
+                .help = "rows of the input " + input + " (a multiple of 128)",
+                .required = true,
+                .what = "row count",
+                .from_inputs = {{input, 0}}},
+          Param{.name = "m",
+                .flag = "-m",
+                .help = "columns of " + input + " (" + what + "default: n)",
+                .what = "column count",
+                .default_from = "n",
+                .from_inputs = {{input, 1}}}};
+}
+
 }  // namespace kernels

@@ -75,6 +75,18 @@ check(rc == 0, f"image runs ({rc})\n{out}")
 check(json.load(open(path("r1.json")))["cycles"] == json.load(open(path("r2.json")))["cycles"],
       "the image takes as many cycles as the traced kernel")
 
+# A kernel with constants (causal_mask: affine_select's bounds are constant HBM tensors of the
+# Program): its image carries them, so the image alone runs to the reference's answer.
+rc, out = run("--kernel", "causal_mask", "-n", 256, "-m", 320, "--check", "--save-image", path("cm.ncimg"))
+check(rc == 0 and "Correctness passed? True" in out, f"causal_mask in check mode ({rc})\n{out}")
+rc, out = run("--kernel", "causal_mask", "-n", 256, "-m", 320, "--image", path("cm.ncimg"), "--out", path("cm.npy"))
+check(rc == 0 and "Correctness passed? True" in out, f"causal_mask from its image ({rc})\n{out}")
+cm = np.load(path("cm.npy"))
+check(np.isneginf(cm[0, 1:]).all() and np.isfinite(np.tril(cm[:, :256])).all(), "-inf exactly above the diagonal")
+for dt in ("bf16", "fp16"):
+    rc, out = run("--kernel", "causal_mask", "-n", 128, "-m", 96, "--dtype", dt, "--backend", "golden")
+    check(rc == 0 and "Correctness passed? True" in out, f"causal_mask {dt} ({rc})\n{out}")
+
 # Golden backend: the same answer.
 rc, out = run("--kernel", "stream", "--a", path("a32.npy"), "--b", path("b32.npy"), "--out", path("og.npy"),
               "--backend", "golden")

@@ -174,5 +174,8 @@ ErrorBound error_bound(const Kernel& k, const Values& v, const ByteMap& inputs);
 
 // The common parameter of the vector adds: -n, the vector length (or an input file's length).
 Param vector_length();
+// The parameters of a kernel of one matrix input: -n, its rows (a multiple of 128), and -m, its
+// columns (default: n), each also taken from the input's file; `what` begins -m's help.
+std::vector<Param> matrix_dims(const std::string& input, const std::string& what);
 
 }  // namespace kernels

@@ -61,10 +61,7 @@ void check_start(TracerImpl& tr, const Ctx& c, const char* param, const Tensor& 
 // allowed start partition.
 Lowered engine_operand(TracerImpl& tr, const Ctx& c, const char* param, const Tensor& t) {
   tr.check_alive(t, c, param);
-  if (!t.on_chip())
-    tr.fail(c.loc, fmt::format("Expected operand '{}' of '{}' to be in address space 'sbuf' or 'psum', but got a "
-                               "tile in '{}' instead.",
-                               param, c.op, to_string(t.buffer())));
+  tr.require_on_chip(t, c, param);
   Lowered l = tr.lower_onchip(t, c, param);
   const uint64_t fe = ncore::ap_free_elems(l.ap);
   if (fe > kMaxFreeElems)
@@ -101,21 +98,8 @@ isa::Insn engine_insn(isa::Opcode op) {
 
 const unsigned kDveStream = ncore::Program::stream_index(isa::Engine::dve, 0);
 
-// The logical shape of an on-chip view as (partitions, free dims...), block dims dropped.
-Shape tile_shape(const Tensor& t) {
-  const detail::View& v = t.view();
-  Shape s;
-  bool part = false;
-  for (int d = 0; d < v.nd; ++d) part |= v.kind[d] == detail::DimKind::part;
-  if (!part) s.push_back(1);
-  for (int d = 0; d < v.nd; ++d)
-    if (v.kind[d] != detail::DimKind::block) s.push_back(v.size[d]);
-  return s;
-}
-
-// "x[128, 512]": a tensor's name and its tile shape (partition dimension first), as NKI
-// prints an operand.
-std::string tile_str(const Tensor& t) { return t.name() + tile_shape(t).str(); }
+using detail::tile_shape;
+using detail::tile_str;
 
 // HBM view rows and elements per row, as lower_hbm will see them.
 std::pair<int64_t, int64_t> hbm_rows(const Tensor& t) {
@@ -191,10 +175,7 @@ void scalar_operand(TracerImpl& tr, const Ctx& c, const char* param, const Opera
   if (!o.is_tile()) return;
   const Tensor& t = o.tensor();
   tr.check_alive(t, c, param);
-  if (!t.on_chip())
-    tr.fail(c.loc, fmt::format("Expected operand '{}' of '{}' to be in address space 'sbuf' or 'psum', but got a "
-                               "tile in '{}' instead.",
-                               param, c.op, to_string(t.buffer())));
+  tr.require_on_chip(t, c, param);
   const Lowered l = tr.lower_onchip(t, c, param);
   if (l.ap.num_part != ld.ap.num_part || ncore::ap_free_elems(l.ap) != 1)
     tr.fail(c.loc, fmt::format("{} of '{}' must be a scalar or a tile of shape (P, 1) with P = {} (the partitions of "
@@ -296,8 +277,7 @@ Tensor tensor_reduce_impl(const Tensor* dst_in, AluOp op, const Tensor& data, co
     const Tensor moved = data.permute(order, loc);
     std::vector<int> inner;
     for (int d = nd - static_cast<int>(ax.size()); d < nd; ++d) inner.push_back(d);
-    nisa::Axes ia(0);
-    ia.v = inner;
+    const nisa::Axes ia(inner);
     if (dst_in || !keepdims) return tensor_reduce_impl(dst_in, op, moved, ia, dtype, false, loc);
     // keepdims: the result shaped like data with the reduced axes of size 1.
     Tensor r = tensor_reduce_impl(nullptr, op, moved, ia, dtype, false, loc);

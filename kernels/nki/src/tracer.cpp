@@ -39,11 +39,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 
 #include "ncore/error.hpp"
 #include "ncore/validate.hpp"
+#include "numerics.hpp"
 #include "nki/isa.hpp"
 #include "nki/tracer.hpp"
 #include "tracer_impl.hpp"
@@ -758,19 +760,36 @@ Tensor TracerImpl::identity(ncore::isa::Dtype dt, const Loc& loc) {
   const int64_t p = static_cast<int64_t>(preset_.num_partitions);
   const Dtype d = f32 ? Dtype::float32 : Dtype::bfloat16;
   const std::string name = f32 ? "identity_fp32" : "identity_bf16";
-  Tensor h = new_hbm(name, Shape{p, p}, d, ncore::TensorRole::constant, loc);
-  // 1.0 on the diagonal: fp32 0x3F800000, bf16 0x3F80 (little-endian).
-  const uint64_t esz = static_cast<uint64_t>(dtype_bytes(d));
-  std::vector<uint8_t>& init = hbm_.back().init;
-  init.assign(static_cast<size_t>(p * p) * esz, 0);
-  for (int64_t i = 0; i < p; ++i) {
-    uint8_t* e = &init[static_cast<size_t>(i * p + i) * esz];
-    e[esz - 1] = 0x3F;
-    e[esz - 2] = 0x80;
-  }
+  std::vector<float> ones(static_cast<size_t>(p * p), 0.0f);
+  for (int64_t i = 0; i < p; ++i) ones[static_cast<size_t>(i * p + i)] = 1.0f;
+  const Tensor h = constant(name, Shape{p, p}, d, ones, loc);
   id = new_tile(Shape{p, p}, d, BufferKind::sbuf, name, loc, 0, /*persistent=*/true);
   nisa::dma_copy(id, h, loc);
   return id;
+}
+
+Tensor TracerImpl::constant(const std::string& name, const Shape& shape, Dtype dtype, const std::vector<float>& values,
+                            const Loc& loc) {
+  if (!is_supported(dtype))
+    fail(loc, fmt::format("dtype {} of constant `{}` is not supported by this model (supported: float32, bfloat16, "
+                          "float16)",
+                          to_string(dtype), name));
+  if (static_cast<int64_t>(values.size()) != shape.elements())
+    fail(loc, fmt::format("constant `{}` of shape {} needs {} values, got {}", name, shape.str(), shape.elements(),
+                          values.size()));
+  const ncore::isa::Dtype dt = to_isa(dtype);
+  const size_t esz = static_cast<size_t>(dtype_bytes(dtype));
+  std::vector<uint8_t> bytes(values.size() * esz);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint32_t b = ncore::num::from_float(values[i], dt);
+    std::memcpy(&bytes[i * esz], &b, esz);  // little-endian: the element's low bytes
+  }
+  for (const auto& [k, t] : constants_)
+    if (hbm_[k].dtype == dt && hbm_[k].shape == shape.vec() && hbm_[k].init == bytes) return t;
+  const Tensor h = new_hbm(name, shape, dtype, ncore::TensorRole::constant, loc);
+  hbm_.back().init = std::move(bytes);
+  constants_.emplace_back(hbm_.size() - 1, h);
+  return h;
 }
 
 void TracerImpl::defer_error(const Loc& loc, const std::string& msg) noexcept {
@@ -837,6 +856,38 @@ ncore::Program TracerImpl::finish() {
   }
   return p;
 }
+
+std::vector<float> TracerImpl::random_uniform(size_t n, int bits) {
+  std::vector<float> v(n);
+  for (float& x : v) {
+    uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);  // splitmix64
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    x = std::ldexp(static_cast<float>(z >> (64 - bits)), -bits);
+  }
+  return v;
+}
+
+void TracerImpl::require_on_chip(const Tensor& t, const Ctx& c, const char* param) const {
+  if (!t.on_chip())
+    fail(c.loc, fmt::format("Expected operand '{}' of '{}' to be in address space 'sbuf' or 'psum', but got a tile in "
+                            "'{}' instead.",
+                            param, c.op, to_string(t.buffer())));
+}
+
+Shape tile_shape(const Tensor& t) {
+  const View& v = t.view();
+  Shape s;
+  bool part = false;
+  for (int d = 0; d < v.nd; ++d) part |= v.kind[d] == DimKind::part;
+  if (!part) s.push_back(1);
+  for (int d = 0; d < v.nd; ++d)
+    if (v.kind[d] != DimKind::block) s.push_back(v.size[d]);
+  return s;
+}
+
+std::string tile_str(const Tensor& t) { return t.name() + tile_shape(t).str(); }
 
 }  // namespace detail
 

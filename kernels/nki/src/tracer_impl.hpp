@@ -139,6 +139,8 @@ class TracerImpl {
   // An HBM view as `rows` x (per-row elements); the view must already have that many rows.
   Lowered lower_hbm(const Tensor& t, const Ctx& c, const char* param);
   void check_alive(const Tensor& t, const Ctx& c, const char* param) const;
+  // An operand an engine reads or writes: in the SBUF or the PSUM (NKI's error otherwise).
+  void require_on_chip(const Tensor& t, const Ctx& c, const char* param) const;
   void emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, const ncore::Access* acc, size_t n);
   unsigned next_dma_queue();
   uint64_t hbm_end() const { return hbm_end_; }
@@ -156,6 +158,17 @@ class TracerImpl {
   // float32 for fp32, bfloat16 for the 16-bit types. Made on first use: a constant HBM tensor
   // and one dma_copy into a persistent SBUF tile at `loc`.
   Tensor identity(ncore::isa::Dtype dt, const Loc& loc);
+  // A constant HBM tensor holding `values` (row-major, each rounded to `dtype` as the engines
+  // round: through fp32, to nearest even): stored in the Program (TensorRole::constant), which
+  // the run pipeline copies into HBM before the kernel starts. A constant with the same shape,
+  // dtype and bytes as an earlier one is that one (a loop asking for it again reuses it).
+  Tensor constant(const std::string& name, const Shape& shape, Dtype dtype, const std::vector<float>& values,
+                  const Loc& loc);
+  // The kernel's random numbers (nl.random_seed, nl.rand, dropout): n values uniform on the grid
+  // k 2^-bits, k in [0, 2^bits), from a splitmix64 stream started by the seed (0 until set); the
+  // same seed gives the same sequence.
+  void random_seed(uint64_t seed) { rng_ = seed; }
+  std::vector<float> random_uniform(size_t n, int bits);
 
   // An error found where it cannot be thrown (a destructor): thrown by the next API call, or
   // by the end of the trace.
@@ -207,6 +220,8 @@ class TracerImpl {
   ncore::Region stationary_region_;
   uint64_t stationary_reuses_ = 0;
   Tensor identity_[2];  // bfloat16 (16-bit data), float32
+  std::vector<std::pair<size_t, Tensor>> constants_;  // index into hbm_, the tensor
+  uint64_t rng_ = 0;
   std::string deferred_;
   std::map<std::pair<std::string, int>, uint32_t> loc_by_name_;
   std::vector<LoopFrame> loops_;
@@ -224,5 +239,9 @@ TracerImpl& require(const char* api, const Loc& loc);
 std::string shape_str(const int64_t* d, size_t n);
 // "operand 'data1' of 'tensor_tensor'"
 std::string operand_str(const Ctx& c, const char* param);
+// The logical shape of an on-chip view as (partitions, free dims...), block dims dropped, and
+// "x[128, 512]": its name and that shape, as NKI prints an operand.
+Shape tile_shape(const Tensor& t);
+std::string tile_str(const Tensor& t);
 
 }  // namespace nki::detail

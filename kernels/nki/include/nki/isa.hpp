@@ -96,6 +96,7 @@ void memset(const Tensor& dst, float value, Loc loc = Loc::here());
 struct Axes {
   Axes(int a) : v{a} {}
   Axes(std::initializer_list<int> l) : v(l) {}
+  explicit Axes(std::vector<int> l) : v(std::move(l)) {}
   std::vector<int> v;
 };
 
@@ -157,6 +158,103 @@ MatmulResult nc_matmul(const Tensor& stationary, const Tensor& moving, Loc loc =
 // Transpose on the tensor engine: data [P <= 128, F <= 128] in SBUF to [F, P] float32 in PSUM.
 Tensor nc_transpose(const Tensor& data, Loc loc = Loc::here());
 void nc_transpose(const Tensor& dst, const Tensor& data, Loc loc = Loc::here());
+
+
+// --- Calls lowered to sequences of the instructions above (kernels/nki/src/compose.cpp) --------
+// Each is what a compiler for this instruction set emits for the NKI call: the README lists the
+// instructions of each. Intermediate results are float32 tiles, so each result is rounded once to
+// its dtype. The select-like calls (affine_select, tensor_copy_predicated, nl::where) are a
+// maximum and a minimum against +-infinity; they give every value exactly (signed zeros and
+// infinities included), except that a NaN in the operand not selected makes the result NaN.
+
+// An affine expression of a grid's index variables: start + sum over axes a of coeff[a] * i_a,
+// i_a in [0, grid[a]) (axis 0 the partitions): NKI's nl.arange / nl.mgrid expressions.
+struct Affine {
+  int64_t start = 0;
+  std::vector<int64_t> coeff;
+  std::vector<int64_t> grid;
+};
+// A predicate of affine expressions: every term's `expr cmp 0` holds (cmp one of the
+// comparisons: greater, greater_equal, less, less_equal, equal, not_equal). NKI's
+// `i_p - i_f >= 0`; a bare expression e means e > 0.
+struct AffinePredicate {
+  std::vector<std::pair<Affine, AluOp>> terms;
+};
+
+// nisa.iota: the expression's values (int32 arithmetic, cast to dtype through fp32) as a new
+// SBUF tile of the grid's shape: a constant HBM tensor of the values and one dma_copy.
+Tensor iota(const Affine& expr, Dtype dtype, Loc loc = Loc::here());
+void iota(const Tensor& dst, const Affine& expr, Loc loc = Loc::here());
+
+// nisa.affine_select: on_true_tile where the predicate holds, on_false_value (float32) where not:
+// a constant [P, 2F] tile of the bounds (-inf/+inf where it holds, on_false_value where not)
+// loaded by one dma_copy, then tensor_tensor max and tensor_tensor min.
+void affine_select(const Tensor& dst, const AffinePredicate& pred, const Tensor& on_true_tile, float on_false_value,
+                   Loc loc = Loc::here());
+
+// nisa.tensor_copy_predicated: dst = predicate ? src : dst, element-wise (reverse_pred: where the
+// predicate is zero). The predicate is a tile of dst's shape, true where non-zero (this model
+// has no integer dtypes); src a tile of dst's shape and dtype, a (P, 1) tile or a number.
+void tensor_copy_predicated(const Tensor& dst, const Operand& src, const Tensor& predicate, bool reverse_pred = false,
+                            Loc loc = Loc::here());
+
+// nisa.scalar_tensor_tensor: (data op0 operand0) op1 operand1, operand0 a number or (P, 1) tile,
+// operand1 a tile of data's shape: tensor_scalar into float32, then tensor_tensor.
+void scalar_tensor_tensor(const Tensor& dst, const Tensor& data, AluOp op0, const Operand& operand0, AluOp op1,
+                          const Tensor& operand1, bool reverse0 = false, bool reverse1 = false, Loc loc = Loc::here());
+
+// nisa.tensor_scalar_reduce: dst = data op0 operand0, and reduce_res (P, 1) = reduce_op (add,
+// multiply, maximum, minimum) of its float32 values over every free axis: tensor_scalar, then
+// tensor_reduce (and a tensor_copy when dst is not float32).
+void tensor_scalar_reduce(const Tensor& dst, const Tensor& data, AluOp op0, const Operand& operand0, AluOp reduce_op,
+                          const Tensor& reduce_res, bool reverse0 = false, Loc loc = Loc::here());
+
+// nisa.tensor_tensor_scan on 2-D tiles: r[:, 0] = (data0[:, 0] op0 initial) op1 data1[:, 0],
+// r[:, i] = (data0[:, i] op0 r[:, i-1]) op1 data1[:, i] (reverse0/1 swap op0's/op1's operands),
+// carried in float32: one tensor_scalar per column, the previous column and data1's column as its
+// two per-partition operands (and a tensor_copy when dst is not float32).
+void tensor_tensor_scan(const Tensor& dst, const Tensor& data0, const Tensor& data1, const Operand& initial,
+                        AluOp op0, AluOp op1, bool reverse0 = false, bool reverse1 = false, Loc loc = Loc::here());
+
+// nisa.bn_stats: data (at most 512 elements per partition, nl.tile_size.bn_stats_fmax) to
+// dst (P, 6): count, mean and count * variance of the even-indexed elements, then of the odd ones.
+// Per half: memset (count), tensor_reduce add, tensor_scalar divide (mean), tensor_scalar
+// (-mean), activation_reduce square with bias -mean (the sum of squared deviations).
+void bn_stats(const Tensor& dst, const Tensor& data, Loc loc = Loc::here());
+Tensor bn_stats(const Tensor& data, Dtype dtype, Loc loc = Loc::here());
+// nisa.bn_aggr: k (count, mean, count * variance) triples per partition (data (P, 3k)) to dst
+// (P, 2): the mean and the variance of all the elements they describe (Chan's combination:
+// mean = sum(c m) / n, n var = sum(c var) + sum(c (m - mean)^2)), on the vector engine.
+void bn_aggr(const Tensor& dst, const Tensor& data, Loc loc = Loc::here());
+Tensor bn_aggr(const Tensor& data, Dtype dtype, Loc loc = Loc::here());
+
+// The top-8 calls, on data of 8 to 16384 elements per partition (its free axes flattened), with
+// a constant index tile (0 .. F-1 on every partition, by nisa::iota) and min / max reductions:
+// a position is found as the minimum over (x != v) * 2^24 + index, and taken (ruled out of later
+// searches) by adding 2^24 to its index entry.
+// max8: the 8 largest values of each partition in descending order (a value occurring twice
+// counts twice) into dst (P, 8): per value a tensor_reduce max, then (but after the last) its
+// first position set to -inf (tensor_scalar, tensor_tensor, tensor_reduce min, two tensor_scalar,
+// tensor_tensor min).
+void max8(const Tensor& dst, const Tensor& src, Loc loc = Loc::here());
+Tensor max8(const Tensor& src, Dtype dtype, Loc loc = Loc::here());
+// nc_find_index8: the position of the first occurrence of each of vals' 8 values (P, 8) in data,
+// as float32 (the model has no integer dtypes); a value given twice takes its first two
+// occurrences, in order. Per value: tensor_scalar, tensor_tensor, tensor_reduce min, then the
+// position taken (tensor_scalar, tensor_tensor).
+void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals, Loc loc = Loc::here());
+Tensor nc_find_index8(const Tensor& data, const Tensor& vals, Dtype dtype, Loc loc = Loc::here());
+// nc_match_replace8: data with the first occurrence of each of vals' values replaced by imm, into
+// dst; dst_idx (optional, (P, 8)) receives their positions. vals are matched last to first (a value
+// given twice: its first occurrence goes to the later column), then one select (as nl::where).
+void nc_match_replace8(const Tensor& dst, const Tensor& data, const Tensor& vals, float imm,
+                       const Tensor* dst_idx = nullptr, Loc loc = Loc::here());
+
+// nisa.dropout: data with each element replaced by 0 with probability prob (a number or a (P, 1)
+// tile): the kernel's next random numbers (see nl::rand) as a constant float32 tile by one
+// dma_copy, tensor_scalar greater_equal prob (kept where u >= prob), then the select of nl::where.
+// Not rescaled (NKI's dropout zeroes only).
+void dropout(const Tensor& dst, const Tensor& data, const Operand& prob, Loc loc = Loc::here());
 
 }  // namespace nisa
 

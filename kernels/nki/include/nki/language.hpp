@@ -6,6 +6,7 @@
 #include <string>
 
 #include <optional>
+#include <vector>
 
 #include "nki/isa.hpp"
 #include "nki/loc.hpp"
@@ -189,6 +190,57 @@ Tensor result_tile(const Tensor& like, Dtype dtype, Loc loc = Loc::here());
 Tensor elementwise(AluOp op, const Operand& x, const Operand& y, std::optional<Dtype> dtype, Loc loc = Loc::here());
 // The same into `dst` (x[...] = nl.add(a, b)).
 void elementwise(const Tensor& dst, AluOp op, const Operand& x, const Operand& y, Loc loc = Loc::here());
+
+
+// --- Calls lowered to sequences of instructions (compose.cpp; see isa.hpp) ----------------------
+
+// nl.shared_constant: a constant HBM tensor holding `values` (row-major) rounded to dtype, stored
+// in the Program; nl.shared_identity_matrix: the [n, n] identity.
+Tensor shared_constant(const std::vector<float>& values, const Shape& shape, Dtype dtype, Loc loc = Loc::here());
+Tensor shared_identity_matrix(int64_t n, Dtype dtype, Loc loc = Loc::here());
+
+// nl.where: x where condition is non-zero (NaN counts as true, as in NumPy), y elsewhere, into
+// dst (condition's shape); x and y tiles of that shape, (P, 1) tiles or numbers.
+void where(const Tensor& dst, const Tensor& condition, const Operand& x, const Operand& y, Loc loc = Loc::here());
+
+// nl.var, nl.softmax, nl.all (all_of here: nl::all is the whole-dimension index) over the
+// (trailing) free axes `axis` of x, in float32 until the one rounding to the result's dtype; the
+// result is `dst` when given, else a new SBUF tile of `dtype` (x's shape with the axes removed;
+// softmax: x's shape).
+// var: the population variance (NumPy's ddof=0): tensor_reduce add, divide by n (the mean),
+// subtract it, multiply (squares), tensor_reduce add, divide by n.
+// softmax: tensor_reduce max, subtract it, exp, tensor_reduce add, divide by it.
+// all_of: 1.0 where every element is non-zero (NaN counts as non-zero): not_equal 0, then
+// tensor_reduce minimum.
+Tensor var(const Tensor& x, const nisa::Axes& axis, Dtype dtype, const Tensor* dst = nullptr, Loc loc = Loc::here());
+Tensor softmax(const Tensor& x, const nisa::Axes& axis, Dtype dtype, const Tensor* dst = nullptr,
+               Loc loc = Loc::here());
+Tensor all_of(const Tensor& x, const nisa::Axes& axis, Dtype dtype, const Tensor* dst = nullptr, Loc loc = Loc::here());
+
+// nl.rms_norm: x / sqrt(sum(x^2 over axis) / n + epsilon) * w (w a tile of x's shape, a (P, 1)
+// tile or a number): activation square, tensor_reduce add, tensor_scalar (divide by n, add
+// epsilon), activation sqrt, divide, multiply. Into `dst`, else a new tile of `dtype`.
+Tensor rms_norm(const Tensor& x, const Operand& w, const nisa::Axes& axis, int64_t n, float epsilon, Dtype dtype,
+                const Tensor* dst = nullptr, Loc loc = Loc::here());
+
+// nl.gather_flattened: out (indices' shape) [p, j] = data[p, indices[p, j]], the free axes of
+// both flattened; indices float tiles of whole numbers (the model has no uint32). Per index column:
+// a constant index tile compared with it (tensor_scalar equal, - 0.5; tensor_scalar * inf),
+// tensor_tensor min with data, tensor_reduce max. Exact, except that a NaN anywhere in the row of
+// data gives NaN; an index out of range gives -inf.
+Tensor gather_flattened(const Tensor& data, const Tensor& indices, Dtype dtype, const Tensor* dst = nullptr,
+                        Loc loc = Loc::here());
+
+// nl.rand: a new SBUF tile of `shape` filled with uniform values in [0, 1): the kernel's next
+// random numbers, on the grid k 2^-b the dtype holds exactly (b = 24 float32, 8 bfloat16, 11
+// float16), from a splitmix64 stream that nl.random_seed starts (0 until called), as a constant
+// HBM tensor loaded by one dma_copy. The values are fixed when the kernel is traced: every run of
+// the Program sees the same ones, and the same seed gives the same sequence.
+Tensor rand(const Shape& shape, Dtype dtype, Loc loc = Loc::here());
+void random_seed(int64_t seed, Loc loc = Loc::here());
+
+// nl.loop_reduce: dst = dst op x (tensor_tensor), the reduction a loop carries.
+void loop_reduce(const Tensor& dst, const Tensor& x, AluOp op, Loc loc = Loc::here());
 
 inline constexpr ParDim par_dim(int64_t n) { return ParDim{n}; }
 inline constexpr Slice ds(int64_t start, int64_t size) { return Slice{start, size}; }

@@ -23,47 +23,6 @@ import _ncore_native as _real
 from . import _core
 
 
-class Pred:
-    """A conjunction of comparisons `expr op 0` of index expressions: what `i_p < n` returns."""
-
-    __slots__ = ("cons",)
-
-    def __init__(self, cons):
-        self.cons = cons  # [(IndexExpr, "<=" or ">=", int)]: expr <= k or expr >= k
-
-    def __and__(self, other):
-        if not isinstance(other, Pred):
-            return NotImplemented
-        return Pred(self.cons + other.cons)
-
-    __rand__ = __and__
-
-    def __or__(self, other):
-        raise ValueError("a mask joined with '|' is not supported by this model: it applies masks that are a "
-                         "conjunction ('&') of comparisons")
-
-    __ror__ = __or__
-
-    def __invert__(self):
-        raise ValueError("a negated mask ('~') is not supported by this model: write the opposite comparison")
-
-    def __bool__(self):
-        raise ValueError("Control-flow depending on `nl.arange` or `nl.mgrid` is not supported. "
-                         "(err_control_flow_condition_depending_on_arange)")
-
-
-def compare(expr, other, op):
-    """expr <op> other (op one of <, <=, >, >=) as a Pred; other an int or an index expression."""
-    e = expr - other
-    if op == "<":
-        return Pred([(e, "<=", -1)])
-    if op == "<=":
-        return Pred([(e, "<=", 0)])
-    if op == ">":
-        return Pred([(e, ">=", 1)])
-    return Pred([(e, ">=", 0)])
-
-
 def _floordiv(a, b):
     return a // b
 
@@ -156,15 +115,29 @@ class Mask:
         return [Box(b, self.sizes) for b in boxes]
 
 
+# An affine predicate's comparisons of an index expression d with 0, as bounds d <= k or d >= k.
+_AS_BOUNDS = {"less": [("<=", -1)], "less_equal": [("<=", 0)], "greater": [(">=", 1)],
+              "greater_equal": [(">=", 0)], "equal": [("<=", 0), (">=", 0)]}
+
+
+def _constraints(pred, api, loc):
+    for d, op in pred.terms:
+        if op not in _AS_BOUNDS:
+            raise ValueError(f"{loc}: the mask of '{api}' uses '!=': this model applies masks of <, <=, >, >= and ==")
+        for bop, k in _AS_BOUNDS[op]:
+            yield d, bop, k
+
+
 def box(mask, api, loc):
-    """The Mask of a mask= argument (a Pred, or a bool), or an error in NKI's terms."""
+    """The Mask of a mask= argument (an nl.AffinePredicate, or a bool), or an error in NKI's terms."""
     if isinstance(mask, bool):
         return None if mask else Mask(api, loc, {0: 0}, {0: (0, 0)}, [])
-    if not isinstance(mask, Pred):
+    from .language import AffinePredicate
+    if not isinstance(mask, AffinePredicate):
         raise ValueError(f"{loc}: the mask of '{api}' must be a predicate on index expressions, such as "
                          f"(i_p < n) or (i * 128 + i_p < n) & (i_f < m), got {type(mask).__name__}")
     bounds, sizes, pairs = {}, {}, []
-    for e, op, k in mask.cons:
+    for e, op, k in _constraints(mask, api, loc):
         terms = {(0 if a is None else a): c for a, c in e.terms.items() if c != 0}
         for a, n in e.sizes.items():
             sizes[0 if a is None else a] = n

@@ -250,6 +250,162 @@ def nc_transpose(data, *, mask=None, dtype=None, engine=0, **kwargs):
     return t
 
 
+# --- calls lowered to instruction sequences (kernels/nki/src/compose.cpp; README, "Composite calls") --
+
+def _affine(expr, api, param):
+    """An nl.arange / nl.mgrid expression (or an int) as the native (start, coefficients, grid)."""
+    from . import language as nl
+    if isinstance(expr, (int, np.integer)):
+        return (int(expr), [0, 0], [1, 1])
+    if not isinstance(expr, nl.IndexExpr):
+        loc = caller()
+        raise ValueError(f"{loc}: {param} of '{api}' must be an affine expression of nl.arange / nl.mgrid indices, "
+                         f"got {type(expr).__name__}")
+    return expr._native_affine()
+
+
+def _predicate(pred):
+    """An affine predicate (i_p - i_f >= 0, combined with &) or expression (true where > 0) as the
+    native list of ((start, coefficients, grid), comparison)."""
+    from . import language as nl
+    if isinstance(pred, nl.AffinePredicate):
+        return [(e._native_affine(), op) for e, op in pred.terms]
+    return [(_affine(pred, "affine_select", "pred"), "greater")]
+
+
+def iota(expr, dtype, *, mask=None, **kwargs):
+    """The values of an affine expression of nl.arange indices (int32 arithmetic) as a new SBUF tile
+    of `dtype`, shaped like the expression's grid: a constant HBM tensor of the values and one
+    dma_copy."""
+    _core.require_trace("iota")
+    _no_mask(mask, "iota")
+    loc = caller()
+    e, dt = _affine(expr, "iota", "expr"), _core.dtype(dtype).name
+    return _producer("iota", lambda dst: _native.iota(dst, e, dt, loc))
+
+
+def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None, **kwargs):
+    """on_true_tile where the affine predicate holds, on_false_value (float32) elsewhere: a constant
+    tile of bounds loaded by one dma_copy, then a maximum and a minimum (vector engine)."""
+    _core.require_trace("affine_select")
+    _no_mask(mask, "affine_select")
+    loc = caller()
+    p, t, v, dt = _predicate(pred), _core.native(on_true_tile), float(on_false_value), _dt(dtype)
+    return _producer("affine_select", lambda dst: _native.affine_select(dst, p, t, v, dt, loc))
+
+
+def tensor_copy_predicated(dst=None, src=None, predicate=None, reverse_pred=False, *, mask=None, dtype=None,
+                           **kwargs):
+    """dst = src where predicate is non-zero (reverse_pred: where it is zero), dst unchanged
+    elsewhere; src a tile of dst's shape and dtype, a (P, 1) tile or a number (vector engine)."""
+    _core.require_trace("tensor_copy_predicated")
+    _no_mask(mask, "tensor_copy_predicated")
+    loc = caller()
+    if dst is None or src is None or predicate is None:
+        raise TypeError("tensor_copy_predicated needs src, dst and predicate")
+    d, s, p = _core.native(dst), _operand(src), _core.native(predicate)
+    _core.flush()
+    _native.tensor_copy_predicated(d, s, p, bool(reverse_pred), loc)
+
+
+def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None, mask=None,
+                         **kwargs):
+    """(data op0 operand0) op1 operand1: operand0 a number or a (P, 1) tile, operand1 a tile of
+    data's shape (tensor_scalar, then tensor_tensor)."""
+    _core.require_trace("scalar_tensor_tensor")
+    _no_mask(mask, "scalar_tensor_tensor")
+    loc = caller()
+    d, o0, o1 = _core.native(data), alu_name(op0, "op0"), alu_name(op1, "op1")
+    x0, x1, dt = _operand(operand0), _core.native(operand1), _dt(dtype)
+    return _producer("scalar_tensor_tensor", lambda dst: _native.scalar_tensor_tensor(
+        dst, d, o0, x0, o1, x1, bool(reverse0), bool(reverse1), dt, loc))
+
+
+def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
+                         **kwargs):
+    """data op0 operand0, and its reduce_op (add, multiply, maximum, minimum) over every free axis
+    written into reduce_res, a (P, 1) tile (tensor_scalar, then tensor_reduce)."""
+    _core.require_trace("tensor_scalar_reduce")
+    _no_mask(mask, "tensor_scalar_reduce")
+    loc = caller()
+    d, o0, x0 = _core.native(data), alu_name(op0, "op0"), _operand(operand0)
+    ro, r, dt = alu_name(reduce_op, "reduce_op"), _core.native(reduce_res), _dt(dtype)
+    return _producer("tensor_scalar_reduce", lambda dst: _native.tensor_scalar_reduce(
+        dst, d, o0, x0, ro, r, bool(reverse0), dt, loc))
+
+
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, *, dtype=None, mask=None,
+                       **kwargs):
+    """The scan r[:, i] = (data0[:, i] op0 r[:, i-1]) op1 data1[:, i] from r[:, -1] = initial (a
+    number or a (P, 1) tile), carried in float32: one tensor_scalar per column (vector engine)."""
+    _core.require_trace("tensor_tensor_scan")
+    _no_mask(mask, "tensor_tensor_scan")
+    loc = caller()
+    d0, d1, init = _core.native(data0), _core.native(data1), _operand(initial)
+    o0, o1, dt = alu_name(op0, "op0"), alu_name(op1, "op1"), _dt(dtype)
+    return _producer("tensor_tensor_scan", lambda dst: _native.tensor_tensor_scan(
+        dst, d0, d1, init, o0, o1, bool(reverse0), bool(reverse1), dt, loc))
+
+
+def bn_stats(data, *, mask=None, dtype=None, **kwargs):
+    """(count, mean, count * variance) of the even-indexed and of the odd-indexed elements of each
+    partition (at most 512): a (P, 6) tile (vector and scalar engines)."""
+    _core.require_trace("bn_stats")
+    _no_mask(mask, "bn_stats")
+    loc = caller()
+    d, dt = _core.native(data), _dt(dtype)
+    return _producer("bn_stats", lambda dst: _native.bn_stats(dst, d, dt, loc))
+
+
+def bn_aggr(data, *, mask=None, dtype=None, **kwargs):
+    """The mean and variance, a (P, 2) tile, of the elements the bn_stats triples in data describe."""
+    _core.require_trace("bn_aggr")
+    _no_mask(mask, "bn_aggr")
+    loc = caller()
+    d, dt = _core.native(data), _dt(dtype)
+    return _producer("bn_aggr", lambda dst: _native.bn_aggr(dst, d, dt, loc))
+
+
+def max8(*, src, mask=None, dtype=None, **kwargs):
+    """The 8 largest values of each partition of src (8 to 16384 elements), in descending order: a
+    (P, 8) tile (vector engine: per value a maximum, then its first position set to -inf)."""
+    _core.require_trace("max8")
+    _no_mask(mask, "max8")
+    loc = caller()
+    s, dt = _core.native(src), _dt(dtype)
+    return _producer("max8", lambda dst: _native.max8(dst, s, dt, loc))
+
+
+def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
+    """The position of the first occurrence in each partition of data of each of vals' 8 values: a
+    (P, 8) tile of float32 indices (NKI's uint32 and uint16 are not modelled)."""
+    _core.require_trace("nc_find_index8")
+    _no_mask(mask, "nc_find_index8")
+    loc = caller()
+    d, v, dt = _core.native(data), _core.native(vals), _dt(dtype)
+    return _producer("nc_find_index8", lambda dst: _native.nc_find_index8(dst, d, v, dt, loc))
+
+
+def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
+    """data with the first occurrence of each of vals' 8 values replaced by imm; their positions
+    into dst_idx (P, 8) when given (float32 indices)."""
+    _core.require_trace("nc_match_replace8")
+    _no_mask(mask, "nc_match_replace8")
+    loc = caller()
+    d, v, i, dt = _core.native(data), _core.native(vals), _core.native(dst_idx), _dt(dtype)
+    return _producer("nc_match_replace8", lambda dst: _native.nc_match_replace8(dst, d, v, float(imm), i, dt, loc))
+
+
+def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
+    """data with each element replaced by 0 with probability prob (a number or a (P, 1) tile), not
+    rescaled: the kernel's next random numbers (see nl.rand) compared with prob, then a select."""
+    _core.require_trace("dropout")
+    _no_mask(mask, "dropout")
+    loc = caller()
+    d, p, dt = _core.native(data), _operand(prob), _dt(dtype)
+    return _producer("dropout", lambda dst: _native.dropout(dst, d, p, dt, loc))
+
+
 # --- not modelled --------------------------------------------------------------------------------------
 
 def _unmodelled(name):
@@ -257,7 +413,9 @@ def _unmodelled(name):
         loc = caller()
         raise ValueError(f"{loc}: nisa.{name} is not supported by this model (its engines run dma_copy, "
                          "tensor_tensor, tensor_scalar, tensor_copy, memset, tensor_reduce, activation, "
-                         "activation_reduce, nc_matmul and nc_transpose)")
+                         "activation_reduce, nc_matmul and nc_transpose, and the calls lowered to them: iota, "
+                         "affine_select, tensor_copy_predicated, scalar_tensor_tensor, tensor_scalar_reduce, "
+                         "tensor_tensor_scan, bn_stats, bn_aggr, max8, nc_find_index8, nc_match_replace8, dropout)")
 
     fn.__name__ = name
     return fn
@@ -268,10 +426,9 @@ def reciprocal(data, *, dtype=None, mask=None, **kwargs):
     return tensor_scalar(data, np.divide, 1.0, reverse0=True, dtype=dtype, mask=mask)
 
 
-for _n in ["iota", "affine_select", "bn_stats", "bn_aggr", "dropout", "local_gather", "dma_transpose",
-           "scalar_tensor_tensor", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst", "tensor_partition_reduce",
-           "tensor_scalar_reduce", "tensor_tensor_scan", "range_select", "select_reduce", "sequence_bounds",
-           "max8", "nc_find_index8", "nc_match_replace8", "builtin_custom_op", "exponential"]:
+for _n in ["local_gather", "dma_transpose", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst",
+           "tensor_partition_reduce", "range_select", "select_reduce", "sequence_bounds", "builtin_custom_op",
+           "exponential"]:
     globals()[_n] = _unmodelled(_n)
 
 

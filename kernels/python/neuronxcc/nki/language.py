@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 
-from . import _core, _mask
+from . import _core
 from ._mask import maskable, native as _native
 from ._core import Tensor, caller, dtype as _dtype, operand as _operand
 
@@ -423,20 +423,202 @@ def _unmodelled(name, kind):
     return fn
 
 
-for _n in ["sin", "cos", "mish", "softmax", "rms_norm", "ceil", "floor", "trunc", "tan", "arctan",
+for _n in ["sin", "cos", "mish", "ceil", "floor", "trunc", "tan", "arctan",
            "gelu_dx", "gelu_apprx_sigmoid", "silu_dx", "erf_dx", "logsigmoid"]:
     globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have; it has copy, relu, "
                                     "exp, log, tanh, sigmoid, sqrt, rsqrt, reciprocal, square, abs, negative, sign, "
                                     "gelu, gelu_apprx_tanh, silu, softplus and erf")
-for _n in ["atomic_rmw", "rand", "random_seed", "shared_constant", "shared_identity_matrix", "all_reduce",
-           "loop_reduce", "gather_flattened", "dynamic_range", "invert", "logical_not", "var", "all", "where",
-           "dropout"]:
+for _n in ["atomic_rmw", "all_reduce", "dynamic_range", "invert", "logical_not"]:
     globals()[_n] = _unmodelled(_n, "an operation the model does not have")
 for _n in ["power", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and",
            "logical_or", "logical_xor", "mod", "fmod"]:
     globals()[_n] = _unmodelled(_n, "an ALU operation its engines do not have; they have add, subtract, multiply, "
                                     "divide, maximum, minimum and the comparisons equal, not_equal, greater, "
                                     "greater_equal, less, less_equal")
+
+
+# --- calls lowered to instruction sequences (kernels/nki/src/compose.cpp; README, "Composite calls") --
+
+def _axes(axis):
+    return [int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+
+
+def _out_dtype(dtype):
+    return None if dtype is None else _dtype(dtype).name
+
+
+def where(condition, x, y, *, dtype=None, mask=None, **kwargs):
+    """x where condition is non-zero (NaN counts as true), y elsewhere; x and y tiles of condition's
+    shape, (P, 1) tiles or numbers (vector engine: two tensor_scalar and a maximum of minimums)."""
+    _core.require_trace("where")
+    _no_mask(mask, "where")
+    loc = caller()
+    c, xo, yo = _core.native(condition), _operand(x), _operand(y)
+    like = next((t for t in (x, y) if isinstance(t, Tensor) and t._native().shape == c.shape), condition)
+    dt = _out_dtype(dtype) or like.dtype.name
+
+    def emit(dst, acc):
+        if dst is None:
+            dst = _native.ndarray([(n, False) for n in c.shape], dt, "sbuf", "where_result", loc)
+        _native.where(dst, c, xo, yo, loc)
+        return dst
+
+    return _core.pending("where", emit, loc)
+
+
+def _reduction_call(name, native_fn):
+    def fn(x, axis, *, dtype=None, mask=None, **kwargs):
+        _core.require_trace(name)
+        _no_mask(mask, name)
+        loc = caller()
+        xn, ax = _core.native(x), _axes(axis)
+        if name == "all" and dtype is not None and _core.dtype_name(dtype) == "bool_":
+            dtype = None  # NKI's default dtype=bool: 1.0 / 0.0 in x's dtype (the model has no bool)
+        dt = _out_dtype(dtype)
+        return _core.pending(name, lambda dst, acc: native_fn(dst, xn, ax, dt, loc), loc)
+
+    fn.__name__ = name
+    return fn
+
+
+var = _reduction_call("var", _native.var)
+var.__doc__ = "nl.var(x, axis): the population variance over free axes (NumPy's ddof=0), on the vector engine."
+all = _reduction_call("all", _native.all)
+all.__doc__ = "nl.all(x, axis): 1.0 where every element over the free axes is non-zero, 0.0 where not."
+_softmax = _reduction_call("softmax", _native.softmax)
+
+
+def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
+    """exp(x - max) / sum over the free axes: max, subtract, exp, sum, divide (in float32)."""
+    return _softmax(x, axis, dtype=dtype, mask=mask)
+
+
+def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
+    """x / sqrt(sum(x^2 over axis) / n + epsilon) * w (w a tile of x's shape, a (P, 1) tile or a
+    number): square, sum, divide and add, sqrt, divide, multiply (in float32)."""
+    _core.require_trace("rms_norm")
+    _no_mask(mask, "rms_norm")
+    loc = caller()
+    xn, wo, ax, dt = _core.native(x), _operand(w), _axes(axis), _out_dtype(dtype)
+    return _core.pending("rms_norm", lambda dst, acc: _native.rms_norm(dst, xn, wo, ax, int(n), float(epsilon), dt,
+                                                                       loc), loc)
+
+
+def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
+    """dst = dst op x (tensor_tensor), dst the tile the result is assigned to: `b = nl.loop_reduce(a,
+    op=np.add, loop_indices=[i])` reduces into the tile b names, `b[...] = nl.loop_reduce(...)` into
+    that view."""
+    from . import isa as nisa
+    _core.require_trace("loop_reduce")
+    _no_mask(mask, "loop_reduce")
+    loc = caller()
+    xn, o = _core.native(x), nisa.alu_name(op)
+    target = _assigned_tile(loc)
+
+    def emit(dst, acc):
+        dst = dst if dst is not None else target
+        if dst is None:
+            raise ValueError(f"{loc}: the result of nl.loop_reduce must be assigned to the tile it reduces into "
+                             "(b = nl.loop_reduce(a, op, loop_indices) with b a tile, or b[...] = ...)")
+        _native.loop_reduce(dst, xn, o, loc)
+        return dst
+
+    return _core.pending("loop_reduce", emit, loc)
+
+
+def _assigned_tile(loc):
+    """The tile the kernel's statement at `loc` assigns to by name (`b = ...`), or None."""
+    import ast
+    import linecache
+    import sys
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_core._NEURONXCC_DIR):
+        f = f.f_back
+    if f is None:
+        return None
+    try:
+        tree = ast.parse(linecache.getline(f.f_code.co_filename, f.f_lineno).strip())
+    except SyntaxError:
+        return None
+    stmt = tree.body[0] if tree.body else None
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name):
+        return None
+    t = f.f_locals.get(stmt.targets[0].id, f.f_globals.get(stmt.targets[0].id))
+    return t._native() if isinstance(t, Tensor) else None
+
+
+def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
+    """out[p, j] = data[p, indices[p, j]] over the flattened free axes (indices: a float tile of whole
+    numbers, this model having no uint32): per index column a compare with a constant index tile, a
+    minimum and a max-reduction (vector engine)."""
+    _core.require_trace("gather_flattened")
+    _no_mask(mask, "gather_flattened")
+    loc = caller()
+    d, i, dt = _core.native(data), _core.native(indices), _out_dtype(dtype)
+    return _core.pending("gather_flattened", lambda dst, acc: _native.gather_flattened(dst, d, i, dt, loc), loc)
+
+
+def rand(shape, dtype=float32, **kwargs):
+    """A new SBUF tile of uniform values in [0, 1): the kernel's next random numbers (a splitmix64
+    stream nl.random_seed starts), fixed when the kernel is traced, as a constant loaded by one
+    dma_copy (the C++ API's nl::rand says more)."""
+    _core.require_trace("rand")
+    _core.flush()
+    loc = caller()
+    return Tensor(_native.rand([n for n, _ in _shape_arg(shape)], _dtype(dtype).name, loc))
+
+
+def random_seed(seed, *, mask=None, **kwargs):
+    """Starts the kernel's random numbers (nl.rand, dropout) from `seed`: the same seed, the same
+    sequence."""
+    _core.require_trace("random_seed")
+    _no_mask(mask, "random_seed")
+    _core.flush()
+    _native.random_seed(int(seed), caller())
+
+
+def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
+    """x with each element replaced by 0 with probability rate (nisa.dropout)."""
+    from . import isa as nisa
+    _no_mask(mask, "dropout")
+    return nisa.dropout(x, rate, dtype=dtype)
+
+
+def shared_constant(constant, dtype=None, **kwargs):
+    """A constant HBM tensor holding `constant` (a NumPy array), stored in the Program and copied
+    into HBM before the kernel runs; dtype defaults to the array's (float32 or float16)."""
+    _core.require_trace("shared_constant")
+    _core.flush()
+    loc = caller()
+    a = np.asarray(constant)
+    if dtype is None:
+        if a.dtype not in (np.float32, np.float16):
+            raise ValueError(f"{loc}: nl.shared_constant of a {a.dtype} array: give dtype= (this model's tensors are "
+                             "float32, bfloat16 or float16)")
+        dtype = a.dtype
+    return Tensor(_native.shared_constant(a.astype(np.float32), _dtype(dtype).name, loc))
+
+
+def shared_identity_matrix(n, dtype=uint8, **kwargs):
+    """The [n, n] identity as a constant HBM tensor (the default dtype uint8 is not modelled: give
+    float32, bfloat16 or float16)."""
+    _core.require_trace("shared_identity_matrix")
+    _core.flush()
+    loc = caller()
+    return Tensor(_native.shared_identity_matrix(int(n), _dtype(dtype).name, loc))
+
+
+class _FloatLimits:
+    def __init__(self, name, lowest):
+        self.name = name
+        self.min = lowest
+
+    def __repr__(self):
+        return f"nl.{self.name}"
+
+
+fp32 = _FloatLimits("fp32", -3.4028234663852886e38)   # 0xff7fffff
+bfp16 = _FloatLimits("bfp16", -3.3895313892515355e38)  # 0xff7f
 
 
 def transpose(x, dtype=None, mask=None, **kwargs):
@@ -579,18 +761,47 @@ class IndexExpr:
 
     __rmul__ = __mul__
 
-    # Comparisons make a mask= predicate (joined with &): i * 128 + i_p < n
-    def __lt__(self, k):
-        return _mask.compare(self, k, "<")
+    def __bool__(self):
+        raise ValueError("Control-flow depending on `nl.arange` or `nl.mgrid` is not supported. "
+                         "(err_control_flow_condition_depending_on_arange)")
 
-    def __le__(self, k):
-        return _mask.compare(self, k, "<=")
+    # Comparisons make affine predicates: nisa.affine_select's pred (i_p - i_f >= 0) and the mask=
+    # of any call (i * 128 + i_p < n), several joined with &.
+    def _cmp(self, other, op):
+        if not isinstance(other, (IndexExpr, int, np.integer)):
+            return NotImplemented
+        d = self - (other if isinstance(other, IndexExpr) else int(other))
+        if d.ndim is None:
+            raise ValueError("a predicate needs its index expressions placed on a grid (nl.arange(n)[:, None], "
+                             "nl.arange(m)[None, :] or nl.mgrid)")
+        return AffinePredicate([(d, op)])
 
-    def __gt__(self, k):
-        return _mask.compare(self, k, ">")
+    __lt__ = lambda self, o: self._cmp(o, "less")
+    __le__ = lambda self, o: self._cmp(o, "less_equal")
+    __gt__ = lambda self, o: self._cmp(o, "greater")
+    __ge__ = lambda self, o: self._cmp(o, "greater_equal")
+    __eq__ = lambda self, o: self._cmp(o, "equal")
+    __ne__ = lambda self, o: self._cmp(o, "not_equal")
+    __hash__ = object.__hash__
 
-    def __ge__(self, k):
-        return _mask.compare(self, k, ">=")
+    def _native_affine(self):
+        """(start, coefficient per grid axis, grid sizes) for the C++ API (a 1-D nl.arange: [n, 1])."""
+        if self.ndim is None:
+            return (self.start, [self.terms[None], 0], [self.sizes[None], 1])
+        return (self.start, [self.terms.get(a, 0) for a in builtins.range(self.ndim)],
+                [self.sizes.get(a, 1) for a in builtins.range(self.ndim)])
+
+
+class AffinePredicate:
+    """Comparisons of affine index expressions with 0, all of which must hold (combine with &)."""
+
+    def __init__(self, terms):
+        self.terms = terms
+
+    def __and__(self, other):
+        if not isinstance(other, AffinePredicate):
+            return NotImplemented
+        return AffinePredicate(self.terms + other.terms)
 
     def __bool__(self):
         raise ValueError("Control-flow depending on `nl.arange` or `nl.mgrid` is not supported. "
