@@ -288,6 +288,7 @@ Storage::~Storage() {
 }
 
 void TracerImpl::release_tile(BufferKind kind, uint64_t offset) noexcept {
+  ++lifetime_events_;
   try {
     allocator(kind).release(offset);
   } catch (...) {
@@ -370,6 +371,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
     // this iteration is already dead (nothing refers to it), else a new ring while there is room,
     // else a tile given back when its last view is gone.
     size_t which = occ;
+    if (occ >= site.rings.size() && occ > 0) ++lifetime_events_;
     if (occ >= site.rings.size() && occ > 0)
       for (size_t r = 0; r < site.rings.size(); ++r) {
         const Ring& g = *site.rings[r];
@@ -841,6 +843,11 @@ ncore::Program trace(const std::string& kernel_name, const ncore::Preset& preset
   Tracer t(impl);
   body(t);
   return impl.finish();
+}
+
+uint64_t lifetime_events() {
+  const detail::TracerImpl* t = detail::current();
+  return t ? t->lifetime_events() : 0;
 }
 
 }  // namespace nki

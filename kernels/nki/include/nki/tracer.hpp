@@ -62,6 +62,13 @@ class Tracer {
   detail::TracerImpl& impl_;
 };
 
+// How many times the trace being recorded has made a decision that depends on when tiles die:
+// a tile's bytes given back to the allocator when its last view was gone, or a site allocating
+// again within one loop iteration, which reuses a ring whose tile nothing refers to any more.
+// The Python front end replays a loop body traced once only when its traced iteration made no
+// such decision (replay keeps the tensors of an iteration alive differently from Python).
+uint64_t lifetime_events();
+
 ncore::Program trace(const std::string& kernel_name, const ncore::Preset& preset,
                      const std::function<void(Tracer&)>& body, const TraceOptions& options = {});
 
