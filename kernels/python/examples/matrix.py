@@ -99,7 +99,7 @@ def matmul_blocked(lhsT, rhs):
         lhs_blk = lhs_bufs[(nb * MB + mb) % 2]
         # The first row block loads the column block's rhs rows too, interleaved with its own, so
         # that the multiplies over k = 0 can start after two loads rather than KT + 1.
-        for k in range(KT):
+        for k in nl.affine_range(KT):
             if load_rhs:
                 nisa.dma_copy(dst=rhs_blk[k], src=rhs[k * TILE_K:(k + 1) * TILE_K, nb * BN:(nb + 1) * BN])
             nisa.dma_copy(dst=lhs_blk[k], src=lhsT[k * TILE_K:(k + 1) * TILE_K, mb * BM:(mb + 1) * BM])
@@ -107,13 +107,10 @@ def matmul_blocked(lhsT, rhs):
             out_row = out_bufs[((nb * MB + mb) * MT + mt) % 2]
             for nt in nl.affine_range(BN // TILE_N):
                 res_psum = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-                for k in range(KT):
-                    mm = nisa.nc_matmul(lhs_blk[k][:, mt * TILE_M:(mt + 1) * TILE_M],
-                                        rhs_blk[k][:, nt * TILE_N:(nt + 1) * TILE_N])
-                    if k == 0:
-                        res_psum[...] = mm
-                    else:
-                        res_psum += mm
+                # The first multiply into the new PSUM tile overwrites it, the others add.
+                for k in nl.sequential_range(KT):
+                    res_psum += nisa.nc_matmul(lhs_blk[k][:, mt * TILE_M:(mt + 1) * TILE_M],
+                                               rhs_blk[k][:, nt * TILE_N:(nt + 1) * TILE_N])
                 out_row[:, nt * TILE_N:(nt + 1) * TILE_N] = nisa.tensor_copy(res_psum)
             nisa.dma_copy(dst=result[mb * BM + mt * TILE_M:mb * BM + (mt + 1) * TILE_M, nb * BN:(nb + 1) * BN],
                           src=out_row)
