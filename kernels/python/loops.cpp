@@ -373,12 +373,21 @@ void PyRange::open_rec(bool symbolic) {
   l.symbolic = symbolic;
   l.slot_begin = static_cast<int32_t>(R.env.slots.size());
   l.lifetime0 = nki::lifetime_events();
+  l.events0 = nki::trace_events();
+  l.attributed0 = R.attributed;
   if (R.cur) R.add([rec = rec_](Env& e) { replay_loop(*rec, e); });
   R.cur = &l;
 }
 
-void PyRange::enter() {
+void PyRange::begin() {
+  Recorder& R = recorder();
+  const uint64_t e0 = nki::trace_events();
   it_.emplace(r_->begin());
+  if (R.active()) R.attributed += nki::trace_events() - e0;
+}
+
+void PyRange::enter() {
+  begin();
   if (recorder().active()) open_rec(false);
 }
 
@@ -394,7 +403,7 @@ py::object PyRange::next() {
 }
 
 py::object PyRange::begin_symbolic(int64_t start, int64_t step) {
-  it_.emplace(r_->begin());
+  begin();
   open_rec(true);
   LoopRec& l = *rec_;
   l.start = start;
@@ -416,12 +425,14 @@ bool PyRange::finish_symbolic() {
   LoopRec& l = *rec_;
   l.finished = true;
   if (nki::lifetime_events() != l.lifetime0) l.poisoned = true;
+  if (nki::trace_events() - l.events0 != R.attributed - l.attributed0) l.poisoned = true;
   if (l.poisoned) {
     // Python traces the other iterations; the enclosing recordings record them one by one.
     if (!l.parent) R.cur = nullptr;
     return false;
   }
   R.cur = l.parent;
+  const uint64_t e0 = nki::trace_events();
   for (int64_t k = 1; k < n_; ++k) {
     (void)**it_;
     ++*it_;
@@ -429,6 +440,7 @@ bool PyRange::finish_symbolic() {
     for (const Step& s : l.bodies[0]) s(R.env);
   }
   l.iters = n_;
+  R.attributed += nki::trace_events() - e0;
   // The traced iteration's tensors stay Python's; the replayed ones are let go.
   for (size_t s = static_cast<size_t>(l.slot_begin); s < R.env.slots.size(); ++s) R.env.slots[s].strong = Tensor();
   return true;

@@ -10,7 +10,10 @@
 // control flow on it, a list indexed by it, min() of it, a tile scaled by it) gets the first
 // iteration's value, and its loop falls back to today's unrolled trace from its second
 // iteration on; so does one whose first iteration made an allocation decision that depends on
-// when Python drops tensors (nki::lifetime_events). The first iteration is the same either way.
+// when Python drops tensors (nki::lifetime_events), or made instructions, tensors or loops that
+// no recorded call accounts for (nki::trace_events: a binding that bypassed the recorder). The
+// first iteration is the same either way. Every binding that makes or uses tensors goes through
+// Recorder::tensor_call or void_call (native.cpp).
 #pragma once
 
 #include <pybind11/pybind11.h>
@@ -161,6 +164,7 @@ struct LoopRec {
   std::vector<std::vector<Step>> bodies;
   int32_t slot_begin = 0;
   uint64_t lifetime0 = 0;
+  uint64_t events0 = 0, attributed0 = 0;  // nki::trace_events() and Recorder::attributed at its start
   bool replays_body0() const { return symbolic && !poisoned; }
 };
 
@@ -169,6 +173,9 @@ class Recorder {
   LoopRec* cur = nullptr;  // the loop whose body is being recorded, innermost
   Env env;
   uint64_t generation = 0;  // how many times reset
+  // The tracer's events (nki::trace_events) made by recorded calls and replays. A loop whose
+  // traced iteration made others (a call that bypassed the recorder) falls back to Python.
+  uint64_t attributed = 0;
 
   bool active() const { return cur != nullptr; }
   Ref capture(py::handle h) const;
@@ -179,8 +186,10 @@ class Recorder {
   // Runs fn (Tensor(const Args&)) for the traced iteration and records it.
   template <class Fn>
   py::object tensor_call(const Fn& fn, std::vector<Ref> refs) {
+    const uint64_t e0 = cur ? nki::trace_events() : 0;
     py::object o = py::cast(fn(Args(refs, nullptr)));
     if (cur) {
+      attributed += nki::trace_events() - e0;
       const int32_t slot = new_slot(o);
       strip(refs);
       add([fn, refs = std::move(refs), slot](Env& e) {
@@ -192,8 +201,10 @@ class Recorder {
   }
   template <class Fn>
   void void_call(const Fn& fn, std::vector<Ref> refs) {
+    const uint64_t e0 = cur ? nki::trace_events() : 0;
     fn(Args(refs, nullptr));
     if (cur) {
+      attributed += nki::trace_events() - e0;
       strip(refs);
       add([fn, refs = std::move(refs)](Env& e) { fn(Args(refs, &e)); });
     }
@@ -230,6 +241,7 @@ class PyRange {
   void exit();
 
  private:
+  void begin();  // the C++ Range's begin (its loop_enter counted as the enclosing recording's)
   void open_rec(bool symbolic);
   std::unique_ptr<nki::Range> r_;
   std::optional<nki::Range::iterator> it_;

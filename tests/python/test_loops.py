@@ -202,3 +202,44 @@ def test_loop_index_arithmetic():
     assert isinstance(seen["div"], nl._core.Sym)
     assert seen["always"] == (True, True, True, True, True)
     assert seen["nested"] == (True, True)
+
+
+@nki.jit
+def same_line_twice(a, rng=None, seq=None, ran=None):
+    """A line allocating twice in one iteration: which ring the second tile takes depends on when
+    Python drops the first, so the loop falls back to Python after its first iteration."""
+    P, F = a.shape
+    out = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in rng(F // 128):
+        ran.append(i)
+        for h in range(2):
+            t = nl.load(a[:, i * 128 + h * 64:i * 128 + h * 64 + 64])
+            nl.store(out[:, i * 128 + h * 64:i * 128 + h * 64 + 64], value=nl.add(t, t))
+    return out
+
+
+def test_allocations_that_depend_on_lifetimes_fall_back_to_python():
+    sym, static = same_program(same_line_twice, np.ones((128, 512), np.float32))
+    assert len(sym) == len(static) == 4
+
+
+def test_a_loop_left_by_an_error_does_not_disturb_the_next_trace():
+    @nki.jit
+    def bad(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(2):
+            for j in nl.affine_range(2):
+                nl.store(out[:, j * 64:(j + 1) * 64], value=nl.load(a[:, j * 64:(j + 1) * 64]))
+                raise KeyError("stop")
+        return out
+
+    kept = []
+    for _ in range(2):
+        with pytest.raises(KeyError) as e:
+            ncore.trace(bad, np.ones((128, 128), np.float32))
+        kept.append(e)  # the traceback keeps the loops' iterators (and their C++ loops) alive
+    a = np.ones((128, 384), np.float32)
+    same_program(nested_matmul, np.ones((256, 128), np.float32), np.ones((256, 512), np.float32))
+    same_program(strided, np.ones((128, 512), np.float32))
+    kept.clear()  # now their loops exit, long after their trace
+    same_program(branchy, a)

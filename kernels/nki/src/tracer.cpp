@@ -166,6 +166,7 @@ static View on_chip_view(const Shape& shape, Dtype dtype, int par) {
 
 Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype dtype, ncore::TensorRole role,
                            const Loc& loc) {
+  ++events_;
   std::string name = name_in.empty() ? fmt::format("hbm_tensor{}", hbm_.size()) : name_in;
   auto taken = [&](const std::string& n) {
     return std::any_of(hbm_.begin(), hbm_.end(), [&](const ncore::HbmTensor& t) { return t.name == n; });
@@ -312,6 +313,7 @@ void TracerImpl::release_ring(Ring& r, const std::string& why) noexcept {
 
 Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name_in,
                             const Loc& loc, uint32_t part_base, bool persistent) {
+  ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
   if (!is_supported(dtype))
     fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
@@ -426,6 +428,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
 
 Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, const std::string& name_in,
                               const Loc& loc) {
+  ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
   if (!is_supported(dtype))
     fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
@@ -509,6 +512,7 @@ Tensor TracerImpl::new_result(const Tensor& like, Dtype dtype, const char* op, c
 // --- loops ----------------------------------------------------------------------------------
 
 uint64_t TracerImpl::loop_enter(int64_t trip, bool sequential, const Loc& loc) {
+  ++events_;
   LoopFrame f;
   f.id = next_frame_++;
   f.trip = trip;
@@ -665,6 +669,7 @@ Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) 
 unsigned TracerImpl::next_dma_queue() { return dma_count_++ % opts_.dma_queues_used; }
 
 void TracerImpl::emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, const ncore::Access* acc, size_t n) {
+  ++events_;
   try {
     ncore::validate_insn(insn, preset_, align_up(hbm_end_));
   } catch (const ncore::SimError& e) {
@@ -848,6 +853,11 @@ ncore::Program trace(const std::string& kernel_name, const ncore::Preset& preset
 uint64_t lifetime_events() {
   const detail::TracerImpl* t = detail::current();
   return t ? t->lifetime_events() : 0;
+}
+
+uint64_t trace_events() {
+  const detail::TracerImpl* t = detail::current();
+  return t ? t->trace_events() : 0;
 }
 
 }  // namespace nki

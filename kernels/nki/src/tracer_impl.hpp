@@ -166,6 +166,7 @@ class TracerImpl {
   uint64_t id() const { return id_; }
   // See nki::lifetime_events.
   uint64_t lifetime_events() const { return lifetime_events_; }
+  uint64_t trace_events() const { return events_; }
 
   Loc last_loc;  // the latest API call (for errors of calls without a Loc, such as t[m])
 
@@ -210,6 +211,7 @@ class TracerImpl {
   uint64_t next_frame_ = 1;
   unsigned dma_count_ = 0;
   uint64_t lifetime_events_ = 0;
+  uint64_t events_ = 0;
   std::vector<std::pair<unsigned, uint32_t>> order_;
 };
 

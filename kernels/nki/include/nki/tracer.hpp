@@ -68,6 +68,9 @@ class Tracer {
 // The Python front end replays a loop body traced once only when its traced iteration made no
 // such decision (replay keeps the tensors of an iteration alive differently from Python).
 uint64_t lifetime_events();
+// How many instructions, tensors and loops the trace being recorded has made so far (the front
+// end checks that its recording of a loop body saw every one of them).
+uint64_t trace_events();
 
 ncore::Program trace(const std::string& kernel_name, const ncore::Preset& preset,
                      const std::function<void(Tracer&)>& body, const TraceOptions& options = {});
