@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace loops {
 
@@ -142,6 +143,18 @@ void poison(const Expr& x) {
       l->poisoned = true;
     }
   }
+}
+
+bool same_expr(const Expr& a, const Expr& b) {
+  if (&a == &b) return true;
+  if (a.c != b.c || a.terms.size() != b.terms.size()) return false;
+  for (size_t k = 0; k < a.terms.size(); ++k) {
+    const auto &[ca, x] = a.terms[k];
+    const auto &[cb, y] = b.terms[k];
+    if (ca != cb || x.kind != y.kind || x.v != y.v || x.d != y.d) return false;
+    if (x.e != y.e && (!x.e || !y.e || !same_expr(*x.e, *y.e))) return false;
+  }
+  return true;
 }
 
 int64_t concrete(const Expr& x) {
@@ -326,10 +339,51 @@ int32_t Recorder::new_slot(const py::object& o) {
   return slot;
 }
 
+void Recorder::note_view(const py::object& o, std::vector<Ref> refs, std::vector<uint8_t> kinds) {
+  const auto it = slot_of_.find(o.ptr());
+  if (it == slot_of_.end()) return;
+  for (Ref& r : refs)
+    if (r.slot >= 0) r.t = Tensor();  // held by Python alone while it traces
+  recipes_[it->second] = Recipe{std::move(refs), std::move(kinds)};
+}
+
+namespace {
+
+bool same_ref(const Ref& a, const Ref& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case Ref::none: return true;
+    case Ref::real: return a.d == b.d;
+    case Ref::integer:
+      if (!a.e || !b.e) return !a.e && !b.e && a.i == b.i;
+      return same_expr(*a.e, *b.e);
+    case Ref::tensor:
+      if (a.slot >= 0 || b.slot >= 0) return a.slot == b.slot;
+      return a.t.storage() == b.t.storage() && std::memcmp(&a.t.view(), &b.t.view(), sizeof(nki::detail::View)) == 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool Recorder::same_recipe(py::handle a, py::handle b) const {
+  const auto ia = slot_of_.find(a.ptr()), ib = slot_of_.find(b.ptr());
+  if (ia == slot_of_.end() || ib == slot_of_.end()) return false;
+  const auto ra = recipes_.find(ia->second), rb = recipes_.find(ib->second);
+  if (ra == recipes_.end() || rb == recipes_.end()) return false;
+  const Recipe &x = ra->second, &y = rb->second;
+  if (x.kinds != y.kinds || x.refs.size() != y.refs.size()) return false;
+  for (size_t k = 0; k < x.refs.size(); ++k)
+    if (!same_ref(x.refs[k], y.refs[k])) return false;
+  return true;
+}
+
 void Recorder::forget_from(int32_t slot_begin) {
   for (auto it = slot_of_.begin(); it != slot_of_.end();)
     it = it->second >= slot_begin ? slot_of_.erase(it) : std::next(it);
   for (size_t s = static_cast<size_t>(slot_begin); s < env.slots.size(); ++s) env.slots[s].strong = Tensor();
+  for (auto it = recipes_.begin(); it != recipes_.end();)
+    it = it->first >= slot_begin ? recipes_.erase(it) : std::next(it);
 }
 
 void Recorder::reset() {
@@ -337,6 +391,7 @@ void Recorder::reset() {
   cur = nullptr;
   env = Env();
   slot_of_.clear();
+  recipes_.clear();
   for (VarInfo& v : vars()) v.loop = nullptr;
 }
 

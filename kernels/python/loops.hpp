@@ -88,6 +88,7 @@ py::object wrap(ExprP x);
 std::optional<ExprP> as_expr(py::handle h);
 // The value of x, the same in every iteration, or the traced iteration's (poisoning the loops).
 int64_t concrete(const Expr& x);
+bool same_expr(const Expr& a, const Expr& b);
 void bind_sym(py::module_& m);
 
 // --- recording and replay -----------------------------------------------------------------------
@@ -214,6 +215,11 @@ class Recorder {
     for (LoopRec* l = cur; l; l = l->parent) l->poisoned = true;
   }
   bool is_slot(py::handle h) const { return cur && slot_of_.count(h.ptr()); }
+  // How the view `o` (just returned by a recorded index call) was made: its arguments.
+  void note_view(const py::object& o, std::vector<Ref> refs, std::vector<uint8_t> kinds);
+  // a and b are views made the same way (of the same tensor, with equal index expressions):
+  // the same view in every iteration.
+  bool same_recipe(py::handle a, py::handle b) const;
   void forget_from(int32_t slot_begin);
   void reset();
 
@@ -224,6 +230,11 @@ class Recorder {
       if (r.slot >= 0) r.t = Tensor();
   }
   std::unordered_map<PyObject*, int32_t> slot_of_;
+  struct Recipe {
+    std::vector<Ref> refs;
+    std::vector<uint8_t> kinds;
+  };
+  std::unordered_map<int32_t, Recipe> recipes_;
 };
 
 Recorder& recorder();  // this thread's

@@ -275,7 +275,9 @@ void bind_tensors(py::module_& m) {
                  refs.push_back(R.capture(h));
                }
              }
-             return R.tensor_call(
+             std::optional<std::vector<Ref>> recipe;
+             if (R.active()) recipe = refs;
+             py::object view = R.tensor_call(
                  [kinds, at](const Args& a) {
                    std::vector<nki::Index> idx;
                    size_t k = 1;
@@ -292,6 +294,8 @@ void bind_tensors(py::module_& m) {
                    return a.t(0).index(idx, at);
                  },
                  std::move(refs));
+             if (recipe) R.note_view(view, std::move(*recipe), std::move(kinds));
+             return view;
            })
       .def("affine",
            [&R](py::handle self, const py::list& offset, const std::vector<std::vector<int64_t>>& coeff,
@@ -325,8 +329,8 @@ void bind_tensors(py::module_& m) {
            [&R](py::handle ha, py::handle hb) {
              const Tensor &a = ha.cast<const Tensor&>(), &b = hb.cast<const Tensor&>();
              if (a.storage() != b.storage()) return false;  // so in every iteration (loops.hpp)
-             // Views of one storage may coincide in some iterations only.
-             if (ha.ptr() != hb.ptr() && (R.is_slot(ha) || R.is_slot(hb))) R.poison_all();
+             // Views of one storage may coincide in some iterations only, unless made the same way.
+             if (ha.ptr() != hb.ptr() && (R.is_slot(ha) || R.is_slot(hb)) && !R.same_recipe(ha, hb)) R.poison_all();
              const auto &x = a.view(), &y = b.view();
              return x.dtype == y.dtype && x.nd == y.nd && x.size == y.size && x.stride == y.stride && x.kind == y.kind &&
                     x.offset == y.offset && x.part == y.part && x.block == y.block;

@@ -243,3 +243,28 @@ def test_a_loop_left_by_an_error_does_not_disturb_the_next_trace():
     same_program(strided, np.ones((128, 512), np.float32))
     kept.clear()  # now their loops exit, long after their trace
     same_program(branchy, a)
+
+
+@nki.jit
+def view_accumulate(lhsT, rhs, rng=None, seq=None, ran=None):
+    """ps[j] += nc_matmul(...): the view assigned back to itself is the same view in every
+    iteration (made the same way), so no copy and no fallback."""
+    ps = nl.ndarray((2, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    for j in rng(2):
+        for kt in seq(2):
+            ran.append(kt)
+            ps[j] += nisa.nc_matmul(nl.load(lhsT[kt * 128:(kt + 1) * 128]), nl.load(rhs[kt * 128:(kt + 1) * 128]))
+    out = nl.ndarray((2, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    for j in rng(2):
+        nl.store(out[j], value=nl.copy(ps[j]))
+    return out
+
+
+def test_a_view_accumulated_into_is_traced_once():
+    rng = np.random.default_rng(2)
+    lhsT, rhs = rng.random((256, 128), dtype=np.float32), rng.random((256, 512), dtype=np.float32)
+    sym, static = same_program(view_accumulate, lhsT, rhs)
+    assert len(sym) == 1 and len(static) == 4
+    out = nki.simulate_kernel(view_accumulate, lhsT, rhs, rng=nl.affine_range, seq=nl.sequential_range, ran=[])
+    ref = lhsT.astype(np.float64).T @ rhs.astype(np.float64)
+    np.testing.assert_allclose(out, np.stack([ref, ref]), rtol=1e-5)

@@ -372,20 +372,24 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
     // kernel's loop) and no ring of its own yet: the ring of an earlier occurrence whose tile of
     // this iteration is already dead (nothing refers to it), else a new ring while there is room,
     // else a tile given back when its last view is gone.
+    // (A ring shared so, or a tile outside the rings, makes this site's placement depend on
+    // lifetimes in every iteration: counted in lifetime_events. A new ring does not: from then on
+    // the occurrence has a ring of its own.)
     size_t which = occ;
-    if (occ >= site.rings.size() && occ > 0) ++lifetime_events_;
     if (occ >= site.rings.size() && occ > 0)
       for (size_t r = 0; r < site.rings.size(); ++r) {
         const Ring& g = *site.rings[r];
         const auto& cur = g.live[static_cast<size_t>(f.iter % g.k)];
         if (g.kind == kind && g.slot_bytes >= slot && (!cur || (cur.use_count() == 1 && cur->alive))) {
           which = r;
+          ++lifetime_events_;
           break;
         }
       }
     std::unique_ptr<Ring> fresh;
     if (which >= site.rings.size()) fresh = make_ring(kind, slot, f.trip, name, loc, occ == 0);
     if (which >= site.rings.size() && !fresh) {
+      ++lifetime_events_;
       auto off = allocator(kind).allocate(slot);
       if (!off) capacity_error(kind, name, loc, slot, 1);
       st->byte_base = *off;

@@ -63,8 +63,9 @@ class Tracer {
 };
 
 // How many times the trace being recorded has made a decision that depends on when tiles die:
-// a tile's bytes given back to the allocator when its last view was gone, or a site allocating
-// again within one loop iteration, which reuses a ring whose tile nothing refers to any more.
+// a tile's bytes given back to the allocator when its last view was gone, a site allocating
+// again within one loop iteration into the ring of an earlier occurrence whose tile nothing
+// refers to any more, or a loop's tile placed outside the rings.
 // The Python front end replays a loop body traced once only when its traced iteration made no
 // such decision (replay keeps the tensors of an iteration alive differently from Python).
 uint64_t lifetime_events();
