@@ -62,7 +62,8 @@ def main():
               + ("" if same else "  (programs differ!)"))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(cases=rows, repeat=a.repeat), f, indent=2)
+            json.dump(dict(cases=rows, repeat=a.repeat, load_average=list(os.getloadavg()),
+                           cpus=os.cpu_count()), f, indent=2)
 
 
 if __name__ == "__main__":

@@ -190,11 +190,16 @@ class CallerLocs {
       const char* file = file_of(code);
       Py_DECREF(code);
       if (file) {
-        const int line = PyFrame_GetLineNumber(f);
+        // By bytecode offset first: the line number is a walk of the code's line table.
+        py::object& at = by_offset_[{code, PyFrame_GetLasti(f)}];
+        if (!at) {
+          const int line = PyFrame_GetLineNumber(f);
+          auto& loc = locs_[{file, line}];
+          if (!loc) loc = py::cast(nki::Loc{file, line});
+          at = loc;
+        }
         Py_DECREF(f);
-        auto& loc = locs_[{file, line}];
-        if (!loc) loc = py::cast(nki::Loc{file, line});
-        return loc;
+        return at;
       }
       PyFrameObject* back = PyFrame_GetBack(f);  // new reference
       Py_DECREF(f);
@@ -218,15 +223,17 @@ class CallerLocs {
     return file;
   }
 
-  struct KeyHash {
-    size_t operator()(const std::pair<const char*, int>& k) const {
+  struct PairHash {  // (pointer, int) keys
+    template <class P>
+    size_t operator()(const std::pair<P*, int>& k) const {
       return std::hash<const void*>()(k.first) * 31 + static_cast<size_t>(k.second);
     }
   };
   std::string dir_ = "\x01";  // matches no file until set
   py::function relative_;
   std::unordered_map<PyCodeObject*, const char*> files_;
-  std::unordered_map<std::pair<const char*, int>, py::object, KeyHash> locs_;
+  std::unordered_map<std::pair<const char*, int>, py::object, PairHash> locs_;
+  std::unordered_map<std::pair<PyCodeObject*, int>, py::object, PairHash> by_offset_;  // codes kept alive by files_
 };
 
 CallerLocs& caller_locs() {
