@@ -539,6 +539,8 @@ void bind_loops(py::module_& m) {
       .def("finish_symbolic", &PyRange::finish_symbolic)
       .def("exit", &PyRange::exit);
   m.def("reset_loops", [] { recorder().reset(); }, "Forgets any loop recording (a new trace starts)");
+  m.def("loops_need_python", [] { recorder().poison_all(); },
+        "The loops being traced depend on Python state: Python traces each of their iterations");
 }
 
 }  // namespace loops

@@ -268,3 +268,22 @@ def test_a_view_accumulated_into_is_traced_once():
     out = nki.simulate_kernel(view_accumulate, lhsT, rhs, rng=nl.affine_range, seq=nl.sequential_range, ran=[])
     ref = lhsT.astype(np.float64).T @ rhs.astype(np.float64)
     np.testing.assert_allclose(out, np.stack([ref, ref]), rtol=1e-5)
+
+
+@nki.jit
+def spmd_scratch(a, rng=None, seq=None, ran=None):
+    """nl.shared_hbm scratch allocated in a loop of an SPMD kernel: which tensor each allocation
+    is (the first instance's, in order) is Python state, so Python traces every iteration."""
+    P, F = a.shape
+    out = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in rng(F // 64):
+        ran.append(i)
+        s = nl.ndarray((P, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=s, src=a[:, i * 64:(i + 1) * 64])
+        nisa.dma_copy(dst=out[:, i * 64:(i + 1) * 64], src=s)
+    return out
+
+
+def test_shared_scratch_in_a_loop_of_an_spmd_kernel():
+    sym, static = same_program(spmd_scratch[2], np.ones((128, 256), np.float32))
+    assert len(sym) == len(static) == 8

@@ -140,7 +140,9 @@ class _TraceState(threading.local):
 
 def shared_hbm_tensor(shape, dtype, make):
     """An nl.shared_hbm tensor: made by the first SPMD instance, and the same tensor (one per
-    allocation, in order) for every later instance, as NKI shares it among the instances."""
+    allocation, in order) for every later instance, as NKI shares it among the instances.
+    Which one it is depends on Python state, so the loops around it are not replayed."""
+    _native.loops_need_python()
     k = _state.shared_next
     _state.shared_next += 1
     if k == len(_state.shared):
