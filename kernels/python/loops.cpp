@@ -483,7 +483,10 @@ bool PyRange::finish_symbolic() {
   if (nki::trace_events() - l.events0 != R.attributed - l.attributed0) l.poisoned = true;
   if (l.poisoned) {
     // Python traces the other iterations; the enclosing recordings record them one by one.
-    if (!l.parent) R.cur = nullptr;
+    if (!l.parent) {
+      R.forget_from(l.slot_begin);  // nothing records them: the first iteration's tensors are Python's
+      R.cur = nullptr;
+    }
     return false;
   }
   R.cur = l.parent;

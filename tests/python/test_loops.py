@@ -287,3 +287,28 @@ def spmd_scratch(a, rng=None, seq=None, ran=None):
 def test_shared_scratch_in_a_loop_of_an_spmd_kernel():
     sym, static = same_program(spmd_scratch[2], np.ones((128, 256), np.float32))
     assert len(sym) == len(static) == 8
+
+
+@nki.jit
+def outer_branch(a, rng=None, seq=None, ran=None):
+    """An outer loop that falls back to Python (a branch on its index) around an inner loop that
+    is still traced once in each of the outer loop's iterations."""
+    P, F = a.shape
+    out = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in rng(3):
+        row = a[:, i * 128:(i + 1) * 128]
+        if i == 1:
+            nl.store(out[:, i * 128:i * 128 + 64], value=nl.multiply(nl.load(row[:, 0:64]), 3.0))
+        for j in rng(2):
+            ran.append(j)
+            t = nl.load(row[:, j * 64:(j + 1) * 64])
+            nl.store(out[:, i * 128 + j * 64:i * 128 + (j + 1) * 64], value=nl.add(t, t))
+    return out
+
+
+def test_inner_loops_are_traced_once_inside_an_outer_loop_traced_by_python():
+    a = np.arange(128 * 384, dtype=np.float32).reshape(128, 384)
+    sym, static = same_program(outer_branch, a)
+    assert len(sym) == 3 and len(static) == 6
+    out = nki.simulate_kernel(outer_branch, a, rng=nl.affine_range, seq=nl.sequential_range, ran=[])
+    np.testing.assert_array_equal(out, 2 * a)  # the second store of columns 128..191 wins
