@@ -33,6 +33,19 @@ def same_program(kernel, *args, **kwargs):
     return runs["symbolic"], runs["static"]
 
 
+def simulated(kernel, *args):
+    """The kernel's outputs on the golden model, its loops traced once."""
+    return nki.simulate_kernel(kernel, *args, rng=nl.affine_range, seq=nl.sequential_range, ran=[])
+
+
+def check(kernel, a, python_iterations, unrolled_iterations, expected):
+    """The same Program both ways, Python running the loop bodies so many times each way, and
+    the outputs exactly `expected`."""
+    sym, static = same_program(kernel, a)
+    assert len(sym) == python_iterations and len(static) == unrolled_iterations
+    np.testing.assert_array_equal(simulated(kernel, a), expected)
+
+
 @nki.jit
 def nested_matmul(lhsT, rhs, rng=None, seq=None, ran=None):
     """result[M, N] = lhsT.T @ rhs: row and column tiles in affine loops, the contraction in a
@@ -68,7 +81,7 @@ def test_nested_loops_trace_once_to_the_unrolled_program():
     assert sym.count("mn") == 1 and sym.count("k") == 1  # each body once
     assert static.count("mn") == 4 and static.count("k") == 12
     # And the replayed Program computes the product (golden model, against NumPy in float64).
-    out = nki.simulate_kernel(nested_matmul, lhsT, rhs, rng=nl.affine_range, seq=nl.sequential_range, ran=[])
+    out = simulated(nested_matmul, lhsT, rhs)
     ref = lhsT.astype(np.float64).T @ rhs.astype(np.float64)
     np.testing.assert_allclose(out, ref, rtol=1e-5)
 
@@ -97,12 +110,9 @@ def strided(a, rng=None, seq=None, ran=None):
 
 def test_index_arithmetic_traces_once():
     a = np.arange(128 * 512, dtype=np.float32).reshape(128, 512)
-    sym, static = same_program(strided, a)
-    assert len(sym) == 1 and len(static) == 8
-    out = nki.simulate_kernel(strided, a, rng=nl.affine_range, seq=nl.sequential_range, ran=[])
     ref = np.concatenate([np.concatenate([2 * a[:, c + 32:c + 64], a[:, c:c + 32]], axis=1)
                           for c in range(0, 512, 64)], axis=1)
-    np.testing.assert_array_equal(out, ref)
+    check(strided, a, 1, 8, ref)
 
 
 @nki.jit
@@ -128,7 +138,7 @@ def test_control_flow_on_the_index_falls_back_to_python():
     assert len(static) == 8
     # The inner loop in Python (its first iteration symbolic), the outer replays it.
     assert isinstance(sym[0], nl._core.Sym) and sym[1:] == [1, 2, 3]
-    out = nki.simulate_kernel(branchy, a, rng=nl.affine_range, seq=nl.sequential_range, ran=[])
+    out = simulated(branchy, a)
     ref = a.copy()
     ref[:, :100] += 1
     np.testing.assert_array_equal(out, ref)
@@ -265,7 +275,7 @@ def test_a_view_accumulated_into_is_traced_once():
     lhsT, rhs = rng.random((256, 128), dtype=np.float32), rng.random((256, 512), dtype=np.float32)
     sym, static = same_program(view_accumulate, lhsT, rhs)
     assert len(sym) == 1 and len(static) == 4
-    out = nki.simulate_kernel(view_accumulate, lhsT, rhs, rng=nl.affine_range, seq=nl.sequential_range, ran=[])
+    out = simulated(view_accumulate, lhsT, rhs)
     ref = lhsT.astype(np.float64).T @ rhs.astype(np.float64)
     np.testing.assert_allclose(out, np.stack([ref, ref]), rtol=1e-5)
 
@@ -308,7 +318,4 @@ def outer_branch(a, rng=None, seq=None, ran=None):
 
 def test_inner_loops_are_traced_once_inside_an_outer_loop_traced_by_python():
     a = np.arange(128 * 384, dtype=np.float32).reshape(128, 384)
-    sym, static = same_program(outer_branch, a)
-    assert len(sym) == 3 and len(static) == 6
-    out = nki.simulate_kernel(outer_branch, a, rng=nl.affine_range, seq=nl.sequential_range, ran=[])
-    np.testing.assert_array_equal(out, 2 * a)  # the second store of columns 128..191 wins
+    check(outer_branch, a, 3, 6, 2 * a)  # the second store of columns 128..191 wins
