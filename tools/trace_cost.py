@@ -36,12 +36,15 @@ CASES = [
 
 
 def best(fn, repeat):
-    times = []
+    """The least wall time and the least CPU time of `repeat` runs (CPU time leaves out the time
+    other processes take the CPU: the steadier figure on a loaded machine), and fn's result."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         r = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), r
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    return min(wall), min(cpu), r
 
 
 def main():
@@ -50,19 +53,21 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     rows = []
-    print(f"{'case':42} {'insns':>8} {'python s':>9} {'c++ s':>8} {'ratio':>6}")
+    print(f"{'case':42} {'insns':>8} {'python s':>9} {'c++ s':>8} {'ratio':>6} {'cpu ratio':>9}")
     for label, kernel, args, kwargs, (cpp, dt, params) in CASES:
         arrays = args()
-        tp, prog = best(lambda: ncore.trace(kernel, *arrays, **kwargs), a.repeat)
-        tc, cprog = best(lambda: ncore.declared(cpp, dtype=dt, **params), a.repeat)
+        tp, cp, prog = best(lambda: ncore.trace(kernel, *arrays, **kwargs), a.repeat)
+        tc, cc, cprog = best(lambda: ncore.declared(cpp, dtype=dt, **params), a.repeat)
         same = prog.code() == cprog.code()
         rows.append(dict(case=label, instructions=prog.instruction_count(), python_seconds=tp, cpp_seconds=tc,
-                         ratio=tp / tc, same_program=same))
-        print(f"{label:42} {prog.instruction_count():8d} {tp:9.3f} {tc:8.3f} {tp / tc:6.2f}"
+                         ratio=tp / tc, python_cpu_seconds=cp, cpp_cpu_seconds=cc, cpu_ratio=cp / cc,
+                         same_program=same))
+        print(f"{label:42} {prog.instruction_count():8d} {tp:9.3f} {tc:8.3f} {tp / tc:6.2f} {cp / cc:9.2f}"
               + ("" if same else "  (programs differ!)"))
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(cases=rows, repeat=a.repeat), f, indent=2)
+            json.dump(dict(cases=rows, repeat=a.repeat, load_average=list(os.getloadavg()),
+                           cpus=os.cpu_count()), f, indent=2)
 
 
 if __name__ == "__main__":

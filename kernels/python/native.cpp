@@ -24,6 +24,7 @@
 
 #include "core/core_sim.hpp"
 #include "kernels/kernel.hpp"
+#include "loops.hpp"
 #include "ncore/error.hpp"
 #include "ncore/presets_gen.hpp"
 #include "nki/nki.hpp"
@@ -32,6 +33,8 @@
 #include "run/pipeline.hpp"
 
 namespace py = pybind11;
+using loops::Args;
+using loops::Ref;
 using nki::Tensor;
 
 // Debian's libsystemc refers to sc_main; the front end never calls it (it drives the kernel with
@@ -100,17 +103,7 @@ nki::Shape shape_of(const std::vector<std::pair<int64_t, bool>>& dims) {
   return nki::Shape(v, par);
 }
 
-// An index item from Python: an int, (start, size, step) for a slice, or None for everything.
-nki::Index index_of(const py::handle& h) {
-  if (h.is_none()) return nki::Index(nki::All{});
-  if (py::isinstance<py::tuple>(h)) {
-    auto t = h.cast<py::tuple>();
-    return nki::Index(nki::Slice{t[0].cast<int64_t>(), t[1].cast<int64_t>(), t[2].cast<int64_t>()});
-  }
-  return nki::Index(h.cast<int64_t>());
-}
-
-// A tensor_scalar/activation operand: None, a number or a tile.
+// A scalar-or-tile operand of the calls bound directly (the composite calls): None, a tile or a number.
 nki::Operand operand_of(const py::handle& h) {
   if (h.is_none()) return {};
   if (py::isinstance<Tensor>(h)) return nki::Operand(h.cast<Tensor>());
@@ -128,28 +121,6 @@ const ncore::Preset& preset_of(const std::string& name) {
     throw ncore::InputError("unknown configuration '" + name + "' (trn2 or trn1)");
   return *p;
 }
-
-// A loop of nl.affine_range / sequential_range: the C++ Range, entered, stepped and left by the
-// Python iterator (whose finally-block leaves it on break and on errors).
-class PyRange {
- public:
-  PyRange(int64_t n, bool sequential, const nki::Loc& loc) : r_(std::make_unique<nki::Range>(n, sequential, loc)) {}
-  void enter() { it_.emplace(r_->begin()); }
-  py::object next() {
-    if (!it_ || !(*it_ != r_->end())) return py::none();
-    const int64_t v = **it_;
-    ++*it_;
-    return py::int_(v);
-  }
-  void exit() {
-    it_.reset();
-    r_.reset();
-  }
-
- private:
-  std::unique_ptr<nki::Range> r_;
-  std::optional<nki::Range::iterator> it_;
-};
 
 // numpy dtype name of an isa dtype's host form: fp32 and fp16 as they are, bf16 as float32.
 ncore::isa::Dtype isa_of_numpy(const py::array& a, const std::string& name) {
@@ -226,11 +197,16 @@ class CallerLocs {
       const char* file = file_of(code);
       Py_DECREF(code);
       if (file) {
-        const int line = PyFrame_GetLineNumber(f);
+        // By bytecode offset first: the line number is a walk of the code's line table.
+        py::object& at = by_offset_[{code, PyFrame_GetLasti(f)}];
+        if (!at) {
+          const int line = PyFrame_GetLineNumber(f);
+          auto& loc = locs_[{file, line}];
+          if (!loc) loc = py::cast(nki::Loc{file, line});
+          at = loc;
+        }
         Py_DECREF(f);
-        auto& loc = locs_[{file, line}];
-        if (!loc) loc = py::cast(nki::Loc{file, line});
-        return loc;
+        return at;
       }
       PyFrameObject* back = PyFrame_GetBack(f);  // new reference
       Py_DECREF(f);
@@ -254,15 +230,17 @@ class CallerLocs {
     return file;
   }
 
-  struct KeyHash {
-    size_t operator()(const std::pair<const char*, int>& k) const {
+  struct PairHash {  // (pointer, int) keys
+    template <class P>
+    size_t operator()(const std::pair<P*, int>& k) const {
       return std::hash<const void*>()(k.first) * 31 + static_cast<size_t>(k.second);
     }
   };
   std::string dir_ = "\x01";  // matches no file until set
   py::function relative_;
   std::unordered_map<PyCodeObject*, const char*> files_;
-  std::unordered_map<std::pair<const char*, int>, py::object, KeyHash> locs_;
+  std::unordered_map<std::pair<const char*, int>, py::object, PairHash> locs_;
+  std::unordered_map<std::pair<PyCodeObject*, int>, py::object, PairHash> by_offset_;  // codes kept alive by files_
 };
 
 CallerLocs& caller_locs() {
@@ -283,8 +261,10 @@ void bind_locations(py::module_& m) {
       .def("__str__", [](const nki::Loc& l) { return std::string(l.file) + ":" + std::to_string(l.line); });
 }
 
-// tensors
+// tensors. Every call that traces (views, instructions, allocations) goes through the loop
+// recorder (loops.hpp): run for the iteration being traced, and recorded when a loop body is.
 void bind_tensors(py::module_& m) {
+  loops::Recorder& R = loops::recorder();
   py::class_<Tensor>(m, "Tensor")
       .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape().vec())); })
       .def_property_readonly("dtype", [](const Tensor& t) { return std::string(nki::to_string(t.dtype())); })
@@ -292,27 +272,79 @@ void bind_tensors(py::module_& m) {
       .def_property_readonly("buffer", [](const Tensor& t) { return std::string(nki::to_string(t.buffer())); })
       .def_property_readonly("ndim", [](const Tensor& t) { return t.ndim(); })
       .def_property_readonly("on_chip", &Tensor::on_chip)
+      // items: an int, (start, size, step) for a slice, or None for everything; ints may be symbolic.
       .def("index",
-           [](const Tensor& t, const py::list& items, const nki::Loc& at) {
-             std::vector<nki::Index> idx;
-             for (const auto& h : items) idx.push_back(index_of(h));
-             return t.index(idx, at);
+           [&R](py::handle self, const py::list& items, nki::Loc at) {
+             if (R.active() && at.line == 0) at = caller_locs().get().cast<nki::Loc>();  // for replay's errors
+             std::vector<Ref> refs{R.capture(self)};
+             std::vector<uint8_t> kinds;
+             for (const auto& h : items) {
+               if (h.is_none()) {
+                 kinds.push_back(0);
+               } else if (py::isinstance<py::tuple>(h)) {
+                 kinds.push_back(2);
+                 for (const auto& x : h.cast<py::tuple>()) refs.push_back(R.capture(x));
+               } else {
+                 kinds.push_back(1);
+                 refs.push_back(R.capture(h));
+               }
+             }
+             std::optional<std::vector<Ref>> recipe;
+             if (R.active()) recipe = refs;
+             py::object view = R.tensor_call(
+                 [kinds, at](const Args& a) {
+                   std::vector<nki::Index> idx;
+                   size_t k = 1;
+                   for (const uint8_t kind : kinds) {
+                     if (kind == 0) {
+                       idx.emplace_back(nki::All{});
+                     } else if (kind == 1) {
+                       idx.emplace_back(a.i(k++));
+                     } else {
+                       idx.emplace_back(nki::Slice{a.i(k), a.i(k + 1), a.i(k + 2)});
+                       k += 3;
+                     }
+                   }
+                   return a.t(0).index(idx, at);
+                 },
+                 std::move(refs));
+             if (recipe) R.note_view(view, std::move(*recipe), std::move(kinds));
+             return view;
            })
       .def("affine",
-           [](const Tensor& t, const std::vector<int64_t>& offset, const std::vector<std::vector<int64_t>>& coeff,
-              const std::vector<int64_t>& grid, const nki::Loc& at) { return t.affine(offset, coeff, grid, at); })
-      .def("permute", [](const Tensor& t, const std::vector<int>& order,
-                         const nki::Loc& at) { return t.permute(order, at); })
-      .def("broadcast", [](const Tensor& t, int dim, int64_t size, const nki::Loc& at) {
-        return t.broadcast(dim, size, at);
-      })
+           [&R](py::handle self, const py::list& offset, const std::vector<std::vector<int64_t>>& coeff,
+                const std::vector<int64_t>& grid, nki::Loc at) {
+             if (R.active() && at.line == 0) at = caller_locs().get().cast<nki::Loc>();
+             std::vector<Ref> refs{R.capture(self)};
+             for (const auto& h : offset) refs.push_back(R.capture(h));
+             return R.tensor_call(
+                 [coeff, grid, at](const Args& a) {
+                   std::vector<int64_t> off;
+                   for (size_t k = 1; k < a.size(); ++k) off.push_back(a.i(k));
+                   return a.t(0).affine(off, coeff, grid, at);
+                 },
+                 std::move(refs));
+           })
+      .def("permute",
+           [&R](py::handle self, const std::vector<int>& order, const nki::Loc& at) {
+             return R.tensor_call([order, at](const Args& a) { return a.t(0).permute(order, at); }, {R.capture(self)});
+           })
+      .def("broadcast",
+           [&R](py::handle self, int dim, int64_t size, const nki::Loc& at) {
+             return R.tensor_call([dim, size, at](const Args& a) { return a.t(0).broadcast(dim, size, at); },
+                                  {R.capture(self)});
+           })
       .def("reshape",
-           [](const Tensor& t, const std::vector<int64_t>& shape, const nki::Loc& at) {
-             return t.reshape(nki::Shape(shape), at);
+           [&R](py::handle self, const std::vector<int64_t>& shape, const nki::Loc& at) {
+             return R.tensor_call([shape, at](const Args& a) { return a.t(0).reshape(nki::Shape(shape), at); },
+                                  {R.capture(self)});
            })
       .def("same_view",
-           [](const Tensor& a, const Tensor& b) {
-             if (a.storage() != b.storage()) return false;
+           [&R](py::handle ha, py::handle hb) {
+             const Tensor &a = ha.cast<const Tensor&>(), &b = hb.cast<const Tensor&>();
+             if (a.storage() != b.storage()) return false;  // so in every iteration (loops.hpp)
+             // Views of one storage may coincide in some iterations only, unless made the same way.
+             if (ha.ptr() != hb.ptr() && (R.is_slot(ha) || R.is_slot(hb)) && !R.same_recipe(ha, hb)) R.poison_all();
              const auto &x = a.view(), &y = b.view();
              return x.dtype == y.dtype && x.nd == y.nd && x.size == y.size && x.stride == y.stride && x.kind == y.kind &&
                     x.offset == y.offset && x.part == y.part && x.block == y.block;
@@ -383,147 +415,208 @@ void bind_tracing(py::module_& m) {
       },
       py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4);
 
-  py::class_<PyRange>(m, "Range")
-      .def(py::init([](int64_t n, bool sequential, const nki::Loc& at) { return new PyRange(n, sequential, at); }))
-      .def("enter", &PyRange::enter)
-      .def("next", &PyRange::next)
-      .def("exit", &PyRange::exit);
+  loops::bind_loops(m);
+}
+
+// A new tensor (nl.ndarray, nl.zeros): make(shape, dtype, buffer, name, loc).
+template <class Make>
+void def_new_tensor(py::module_& m, const char* api, Make make) {
+  m.def(api, [make](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
+                    const std::string& buffer, const std::string& name, const nki::Loc& at) {
+    const nki::Shape sh = shape_of(shape);
+    const nki::Dtype dt = dtype_of(dtype);
+    const nki::Buffer b = buffer_of(buffer);
+    return loops::recorder().tensor_call([make, sh, dt, b, name, at](const Args&) { return make(sh, dt, b, name, at); },
+                                         {});
+  });
 }
 
 // nki.language
 void bind_language(py::module_& m) {
-  m.def("ndarray", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
-                      const std::string& buffer, const std::string& name, const nki::Loc& at) {
-    return nki::nl::ndarray(shape_of(shape), dtype_of(dtype), buffer_of(buffer), name, at);
+  loops::Recorder& R = loops::recorder();
+  def_new_tensor(m, "ndarray", [](const nki::Shape& sh, nki::Dtype dt, nki::Buffer b, const std::string& name,
+                                  const nki::Loc& at) { return nki::nl::ndarray(sh, dt, b, name, at); });
+  def_new_tensor(m, "zeros", [](const nki::Shape& sh, nki::Dtype dt, nki::Buffer b, const std::string& name,
+                                const nki::Loc& at) { return nki::nl::zeros(sh, dt, b, name, at); });
+  m.def("ndarray_alloc", [&R](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
+                              int64_t base_addr, int64_t base_partition, const std::vector<int64_t>& num_par_tiles,
+                              const std::vector<int64_t>& num_free_tiles, const std::string& name,
+                              const nki::Loc& at) {
+    const nki::Alloc al = nki::ncc::sbuf::mod_alloc(base_addr, base_partition, num_par_tiles, num_free_tiles);
+    const nki::Shape sh = shape_of(shape);
+    const nki::Dtype dt = dtype_of(dtype);
+    return R.tensor_call([sh, dt, al, name, at](const Args&) { return nki::nl::ndarray(sh, dt, al, name, at); }, {});
   });
-  m.def("ndarray_alloc", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
-                            int64_t base_addr, int64_t base_partition, const std::vector<int64_t>& num_par_tiles,
-                            const std::vector<int64_t>& num_free_tiles, const std::string& name,
-                            const nki::Loc& at) {
-    const nki::Alloc a = nki::ncc::sbuf::mod_alloc(base_addr, base_partition, num_par_tiles, num_free_tiles);
-    return nki::nl::ndarray(shape_of(shape), dtype_of(dtype), a, name, at);
+  m.def("load", [&R](py::handle src, const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [dt, at](const Args& a) {
+          const Tensor s = a.t(0);
+          return nki::nl::load(s, dt ? *dt : s.dtype(), at);
+        },
+        {R.capture(src)});
   });
-  m.def("zeros", [](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
-                    const std::string& buffer, const std::string& name, const nki::Loc& at) {
-    return nki::nl::zeros(shape_of(shape), dtype_of(dtype), buffer_of(buffer), name, at);
+  m.def("store", [&R](py::handle dst, py::handle value, const nki::Loc& at) {
+    R.void_call([at](const Args& a) { nki::nl::store(a.t(0), a.t(1), at); }, {R.capture(dst), R.capture(value)});
   });
-  m.def("load", [](const Tensor& src, const std::optional<std::string>& dtype, const nki::Loc& at) {
-    return nki::nl::load(src, dtype ? dtype_of(*dtype) : src.dtype(), at);
-  });
-  m.def("store", [](const Tensor& dst, const Tensor& value, const nki::Loc& at) {
-    nki::nl::store(dst, value, at);
-  });
-  m.def("elementwise", [](const std::optional<Tensor>& dst, const std::string& op, const py::object& x,
-                          const py::object& y, const std::optional<std::string>& dtype, const nki::Loc& at) {
-    if (dst) {
-      nki::nl::elementwise(*dst, alu_of(op), operand_of(x), operand_of(y), at);
-      return *dst;
-    }
-    return nki::nl::elementwise(alu_of(op), operand_of(x), operand_of(y), opt_dtype(dtype), at);
+  m.def("elementwise", [&R](py::handle dst, const std::string& op, py::handle x, py::handle y,
+                            const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const nki::AluOp alu = alu_of(op);
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [alu, dt, at](const Args& a) {
+          if (const auto d = a.ot(0)) {
+            nki::nl::elementwise(*d, alu, a.operand(1), a.operand(2), at);
+            return *d;
+          }
+          return nki::nl::elementwise(alu, a.operand(1), a.operand(2), dt, at);
+        },
+        {R.capture(dst), R.capture(x), R.capture(y)});
   });
 }
 
-// nki.isa
+// nki.isa. The instructions with a result tile write into `dst` (argument 0), or into a new tile
+// on the source's partitions (of `dtype`, default the source's).
 void bind_isa(py::module_& m) {
-  m.def("dma_copy", [](const Tensor& dst, const Tensor& src, const nki::Loc& at) {
-    nki::nisa::dma_copy(dst, src, at);
+  loops::Recorder& R = loops::recorder();
+  m.def("dma_copy", [&R](py::handle dst, py::handle src, const nki::Loc& at) {
+    R.void_call([at](const Args& a) { nki::nisa::dma_copy(a.t(0), a.t(1), at); }, {R.capture(dst), R.capture(src)});
   });
-  // The instructions with a result tile: into `dst`, or into a new tile on the source's
-  // partitions (of `dtype`, default the source's).
-  auto result = [](const std::optional<Tensor>& dst, const Tensor& like, const std::optional<std::string>& dtype,
-                   const nki::Loc& l) {
-    return dst ? *dst : nki::nl::result_tile(like, dtype ? dtype_of(*dtype) : like.dtype(), l);
+  auto result = [](const Args& a, const Tensor& like, const std::optional<nki::Dtype>& dt, const nki::Loc& l) {
+    const auto dst = a.ot(0);
+    return dst ? *dst : nki::nl::result_tile(like, dt ? *dt : like.dtype(), l);
   };
   // A new tile laid out as `like` (its partitions, its free shape), of `dtype`: the result an
   // instruction on `like` creates (a masked instruction creates it whole and writes part of it).
-  m.def("result_tile", [](const Tensor& like, const std::string& dtype, const nki::Loc& at) {
-    return nki::nl::result_tile(like, dtype_of(dtype), at);
+  m.def("result_tile", [&R](py::handle like, const std::string& dtype, const nki::Loc& at) {
+    const nki::Dtype dt = dtype_of(dtype);
+    return R.tensor_call([dt, at](const Args& a) { return nki::nl::result_tile(a.t(0), dt, at); }, {R.capture(like)});
   });
-  m.def("broadcast_partitions", [](const Tensor& row, int64_t partitions, const nki::Loc& at) {
-    return nki::nl::broadcast_partitions(row, partitions, at);
+  m.def("broadcast_partitions", [&R](py::handle row, int64_t partitions, const nki::Loc& at) {
+    return R.tensor_call(
+        [partitions, at](const Args& a) { return nki::nl::broadcast_partitions(a.t(0), partitions, at); },
+        {R.capture(row)});
   });
-  m.def("tensor_tensor", [result](const std::optional<Tensor>& dst, const Tensor& d1, const Tensor& d2,
-                                  const std::string& op, const std::optional<std::string>& dtype,
-                                  const nki::Loc& at) {
-    const nki::Loc& l = at;
-    if (!dst && !dtype) return nki::nisa::tensor_tensor(d1, d2, alu_of(op), l);
-    const Tensor t = result(dst, d1, dtype, l);
-    nki::nisa::tensor_tensor(t, d1, d2, alu_of(op), l);
-    return t;
+  m.def("tensor_tensor", [&R, result](py::handle dst, py::handle d1, py::handle d2, const std::string& op,
+                                      const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const nki::AluOp alu = alu_of(op);
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [alu, dt, at, result](const Args& a) {
+          const Tensor x = a.t(1), y = a.t(2);
+          if (!a.ot(0) && !dt) return nki::nisa::tensor_tensor(x, y, alu, at);
+          const Tensor t = result(a, x, dt, at);
+          nki::nisa::tensor_tensor(t, x, y, alu, at);
+          return t;
+        },
+        {R.capture(dst), R.capture(d1), R.capture(d2)});
   });
-  m.def("tensor_scalar", [result](const std::optional<Tensor>& dst, const Tensor& data, const std::string& op0,
-                                  const py::object& operand0, bool reverse0, const std::string& op1,
-                                  const py::object& operand1, bool reverse1, const std::optional<std::string>& dtype,
-                                  const nki::Loc& at) {
-    const nki::Loc& l = at;
-    if (!dst && !dtype)
-      return nki::nisa::tensor_scalar(data, alu_of(op0), operand_of(operand0), reverse0, alu_of(op1),
-                                      operand_of(operand1), reverse1, l);
-    const Tensor t = result(dst, data, dtype, l);
-    nki::nisa::tensor_scalar(t, data, alu_of(op0), operand_of(operand0), reverse0, alu_of(op1), operand_of(operand1),
-                             reverse1, l);
-    return t;
+  m.def("tensor_scalar", [&R, result](py::handle dst, py::handle data, const std::string& op0, py::handle operand0,
+                                      bool reverse0, const std::string& op1, py::handle operand1, bool reverse1,
+                                      const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const nki::AluOp a0 = alu_of(op0), a1 = alu_of(op1);
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [a0, a1, reverse0, reverse1, dt, at, result](const Args& a) {
+          const Tensor x = a.t(1);
+          if (!a.ot(0) && !dt)
+            return nki::nisa::tensor_scalar(x, a0, a.operand(2), reverse0, a1, a.operand(3), reverse1, at);
+          const Tensor t = result(a, x, dt, at);
+          nki::nisa::tensor_scalar(t, x, a0, a.operand(2), reverse0, a1, a.operand(3), reverse1, at);
+          return t;
+        },
+        {R.capture(dst), R.capture(data), R.capture(operand0), R.capture(operand1)});
   });
-  m.def("tensor_copy", [](const std::optional<Tensor>& dst, const Tensor& src,
-                                const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const nki::Loc& l = at;
-    if (!dst) return nki::nisa::tensor_copy(src, dtype ? dtype_of(*dtype) : src.dtype(), l);
-    nki::nisa::tensor_copy(*dst, src, l);
-    return *dst;
-  });
-  m.def("fill", [](const Tensor& dst, double value, const nki::Loc& at) {
-    nki::nl::fill(dst, static_cast<float>(value), at);
-  });
-  m.def("memset", [](const Tensor& dst, double value, const nki::Loc& at) {
-    nki::nisa::memset(dst, static_cast<float>(value), at);
-  });
-  m.def("tensor_reduce", [](const std::optional<Tensor>& dst, const std::string& op, const Tensor& data,
-                            const std::vector<int>& axes, const std::optional<std::string>& dtype, bool keepdims,
+  m.def("tensor_copy", [&R](py::handle dst, py::handle src, const std::optional<std::string>& dtype,
                             const nki::Loc& at) {
-    const nki::Loc& l = at;
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [dt, at](const Args& a) {
+          const Tensor s = a.t(1);
+          if (const auto d = a.ot(0)) {
+            nki::nisa::tensor_copy(*d, s, at);
+            return *d;
+          }
+          return nki::nisa::tensor_copy(s, dt ? *dt : s.dtype(), at);
+        },
+        {R.capture(dst), R.capture(src)});
+  });
+  m.def("fill", [&R](py::handle dst, double value, const nki::Loc& at) {
+    R.void_call([value, at](const Args& a) { nki::nl::fill(a.t(0), static_cast<float>(value), at); }, {R.capture(dst)});
+  });
+  m.def("memset", [&R](py::handle dst, double value, const nki::Loc& at) {
+    R.void_call([value, at](const Args& a) { nki::nisa::memset(a.t(0), static_cast<float>(value), at); },
+                {R.capture(dst)});
+  });
+  m.def("tensor_reduce", [&R](py::handle dst, const std::string& op, py::handle data, const std::vector<int>& axes,
+                              const std::optional<std::string>& dtype, bool keepdims, const nki::Loc& at) {
+    const nki::AluOp alu = alu_of(op);
+    const auto dt = opt_dtype(dtype);
     const nki::nisa::Axes ax(axes);
-    if (dst) {
-      nki::nisa::tensor_reduce(*dst, alu_of(op), data, ax, l);
-      return *dst;
-    }
-    return nki::nisa::tensor_reduce(alu_of(op), data, ax, dtype ? dtype_of(*dtype) : data.dtype(), keepdims, l);
+    return R.tensor_call(
+        [alu, dt, ax, keepdims, at](const Args& a) {
+          const Tensor x = a.t(1);
+          if (const auto d = a.ot(0)) {
+            nki::nisa::tensor_reduce(*d, alu, x, ax, at);
+            return *d;
+          }
+          return nki::nisa::tensor_reduce(alu, x, ax, dt ? *dt : x.dtype(), keepdims, at);
+        },
+        {R.capture(dst), R.capture(data)});
   });
-  m.def("activation", [result](const std::optional<Tensor>& dst, const std::string& op, const Tensor& data,
-                               const py::object& bias, const py::object& scale,
-                               const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const nki::Loc& l = at;
-    if (!dst)
-      return nki::nisa::activation(act_of(op), data, operand_of(bias), operand_of(scale),
-                                   dtype ? dtype_of(*dtype) : data.dtype(), l);
-    nki::nisa::activation(*dst, act_of(op), data, operand_of(bias), operand_of(scale), l);
-    return *dst;
+  m.def("activation", [&R](py::handle dst, const std::string& op, py::handle data, py::handle bias, py::handle scale,
+                           const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const nki::ActFunc f = act_of(op);
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [f, dt, at](const Args& a) {
+          const Tensor x = a.t(1);
+          if (const auto d = a.ot(0)) {
+            nki::nisa::activation(*d, f, x, a.operand(2), a.operand(3), at);
+            return *d;
+          }
+          return nki::nisa::activation(f, x, a.operand(2), a.operand(3), dt ? *dt : x.dtype(), at);
+        },
+        {R.capture(dst), R.capture(data), R.capture(bias), R.capture(scale)});
   });
-  m.def("activation_reduce", [result](const std::optional<Tensor>& dst, const std::string& op, const Tensor& data,
-                                      const std::string& reduce_op, const Tensor& reduce_res, const py::object& bias,
-                                      const py::object& scale, const std::optional<std::string>& dtype,
-                                      const nki::Loc& at) {
-    const nki::Loc& l = at;
-    const Tensor t = result(dst, data, dtype, l);
-    nki::nisa::activation_reduce(t, act_of(op), data, alu_of(reduce_op), reduce_res, operand_of(bias),
-                                 operand_of(scale), l);
-    return t;
+  m.def("activation_reduce", [&R, result](py::handle dst, const std::string& op, py::handle data,
+                                          const std::string& reduce_op, py::handle reduce_res, py::handle bias,
+                                          py::handle scale, const std::optional<std::string>& dtype,
+                                          const nki::Loc& at) {
+    const nki::ActFunc f = act_of(op);
+    const nki::AluOp r = alu_of(reduce_op);
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [f, r, dt, at, result](const Args& a) {
+          const Tensor x = a.t(1);
+          const Tensor t = result(a, x, dt, at);
+          nki::nisa::activation_reduce(t, f, x, r, a.t(2), a.operand(3), a.operand(4), at);
+          return t;
+        },
+        {R.capture(dst), R.capture(data), R.capture(reduce_res), R.capture(bias), R.capture(scale)});
   });
-  m.def("nc_matmul", [](const std::optional<Tensor>& dst, const Tensor& stationary, const Tensor& moving,
-                        std::optional<bool> accumulate, const nki::Loc& at) {
-    const nki::Loc& l = at;
-    if (dst) {
-      nki::nisa::nc_matmul(*dst, stationary, moving, accumulate, l);
-      return *dst;
-    }
-    return static_cast<Tensor>(nki::nisa::nc_matmul(stationary, moving, l));
+  m.def("nc_matmul", [&R](py::handle dst, py::handle stationary, py::handle moving, std::optional<bool> accumulate,
+                          const nki::Loc& at) {
+    return R.tensor_call(
+        [accumulate, at](const Args& a) {
+          if (const auto d = a.ot(0)) {
+            nki::nisa::nc_matmul(*d, a.t(1), a.t(2), accumulate, at);
+            return *d;
+          }
+          return static_cast<Tensor>(nki::nisa::nc_matmul(a.t(1), a.t(2), at));
+        },
+        {R.capture(dst), R.capture(stationary), R.capture(moving)});
   });
-  m.def("nc_transpose", [](const std::optional<Tensor>& dst, const Tensor& data, const nki::Loc& at) {
-    const nki::Loc& l = at;
-    if (dst) {
-      nki::nisa::nc_transpose(*dst, data, l);
-      return *dst;
-    }
-    return nki::nisa::nc_transpose(data, l);
+  m.def("nc_transpose", [&R](py::handle dst, py::handle data, const nki::Loc& at) {
+    return R.tensor_call(
+        [at](const Args& a) {
+          if (const auto d = a.ot(0)) {
+            nki::nisa::nc_transpose(*d, a.t(1), at);
+            return *d;
+          }
+          return nki::nisa::nc_transpose(a.t(1), at);
+        },
+        {R.capture(dst), R.capture(data)});
   });
 }
 

@@ -141,16 +141,17 @@ Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias
   }
 
   // --- the layer ------------------------------------------------------------------------------
-  int64_t x_next = 0, o_next = 0;
+  // The double buffers are picked from the loop indices (the bands in the order they are
+  // loaded), as the NKI twin must: NKI traces a loop body once.
   for (int64_t b : nl::affine_range(B)) {
     for (int64_t band : nl::affine_range(NBANDS)) {
       const int64_t r0 = band * BR, br = std::min(BR, Hout - r0);
-      Tensor x_band = x_bufs[x_next++ % 2];
+      Tensor x_band = x_bufs[(b * NBANDS + band) % 2];
       for (int64_t ct = 0; ct < CT; ++ct)
         nisa::dma_copy(x_band[ct](nl::all, nl::ds(0, (br + K - 1) * Wd)),
                        X[b](nl::ds(ct * P, P), nl::ds(r0, br + K - 1), nl::all));
       for (int64_t cot : nl::affine_range(CO_T)) {
-        Tensor out_band = o_bufs[o_next++ % 2];
+        Tensor out_band = o_bufs[((b * NBANDS + band) * CO_T + cot) % 2];
         for (int64_t g : nl::affine_range((br + R - 1) / R)) {
           const int64_t rg = std::min(R, br - g * R);  // rows in this group
           Tensor ps = nl::ndarray({P, R * Wout}, nl::float32, nl::psum, "conv_psum");

@@ -220,20 +220,22 @@ Tensor matmul_blocked(const Tensor& lhsT, const Tensor& rhs) {
   Tensor rhs_bufs = nl::ndarray({2, KT, nl::par_dim(TILE_K), BN}, rhs.dtype(), nl::sbuf, "rhs_blk");
   Tensor lhs_bufs = nl::ndarray({2, KT, nl::par_dim(TILE_K), BM}, lhsT.dtype(), nl::sbuf, "lhs_blk");
   Tensor out_bufs = nl::ndarray({2, nl::par_dim(TILE_M), BN}, result.dtype(), nl::sbuf, "out_row");
-  int64_t lhs_next = 0, out_next = 0;
+  // The buffers are picked from the loop indices (the blocks in the order they are loaded), so
+  // that each loop body is the same in every iteration, as NKI traces it once.
+  const int64_t MB = M / BM, MT = BM / TILE_M;
 
   for (int64_t nb : nl::affine_range(N / BN)) {
     Tensor rhs_blk = rhs_bufs[nb % 2];
-    for (int64_t mb : nl::affine_range(M / BM)) {
-      Tensor lhs_blk = lhs_bufs[lhs_next++ % 2];
+    for (int64_t mb : nl::affine_range(MB)) {
+      Tensor lhs_blk = lhs_bufs[(nb * MB + mb) % 2];
       // The first row block loads the column block's rhs rows too, interleaved with its own, so
       // that the multiplies over k = 0 can start after two loads rather than KT + 1.
       for (int64_t k = 0; k < KT; ++k) {
         if (mb == 0) nisa::dma_copy(rhs_blk[k], rhs(nl::ds(k * TILE_K, TILE_K), nl::ds(nb * BN, BN)));
         nisa::dma_copy(lhs_blk[k], lhsT(nl::ds(k * TILE_K, TILE_K), nl::ds(mb * BM, BM)));
       }
-      for (int64_t mt : nl::affine_range(BM / TILE_M)) {
-        Tensor out_row = out_bufs[out_next++ % 2];
+      for (int64_t mt : nl::affine_range(MT)) {
+        Tensor out_row = out_bufs[((nb * MB + mb) * MT + mt) % 2];
         for (int64_t nt : nl::affine_range(BN / TILE_N)) {
           Tensor res_psum = nl::ndarray({TILE_M, TILE_N}, nl::float32, nl::psum, "res_psum");
           for (int64_t k = 0; k < KT; ++k)

@@ -34,10 +34,21 @@ CASES = [
     ("load_store", vector_add_load_store, lambda dt: (vec(25600, dt), vec(25600, dt)), {}, "load_store",
      {"n": 25600}),
     ("transpose", matrix_transpose, lambda dt: (np.zeros((256, 384), NP[dt]),), {}, "transpose", {"n": 256, "m": 384}),
+    # one group: the pipeline's prologue and epilogue, and an empty loop between them
+    ("transpose_one_group", matrix_transpose, lambda dt: (np.zeros((128, 128), NP[dt]),), {}, "transpose",
+     {"n": 128, "m": 128}),
     ("matmul", matmul_tiled, lambda dt: (np.zeros((256, 128), NP[dt]), np.zeros((256, 1024), NP[dt])), {}, "matmul",
      {"k": 256, "m": 128, "n": 1024}),
     ("matmul_blocked", matmul_blocked, lambda dt: (np.zeros((256, 256), NP[dt]), np.zeros((256, 1024), NP[dt])), {},
      "matmul_blocked", {"k": 256, "m": 256, "n": 1024}),
+    ("matmul_blocked_one_block", matmul_blocked,
+     lambda dt: (np.zeros((128, 128), NP[dt]), np.zeros((128, 512), NP[dt])), {}, "matmul_blocked",
+     {"k": 128, "m": 128, "n": 512}),
+    # a shorter last band (traced after the loop over the full ones) whose last row group is
+    # shorter too (its loop traced by Python: min() of the index varies)
+    ("conv_ragged", fused_conv2d_maxpool,
+     lambda dt: (np.zeros((1, 128, 25, 130), NP[dt]), np.zeros((128, 128, 3, 3), NP[dt]), np.zeros(128, NP[dt])), {},
+     "conv", {"batch": 1, "in_channels": 128, "out_channels": 128, "height": 25, "width": 130}),
     ("conv", fused_conv2d_maxpool,
      lambda dt: (np.zeros((2, 128, 12, 10), NP[dt]), np.zeros((128, 128, 3, 3), NP[dt]), np.zeros(128, NP[dt])), {},
      "conv", {"batch": 2, "in_channels": 128, "out_channels": 128, "height": 12, "width": 10}),

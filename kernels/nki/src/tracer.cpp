@@ -168,6 +168,7 @@ static View on_chip_view(const Shape& shape, Dtype dtype, int par) {
 
 Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype dtype, ncore::TensorRole role,
                            const Loc& loc) {
+  ++events_;
   std::string name = name_in.empty() ? fmt::format("hbm_tensor{}", hbm_.size()) : name_in;
   auto taken = [&](const std::string& n) {
     return std::any_of(hbm_.begin(), hbm_.end(), [&](const ncore::HbmTensor& t) { return t.name == n; });
@@ -298,6 +299,7 @@ std::optional<uint64_t> TracerImpl::allocate_or_shrink(BufferKind kind, uint64_t
           if (!best || r->k > best->k || (r->k == best->k && r->base < best->base)) best = r.get();
         }
     if (!best) return std::nullopt;
+    ++lifetime_events_;  // which ring can give a slot back depends on which tiles are still referred to
     if (auto& last = best->live[static_cast<size_t>(best->k - 1)]) last->alive = false;
     best->k -= 1;
     best->live.resize(static_cast<size_t>(best->k));
@@ -310,6 +312,7 @@ Storage::~Storage() {
 }
 
 void TracerImpl::release_tile(BufferKind kind, uint64_t offset) noexcept {
+  ++lifetime_events_;
   try {
     allocator(kind).release(offset);
   } catch (...) {
@@ -333,6 +336,7 @@ void TracerImpl::release_ring(Ring& r, const std::string& why) noexcept {
 
 Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name_in,
                             const Loc& loc, uint32_t part_base, bool persistent) {
+  ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
   if (!is_supported(dtype))
     fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
@@ -391,6 +395,9 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
     // kernel's loop) and no ring of its own yet: the ring of an earlier occurrence whose tile of
     // this iteration is already dead (nothing refers to it), else a new ring while there is room,
     // else a tile given back when its last view is gone.
+    // (A ring shared so, or a tile outside the rings, makes this site's placement depend on
+    // lifetimes in every iteration: counted in lifetime_events. A new ring does not: from then on
+    // the occurrence has a ring of its own.)
     size_t which = occ;
     if (occ >= site.rings.size() && occ > 0)
       for (size_t r = 0; r < site.rings.size(); ++r) {
@@ -398,12 +405,14 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
         const auto& cur = g.live[static_cast<size_t>(f.iter % g.k)];
         if (g.kind == kind && g.slot_bytes >= slot && (!cur || (cur.use_count() == 1 && cur->alive))) {
           which = r;
+          ++lifetime_events_;
           break;
         }
       }
     std::unique_ptr<Ring> fresh;
     if (which >= site.rings.size()) fresh = make_ring(kind, slot, f.trip, name, loc, occ == 0);
     if (which >= site.rings.size() && !fresh) {
+      ++lifetime_events_;
       auto off = allocate_or_shrink(kind, slot);
       if (!off) capacity_error(kind, name, loc, slot, 1);
       st->byte_base = *off;
@@ -446,6 +455,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
 
 Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, const std::string& name_in,
                               const Loc& loc) {
+  ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
   if (!is_supported(dtype))
     fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
@@ -529,6 +539,7 @@ Tensor TracerImpl::new_result(const Tensor& like, Dtype dtype, const char* op, c
 // --- loops ----------------------------------------------------------------------------------
 
 uint64_t TracerImpl::loop_enter(int64_t trip, bool sequential, const Loc& loc) {
+  ++events_;
   LoopFrame f;
   f.id = next_frame_++;
   f.trip = trip;
@@ -685,6 +696,7 @@ Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) 
 unsigned TracerImpl::next_dma_queue() { return dma_count_++ % opts_.dma_queues_used; }
 
 void TracerImpl::emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, const ncore::Access* acc, size_t n) {
+  ++events_;
   try {
     ncore::validate_insn(insn, preset_, align_up(hbm_end_));
   } catch (const ncore::SimError& e) {
@@ -912,6 +924,16 @@ ncore::Program trace(const std::string& kernel_name, const ncore::Preset& preset
   Tracer t(impl);
   body(t);
   return impl.finish();
+}
+
+uint64_t lifetime_events() {
+  const detail::TracerImpl* t = detail::current();
+  return t ? t->lifetime_events() : 0;
+}
+
+uint64_t trace_events() {
+  const detail::TracerImpl* t = detail::current();
+  return t ? t->trace_events() : 0;
 }
 
 }  // namespace nki

@@ -177,6 +177,9 @@ class TracerImpl {
 
   ncore::Program finish();
   uint64_t id() const { return id_; }
+  // See nki::lifetime_events.
+  uint64_t lifetime_events() const { return lifetime_events_; }
+  uint64_t trace_events() const { return events_; }
 
   Loc last_loc;  // the latest API call (for errors of calls without a Loc, such as t[m])
 
@@ -227,6 +230,8 @@ class TracerImpl {
   std::vector<LoopFrame> loops_;
   uint64_t next_frame_ = 1;
   unsigned dma_count_ = 0;
+  uint64_t lifetime_events_ = 0;
+  uint64_t events_ = 0;
   std::vector<std::pair<unsigned, uint32_t>> order_;
 };
 

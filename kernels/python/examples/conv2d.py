@@ -78,52 +78,56 @@ def fused_conv2d_maxpool(X, W, bias, pool_size=1):
                 c0 = (cot * KK + b * PER_BANK) * P
                 w_T[ct][:, c0:c0 + w] = nisa.tensor_copy(w_ps[b][:, 0:w])
 
-    # --- the layer
-    x_next = o_next = 0
+    # --- the layer. Each loop body is the same in every iteration, as NKI traces it once: the
+    # double buffers are picked from the loop indices (the bands in the order they are loaded),
+    # and the last band, when it has fewer rows, is traced after the loop over the full ones.
+    def band_rows(b, band, br):
+        r0 = band * BR
+        x_band = x_bufs[(b * NBANDS + band) % 2]
+        for ct in range(CT):
+            x_band[ct][:, 0:(br + K - 1) * Wd] = nl.load(X[b][ct * P:(ct + 1) * P, r0:r0 + br + K - 1, :])
+        for cot in nl.affine_range(CO_T):
+            out_band = o_bufs[((b * NBANDS + band) * CO_T + cot) % 2]
+            for g in nl.affine_range((br + R - 1) // R):
+                rg = min(R, br - g * R)  # rows in this group
+                ps = nl.ndarray((P, R * Wout), dtype=nl.float32, buffer=nl.psum)
+                acc = ps[:, 0:rg * Wout]
+                n = 0
+                for ct in range(CT):
+                    rows = x_band[ct].reshape((P, BR + K - 1, Wd))
+                    for i in range(K):
+                        for j in range(K):
+                            c0 = ((cot * K + i) * K + j) * P
+                            mm = nisa.nc_matmul(w_T[ct][:, c0:c0 + P],
+                                                rows[:, g * R + i:g * R + i + rg, j:j + Wout])
+                            if n == 0:
+                                acc[...] = mm
+                            else:
+                                acc += mm
+                            n += 1
+                dst = out_band[:, g * R // pool_size * Wo:(g * R + rg) // pool_size * Wo]
+                if pool_size == 1:
+                    dst[...] = nisa.activation(nl.copy, acc, bias=bias_sb[cot])
+                else:
+                    y = nl.ndarray((P, R * Wout), dtype=dtype, buffer=nl.sbuf)
+                    yv = y[:, 0:rg * Wout]
+                    yv[...] = nisa.activation(nl.copy, acc, bias=bias_sb[cot])
+                    # max over each window's columns, then over its rows
+                    cols = nl.ndarray((P, R * Wo), dtype=dtype, buffer=nl.sbuf)
+                    cv = cols[:, 0:rg * Wo]
+                    cv[...] = nisa.tensor_reduce(nl.max, yv.reshape((P, rg * Wo, pool_size)), axis=2)
+                    win = cv.reshape((P, rg // pool_size, pool_size, Wo))
+                    d = dst.reshape((P, rg // pool_size, Wo))
+                    d[...] = nisa.tensor_tensor(win[:, :, 0], win[:, :, 1], op=nl.maximum)
+                    for q in range(2, pool_size):
+                        d[...] = nisa.tensor_tensor(d, win[:, :, q], op=nl.maximum)
+            nisa.dma_copy(dst=out[b, cot * P:(cot + 1) * P, r0 // pool_size:(r0 + br) // pool_size],
+                          src=out_band[:, 0:br // pool_size * Wo])
+
+    FULL, LAST = Hout // BR, Hout % BR
     for b in nl.affine_range(B):
-        for band in nl.affine_range(NBANDS):
-            r0 = band * BR
-            br = min(BR, Hout - r0)
-            x_band = x_bufs[x_next % 2]
-            x_next += 1
-            for ct in range(CT):
-                x_band[ct][:, 0:(br + K - 1) * Wd] = nl.load(X[b][ct * P:(ct + 1) * P, r0:r0 + br + K - 1, :])
-            for cot in nl.affine_range(CO_T):
-                out_band = o_bufs[o_next % 2]
-                o_next += 1
-                for g in nl.affine_range((br + R - 1) // R):
-                    rg = min(R, br - g * R)  # rows in this group
-                    ps = nl.ndarray((P, R * Wout), dtype=nl.float32, buffer=nl.psum)
-                    acc = ps[:, 0:rg * Wout]
-                    n = 0
-                    for ct in range(CT):
-                        rows = x_band[ct].reshape((P, BR + K - 1, Wd))
-                        for i in range(K):
-                            for j in range(K):
-                                c0 = ((cot * K + i) * K + j) * P
-                                mm = nisa.nc_matmul(w_T[ct][:, c0:c0 + P],
-                                                    rows[:, g * R + i:g * R + i + rg, j:j + Wout])
-                                if n == 0:
-                                    acc[...] = mm
-                                else:
-                                    acc += mm
-                                n += 1
-                    dst = out_band[:, g * R // pool_size * Wo:(g * R + rg) // pool_size * Wo]
-                    if pool_size == 1:
-                        dst[...] = nisa.activation(nl.copy, acc, bias=bias_sb[cot])
-                    else:
-                        y = nl.ndarray((P, R * Wout), dtype=dtype, buffer=nl.sbuf)
-                        yv = y[:, 0:rg * Wout]
-                        yv[...] = nisa.activation(nl.copy, acc, bias=bias_sb[cot])
-                        # max over each window's columns, then over its rows
-                        cols = nl.ndarray((P, R * Wo), dtype=dtype, buffer=nl.sbuf)
-                        cv = cols[:, 0:rg * Wo]
-                        cv[...] = nisa.tensor_reduce(nl.max, yv.reshape((P, rg * Wo, pool_size)), axis=2)
-                        win = cv.reshape((P, rg // pool_size, pool_size, Wo))
-                        d = dst.reshape((P, rg // pool_size, Wo))
-                        d[...] = nisa.tensor_tensor(win[:, :, 0], win[:, :, 1], op=nl.maximum)
-                        for q in range(2, pool_size):
-                            d[...] = nisa.tensor_tensor(d, win[:, :, q], op=nl.maximum)
-                nisa.dma_copy(dst=out[b, cot * P:(cot + 1) * P, r0 // pool_size:(r0 + br) // pool_size],
-                              src=out_band[:, 0:br // pool_size * Wo])
+        for band in nl.affine_range(FULL):
+            band_rows(b, band, BR)
+        if LAST:
+            band_rows(b, FULL, LAST)
     return out

@@ -231,32 +231,42 @@ def matrix_transpose(a_tensor):
     GROUP_COLS = N // (COLS * tile_dim)
     GROUPS = (M // (ROWS * tile_dim)) * GROUP_COLS
 
-    panel_prev = None
-    # Iteration i loads group i and transposes group i - 1 (loaded by the iteration before).
-    for i in nl.sequential_range(GROUPS + 1):
-        panel = None
-        if i < GROUPS:
-            g, h = i // GROUP_COLS, i % GROUP_COLS
-            panel = nl.ndarray((ROWS, nl.par_dim(tile_dim), COLS * tile_dim), dtype=a_tensor.dtype, buffer=nl.sbuf)
-            for r in range(ROWS):
-                nisa.dma_copy(dst=panel[r], src=a_tensor[(g * ROWS + r) * tile_dim:(g * ROWS + r + 1) * tile_dim,
-                                                         h * COLS * tile_dim:(h + 1) * COLS * tile_dim])
-        if i > 0:
-            g, h = (i - 1) // GROUP_COLS, (i - 1) % GROUP_COLS
-            for c in nl.affine_range(COLS):
-                # Block column c of every panel, transposed side by side: row block h*COLS + c of out.
-                t_psum = nl.ndarray((NBANKS, nl.par_dim(tile_dim), BANK), dtype=nl.float32, buffer=nl.psum)
-                for r in range(ROWS):
-                    p0 = (r % PER_BANK) * tile_dim
-                    t_psum[r // PER_BANK][:, p0:p0 + tile_dim] = \
-                        nisa.nc_transpose(panel_prev[r][:, c * tile_dim:(c + 1) * tile_dim])
+    # Group i is loaded into panel buffer i % NBUF; it is transposed while group i + 1 loads. The
+    # loop body is the same in every iteration, as NKI traces it once: the first load goes
+    # before the loop and the last transpose after it, the buffers are picked by index.
+    NBUF = min(4, GROUPS + 1)
+    panels = nl.ndarray((NBUF, ROWS, nl.par_dim(tile_dim), COLS * tile_dim), dtype=a_tensor.dtype,
+                        buffer=nl.sbuf)
 
-                # Copy out of PSUM (back to the input dtype) and store ROWS*128 columns at once.
-                out_tile = nl.ndarray((tile_dim, ROWS * tile_dim), dtype=a_tensor.dtype, buffer=nl.sbuf)
-                for b in range(NBANKS):
-                    w = min(BANK, (ROWS - b * PER_BANK) * tile_dim)
-                    out_tile[:, b * BANK:b * BANK + w] = nisa.tensor_copy(t_psum[b][:, 0:w])
-                nisa.dma_copy(dst=out[(h * COLS + c) * tile_dim:(h * COLS + c + 1) * tile_dim,
-                                      g * ROWS * tile_dim:(g + 1) * ROWS * tile_dim], src=out_tile)
-        panel_prev = panel
+    def load_group(i):
+        g, h = i // GROUP_COLS, i % GROUP_COLS
+        panel = panels[i % NBUF]
+        for r in range(ROWS):
+            nisa.dma_copy(dst=panel[r], src=a_tensor[(g * ROWS + r) * tile_dim:(g * ROWS + r + 1) * tile_dim,
+                                                     h * COLS * tile_dim:(h + 1) * COLS * tile_dim])
+
+    def transpose_group(i):
+        g, h = i // GROUP_COLS, i % GROUP_COLS
+        panel = panels[i % NBUF]
+        for c in nl.affine_range(COLS):
+            # Block column c of every panel, transposed side by side: row block h*COLS + c of out.
+            t_psum = nl.ndarray((NBANKS, nl.par_dim(tile_dim), BANK), dtype=nl.float32, buffer=nl.psum)
+            for r in range(ROWS):
+                p0 = (r % PER_BANK) * tile_dim
+                t_psum[r // PER_BANK][:, p0:p0 + tile_dim] = \
+                    nisa.nc_transpose(panel[r][:, c * tile_dim:(c + 1) * tile_dim])
+
+            # Copy out of PSUM (back to the input dtype) and store ROWS*128 columns at once.
+            out_tile = nl.ndarray((tile_dim, ROWS * tile_dim), dtype=a_tensor.dtype, buffer=nl.sbuf)
+            for b in range(NBANKS):
+                w = min(BANK, (ROWS - b * PER_BANK) * tile_dim)
+                out_tile[:, b * BANK:b * BANK + w] = nisa.tensor_copy(t_psum[b][:, 0:w])
+            nisa.dma_copy(dst=out[(h * COLS + c) * tile_dim:(h * COLS + c + 1) * tile_dim,
+                                  g * ROWS * tile_dim:(g + 1) * ROWS * tile_dim], src=out_tile)
+
+    load_group(0)
+    for i in nl.sequential_range(1, GROUPS):
+        load_group(i)
+        transpose_group(i - 1)
+    transpose_group(GROUPS - 1)
     return out

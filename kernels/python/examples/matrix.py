@@ -91,30 +91,35 @@ def matmul_blocked(lhsT, rhs):
     rhs_bufs = nl.ndarray((2, KT, nl.par_dim(TILE_K), BN), dtype=rhs.dtype, buffer=nl.sbuf)
     lhs_bufs = nl.ndarray((2, KT, nl.par_dim(TILE_K), BM), dtype=lhsT.dtype, buffer=nl.sbuf)
     out_bufs = nl.ndarray((2, nl.par_dim(TILE_M), BN), dtype=result.dtype, buffer=nl.sbuf)
-    lhs_next = out_next = 0
+    # Double buffers picked from the loop indices (the blocks in the order they are loaded), so
+    # that each loop body is the same in every iteration, as NKI traces it once.
+    MB, MT = M // BM, BM // TILE_M
 
+    def row_block(nb, mb, rhs_blk, load_rhs):
+        lhs_blk = lhs_bufs[(nb * MB + mb) % 2]
+        # The first row block loads the column block's rhs rows too, interleaved with its own, so
+        # that the multiplies over k = 0 can start after two loads rather than KT + 1.
+        for k in nl.affine_range(KT):
+            if load_rhs:
+                nisa.dma_copy(dst=rhs_blk[k], src=rhs[k * TILE_K:(k + 1) * TILE_K, nb * BN:(nb + 1) * BN])
+            nisa.dma_copy(dst=lhs_blk[k], src=lhsT[k * TILE_K:(k + 1) * TILE_K, mb * BM:(mb + 1) * BM])
+        for mt in nl.affine_range(MT):
+            out_row = out_bufs[((nb * MB + mb) * MT + mt) % 2]
+            for nt in nl.affine_range(BN // TILE_N):
+                res_psum = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
+                # The first multiply into the new PSUM tile overwrites it, the others add.
+                for k in nl.sequential_range(KT):
+                    res_psum += nisa.nc_matmul(lhs_blk[k][:, mt * TILE_M:(mt + 1) * TILE_M],
+                                               rhs_blk[k][:, nt * TILE_N:(nt + 1) * TILE_N])
+                out_row[:, nt * TILE_N:(nt + 1) * TILE_N] = nisa.tensor_copy(res_psum)
+            nisa.dma_copy(dst=result[mb * BM + mt * TILE_M:mb * BM + (mt + 1) * TILE_M, nb * BN:(nb + 1) * BN],
+                          src=out_row)
+
+    # The first row block of each column block is traced before the loop over the others (it
+    # also loads the rhs block), so that each loop body is the same in every iteration.
     for nb in nl.affine_range(N // BN):
         rhs_blk = rhs_bufs[nb % 2]
-        for mb in nl.affine_range(M // BM):
-            lhs_blk = lhs_bufs[lhs_next % 2]
-            lhs_next += 1
-            for k in range(KT):
-                if mb == 0:
-                    nisa.dma_copy(dst=rhs_blk[k], src=rhs[k * TILE_K:(k + 1) * TILE_K, nb * BN:(nb + 1) * BN])
-                nisa.dma_copy(dst=lhs_blk[k], src=lhsT[k * TILE_K:(k + 1) * TILE_K, mb * BM:(mb + 1) * BM])
-            for mt in nl.affine_range(BM // TILE_M):
-                out_row = out_bufs[out_next % 2]
-                out_next += 1
-                for nt in nl.affine_range(BN // TILE_N):
-                    res_psum = nl.ndarray((TILE_M, TILE_N), dtype=nl.float32, buffer=nl.psum)
-                    for k in range(KT):
-                        mm = nisa.nc_matmul(lhs_blk[k][:, mt * TILE_M:(mt + 1) * TILE_M],
-                                            rhs_blk[k][:, nt * TILE_N:(nt + 1) * TILE_N])
-                        if k == 0:
-                            res_psum[...] = mm
-                        else:
-                            res_psum += mm
-                    out_row[:, nt * TILE_N:(nt + 1) * TILE_N] = nisa.tensor_copy(res_psum)
-                nisa.dma_copy(dst=result[mb * BM + mt * TILE_M:mb * BM + (mt + 1) * TILE_M, nb * BN:(nb + 1) * BN],
-                              src=out_row)
+        row_block(nb, 0, rhs_blk, True)
+        for mb in nl.affine_range(1, MB):
+            row_block(nb, mb, rhs_blk, False)
     return result

@@ -62,6 +62,17 @@ class Tracer {
   detail::TracerImpl& impl_;
 };
 
+// How many times the trace being recorded has made a decision that depends on when tiles die:
+// a tile's bytes given back to the allocator when its last view was gone, a site allocating
+// again within one loop iteration into the ring of an earlier occurrence whose tile nothing
+// refers to any more, or a loop's tile placed outside the rings.
+// The Python front end replays a loop body traced once only when its traced iteration made no
+// such decision (replay keeps the tensors of an iteration alive differently from Python).
+uint64_t lifetime_events();
+// How many instructions, tensors and loops the trace being recorded has made so far (the front
+// end checks that its recording of a loop body saw every one of them).
+uint64_t trace_events();
+
 ncore::Program trace(const std::string& kernel_name, const ncore::Preset& preset,
                      const std::function<void(Tracer&)>& body, const TraceOptions& options = {});
 

@@ -36,6 +36,15 @@ caller = _native.caller
 
 _NO_LOC = _native.Loc("", 0)
 
+# The loop index of an nl.affine_range/sequential_range traced once, and arithmetic on it (see
+# _native's loops: an integer-like value symbolic in the loop indices).
+Sym = _native.Sym
+
+
+def as_int(x):
+    """x as an index: a loop index expression stays symbolic, anything else becomes an int."""
+    return x if type(x) is Sym else int(x)
+
 
 def location(file, line):
     key = (file, line)
@@ -132,7 +141,9 @@ class _TraceState(threading.local):
 
 def shared_hbm_tensor(shape, dtype, make):
     """An nl.shared_hbm tensor: made by the first SPMD instance, and the same tensor (one per
-    allocation, in order) for every later instance, as NKI shares it among the instances."""
+    allocation, in order) for every later instance, as NKI shares it among the instances.
+    Which one it is depends on Python state, so the loops around it are not replayed."""
+    _native.loops_need_python()
     k = _state.shared_next
     _state.shared_next += 1
     if k == len(_state.shared):
@@ -185,7 +196,7 @@ def operand(x):
         return x._native()
     if x is None:
         return None
-    if isinstance(x, (bool, int, float, np.integer, np.floating)):
+    if isinstance(x, (bool, int, float, np.integer, np.floating, Sym)):
         return float(x)
     raise TypeError(f"expected a tile or a number, got {type(x).__name__}")
 
@@ -200,7 +211,7 @@ def _fast_index(key):
     out = []
     for k in key:
         tk = type(k)
-        if tk is int:
+        if tk is int or tk is Sym:
             if k < 0:
                 return None
             out.append(k)
@@ -213,7 +224,7 @@ def _fast_index(key):
                     out.append(None)
                     continue
                 start = 0
-            if type(start) is not int or start < 0 or (stop is not None and (type(stop) is not int or stop < 0)):
+            if type(start) not in _INTS or start < 0 or (stop is not None and (type(stop) not in _INTS or stop < 0)):
                 return None
             out.append((start, -1, 1) if stop is None else (start, max(0, stop - start), 1))
         else:
@@ -222,6 +233,7 @@ def _fast_index(key):
 
 
 _IndexExpr = None
+_INTS = (int, Sym)
 
 
 def _expand_ellipsis(key, ndim):
@@ -245,8 +257,8 @@ def _norm_index(key, ndim):
     for k in _expand_ellipsis(key, ndim):
         if isinstance(k, slice):
             items.append(_slice_item(k))
-        elif isinstance(k, (int, np.integer)):
-            items.append(int(k))
+        elif isinstance(k, (int, np.integer, Sym)):
+            items.append(as_int(k))
         elif k is None:
             raise IndexError("None (np.newaxis) is not an index of an NKI tensor")
         else:
@@ -287,8 +299,8 @@ def _affine_index(key, shape):
             sizes[naxes] = n
             terms.append((start, {naxes: step}))
             naxes += 1
-        elif isinstance(k, (int, np.integer)):
-            i = int(k)
+        elif isinstance(k, (int, np.integer, Sym)):
+            i = as_int(k)
             terms.append((i + shape[d] if i < 0 else i, {}))
         else:
             raise IndexError(f"an NKI tensor is indexed by ints, slices, '...' and nl.arange/nl.mgrid expressions, "
@@ -305,8 +317,8 @@ def _slice_item(s):
         raise IndexError(f"slice step {step}: steps must be positive")
     if s.start is None and s.stop is None and step == 1:
         return None
-    start = 0 if s.start is None else int(s.start)
-    stop = None if s.stop is None else int(s.stop)
+    start = 0 if s.start is None else as_int(s.start)
+    stop = None if s.stop is None else as_int(s.stop)
     if start < 0 or (stop is not None and stop < 0):
         return _NegSlice(start, stop, step)
     if stop is None:
@@ -594,7 +606,7 @@ def assign(dst, value, loc):
         else:
             _native.dma_copy(d, v, loc)
         return
-    if isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, (int, float, np.integer, np.floating, Sym)):
         flush()
         d = dst._native()
         if not d.on_chip:

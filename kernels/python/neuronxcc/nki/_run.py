@@ -104,6 +104,23 @@ def launch_grid(grid):
     return g
 
 
+_DEFINITIONS = {}
+
+
+def _definition(func):
+    """The kernel's file and first line (found once per function: inspect reads the source)."""
+    code = getattr(func, "__code__", None)
+    key = code if code is not None else func
+    r = _DEFINITIONS.get(key)
+    if r is None:
+        try:
+            r = _core._relative(inspect.getsourcefile(func) or "<unknown>"), inspect.getsourcelines(func)[1]
+        except (OSError, TypeError):
+            r = "<unknown>", 0
+        _DEFINITIONS[key] = r
+    return r
+
+
 def trace(func, args, kwargs, grid=()):
     """Traces func with its numpy array arguments as HBM tensors. Returns (program, input arrays by
     name, the order of the returned tensors, which argument each returned input is). With an SPMD
@@ -116,17 +133,14 @@ def trace(func, args, kwargs, grid=()):
     except TypeError as e:
         raise TypeError(f"{func.__name__}: {e}") from None
     bound.apply_defaults()
-    try:
-        def_file, def_line = _core._relative(inspect.getsourcefile(func) or "<unknown>"), \
-            inspect.getsourcelines(func)[1]
-    except (OSError, TypeError):
-        def_file, def_line = "<unknown>", 0
+    def_file, def_line = _definition(func)
     arrays = {}
     result = {}
 
     def body(tracer):
         _core._state.active = True
         _core._state.pending = []
+        _native.reset_loops()
         try:
             hbm = {}
             for name, value in list(bound.arguments.items()):
@@ -157,6 +171,7 @@ def trace(func, args, kwargs, grid=()):
             result["tuple"] = isinstance(ret, (tuple, list))
             result["none"] = ret is None
         finally:
+            _native.reset_loops()
             _core._state.active = False
             _core._state.pending = []
             _core._state.grid, _core._state.pid, _core._state.shared = (), (), []

@@ -662,16 +662,31 @@ class _Range:
             return
         _core.flush()
         loop = _native.Range(len(self.r), self.sequential, self.loc)
-        loop.enter()
         try:
-            for v in self.r:
-                loop.next()
+            if self.api != "static_range" and len(self.r):
+                # Traced once with a symbolic index, the other iterations replayed by the tracer;
+                # unless the body needed a concrete index that varies (then Python goes on).
+                i = loop.begin_symbolic(self.r.start, self.r.step)
                 try:
-                    yield v
+                    yield i
                 except GeneratorExit:  # a break: the iteration's pending results still belong to it
                     _core.flush()
                     raise
                 _core.flush()  # the iteration's pending results belong to it
+                if loop.finish_symbolic():
+                    return
+            else:
+                loop.enter()
+            while True:
+                v = loop.next()
+                if v is None:
+                    return
+                try:
+                    yield v
+                except GeneratorExit:
+                    _core.flush()
+                    raise
+                _core.flush()
         finally:
             loop.exit()
 
@@ -694,7 +709,8 @@ def static_range(*args, **kwargs):
 
 def ds(start, size):
     """A slice of `size` elements from `start`: t[nl.ds(i * 128, 128)]."""
-    return builtins.slice(int(start), int(start) + int(size))
+    start = _core.as_int(start)
+    return builtins.slice(start, start + int(size))
 
 
 # --- index expressions: nl.arange, nl.mgrid --------------------------------------------------------
@@ -740,12 +756,12 @@ class IndexExpr:
                 terms[a] = terms.get(a, 0) + c
                 sizes[a] = k.sizes[a]
             return IndexExpr(self.start + k.start, terms, sizes, self.ndim)
-        return IndexExpr(self.start + int(k), self.terms, self.sizes, self.ndim)
+        return IndexExpr(self.start + _core.as_int(k), self.terms, self.sizes, self.ndim)
 
     __radd__ = __add__
 
     def __sub__(self, k):
-        return self + (-k if isinstance(k, IndexExpr) else -int(k))
+        return self + (-k if isinstance(k, IndexExpr) else -_core.as_int(k))
 
     def __rsub__(self, k):
         return (-self) + k
