@@ -629,142 +629,247 @@ nki::nisa::Affine affine_of(const py::tuple& t) {
 }
 
 void bind_compose(py::module_& m) {
-  auto result = [](const std::optional<Tensor>& dst, const Tensor& like, const std::optional<std::string>& dtype,
-                   const nki::Loc& l) {
-    return dst ? *dst : nki::nl::result_tile(like, dtype ? dtype_of(*dtype) : like.dtype(), l);
+  loops::Recorder& R = loops::recorder();
+  // dst (argument 0), else a new tile laid out as `like`, of the dtype given (default like's).
+  auto result = [](const Args& a, const Tensor& like, const std::optional<nki::Dtype>& dt, const nki::Loc& l) {
+    const auto dst = a.ot(0);
+    return dst ? *dst : nki::nl::result_tile(like, dt ? *dt : like.dtype(), l);
   };
-  auto dt = [](const std::optional<std::string>& dtype, const Tensor& like) {
-    return dtype ? dtype_of(*dtype) : like.dtype();
-  };
-  m.def("iota", [](const std::optional<Tensor>& dst, const py::tuple& expr, const std::string& dtype,
-                   const nki::Loc& at) {
-    if (dst) {
-      nki::nisa::iota(*dst, affine_of(expr), at);
-      return *dst;
-    }
-    return nki::nisa::iota(affine_of(expr), dtype_of(dtype), at);
+  auto dst_ptr = [](const std::optional<Tensor>& d) { return d ? &*d : nullptr; };
+  // An affine expression (start, coefficient per grid axis, grid sizes) whose start may be a loop
+  // index: captured as argument `k` of the call, the rest by value.
+  m.def("iota", [&R](py::handle dst, const py::tuple& expr, const std::string& dtype, const nki::Loc& at) {
+    const nki::nisa::Affine e = affine_of(py::make_tuple(0, expr[1], expr[2]));
+    const nki::Dtype dt = dtype_of(dtype);
+    return R.tensor_call(
+        [e, dt, at](const Args& a) {
+          nki::nisa::Affine x = e;
+          x.start = a.i(1);
+          if (const auto d = a.ot(0)) {
+            nki::nisa::iota(*d, x, at);
+            return *d;
+          }
+          return nki::nisa::iota(x, dt, at);
+        },
+        {R.capture(dst), R.capture(expr[0])});
   });
-  m.def("affine_select", [result](const std::optional<Tensor>& dst, const py::list& pred, const Tensor& on_true,
-                                  double on_false, const std::optional<std::string>& dtype, const nki::Loc& at) {
+  m.def("affine_select", [&R, result](py::handle dst, const py::list& pred, py::handle on_true, double on_false,
+                                      const std::optional<std::string>& dtype, const nki::Loc& at) {
     nki::nisa::AffinePredicate p;
+    std::vector<loops::Ref> refs{R.capture(dst), R.capture(on_true)};
     for (const auto& h : pred) {
       const auto t = h.cast<py::tuple>();
-      p.terms.emplace_back(affine_of(t[0].cast<py::tuple>()), alu_of(t[1].cast<std::string>()));
+      const auto e = t[0].cast<py::tuple>();
+      p.terms.emplace_back(affine_of(py::make_tuple(0, e[1], e[2])), alu_of(t[1].cast<std::string>()));
+      refs.push_back(R.capture(e[0]));  // each term's start: argument 2, 3, ...
     }
-    const Tensor t = result(dst, on_true, dtype, at);
-    nki::nisa::affine_select(t, p, on_true, static_cast<float>(on_false), at);
-    return t;
+    const auto dt = opt_dtype(dtype);
+    const float v = static_cast<float>(on_false);
+    return R.tensor_call(
+        [p, dt, v, at, result](const Args& a) {
+          nki::nisa::AffinePredicate q = p;
+          for (size_t j = 0; j < q.terms.size(); ++j) q.terms[j].first.start = a.i(2 + j);
+          const Tensor t = result(a, a.t(1), dt, at);
+          nki::nisa::affine_select(t, q, a.t(1), v, at);
+          return t;
+        },
+        std::move(refs));
   });
-  m.def("tensor_copy_predicated", [](const Tensor& dst, const py::object& src, const Tensor& predicate,
-                                     bool reverse_pred, const nki::Loc& at) {
-    nki::nisa::tensor_copy_predicated(dst, operand_of(src), predicate, reverse_pred, at);
-  });
-  m.def("scalar_tensor_tensor", [result](const std::optional<Tensor>& dst, const Tensor& data, const std::string& op0,
-                                         const py::object& operand0, const std::string& op1, const Tensor& operand1,
-                                         bool reverse0, bool reverse1, const std::optional<std::string>& dtype,
-                                         const nki::Loc& at) {
-    const Tensor t = result(dst, data, dtype, at);
-    nki::nisa::scalar_tensor_tensor(t, data, alu_of(op0), operand_of(operand0), alu_of(op1), operand1, reverse0,
-                                    reverse1, at);
-    return t;
-  });
-  m.def("tensor_scalar_reduce", [result](const std::optional<Tensor>& dst, const Tensor& data, const std::string& op0,
-                                         const py::object& operand0, const std::string& reduce_op,
-                                         const Tensor& reduce_res, bool reverse0,
-                                         const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const Tensor t = result(dst, data, dtype, at);
-    nki::nisa::tensor_scalar_reduce(t, data, alu_of(op0), operand_of(operand0), alu_of(reduce_op), reduce_res,
-                                    reverse0, at);
-    return t;
-  });
-  m.def("tensor_tensor_scan", [result](const std::optional<Tensor>& dst, const Tensor& data0, const Tensor& data1,
-                                       const py::object& initial, const std::string& op0, const std::string& op1,
-                                       bool reverse0, bool reverse1, const std::optional<std::string>& dtype,
+  m.def("tensor_copy_predicated", [&R](py::handle dst, py::handle src, py::handle predicate, bool reverse_pred,
                                        const nki::Loc& at) {
-    const Tensor t = result(dst, data0, dtype, at);
-    nki::nisa::tensor_tensor_scan(t, data0, data1, operand_of(initial), alu_of(op0), alu_of(op1), reverse0, reverse1,
-                                  at);
-    return t;
+    R.void_call(
+        [reverse_pred, at](const Args& a) {
+          nki::nisa::tensor_copy_predicated(a.t(0), a.operand(1), a.t(2), reverse_pred, at);
+        },
+        {R.capture(dst), R.capture(src), R.capture(predicate)});
+  });
+  m.def("scalar_tensor_tensor", [&R, result](py::handle dst, py::handle data, const std::string& op0,
+                                             py::handle operand0, const std::string& op1, py::handle operand1,
+                                             bool reverse0, bool reverse1, const std::optional<std::string>& dtype,
+                                             const nki::Loc& at) {
+    const nki::AluOp a0 = alu_of(op0), a1 = alu_of(op1);
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [a0, a1, reverse0, reverse1, dt, at, result](const Args& a) {
+          const Tensor t = result(a, a.t(1), dt, at);
+          nki::nisa::scalar_tensor_tensor(t, a.t(1), a0, a.operand(2), a1, a.t(3), reverse0, reverse1, at);
+          return t;
+        },
+        {R.capture(dst), R.capture(data), R.capture(operand0), R.capture(operand1)});
+  });
+  m.def("tensor_scalar_reduce", [&R, result](py::handle dst, py::handle data, const std::string& op0,
+                                             py::handle operand0, const std::string& reduce_op, py::handle reduce_res,
+                                             bool reverse0, const std::optional<std::string>& dtype,
+                                             const nki::Loc& at) {
+    const nki::AluOp a0 = alu_of(op0), r = alu_of(reduce_op);
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [a0, r, reverse0, dt, at, result](const Args& a) {
+          const Tensor t = result(a, a.t(1), dt, at);
+          nki::nisa::tensor_scalar_reduce(t, a.t(1), a0, a.operand(2), r, a.t(3), reverse0, at);
+          return t;
+        },
+        {R.capture(dst), R.capture(data), R.capture(operand0), R.capture(reduce_res)});
+  });
+  m.def("tensor_tensor_scan", [&R, result](py::handle dst, py::handle data0, py::handle data1, py::handle initial,
+                                           const std::string& op0, const std::string& op1, bool reverse0,
+                                           bool reverse1, const std::optional<std::string>& dtype,
+                                           const nki::Loc& at) {
+    const nki::AluOp a0 = alu_of(op0), a1 = alu_of(op1);
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [a0, a1, reverse0, reverse1, dt, at, result](const Args& a) {
+          const Tensor t = result(a, a.t(1), dt, at);
+          nki::nisa::tensor_tensor_scan(t, a.t(1), a.t(2), a.operand(3), a0, a1, reverse0, reverse1, at);
+          return t;
+        },
+        {R.capture(dst), R.capture(data0), R.capture(data1), R.capture(initial)});
   });
   // bn_stats and bn_aggr: into dst, or into a new (P, 6) / (P, 2) tile of dtype.
   using StatsInto = void (*)(const Tensor&, const Tensor&, nki::Loc);
   using StatsNew = Tensor (*)(const Tensor&, nki::Dtype, nki::Loc);
-  auto stats = [dt](StatsInto into, StatsNew make) {
-    return [dt, into, make](const std::optional<Tensor>& dst, const Tensor& data,
-                            const std::optional<std::string>& dtype, const nki::Loc& at) {
-      if (!dst) return make(data, dt(dtype, data), at);
-      into(*dst, data, at);
-      return *dst;
+  auto stats = [&R](StatsInto into, StatsNew make) {
+    return [&R, into, make](py::handle dst, py::handle data, const std::optional<std::string>& dtype,
+                            const nki::Loc& at) {
+      const auto dt = opt_dtype(dtype);
+      return R.tensor_call(
+          [into, make, dt, at](const Args& a) {
+            const Tensor x = a.t(1);
+            if (const auto d = a.ot(0)) {
+              into(*d, x, at);
+              return *d;
+            }
+            return make(x, dt ? *dt : x.dtype(), at);
+          },
+          {R.capture(dst), R.capture(data)});
     };
   };
   m.def("bn_stats", stats(nki::nisa::bn_stats, nki::nisa::bn_stats));
   m.def("bn_aggr", stats(nki::nisa::bn_aggr, nki::nisa::bn_aggr));
-  m.def("max8", [dt](const std::optional<Tensor>& dst, const Tensor& src, const std::optional<std::string>& dtype,
-                     const nki::Loc& at) {
-    if (!dst) return nki::nisa::max8(src, dt(dtype, src), at);
-    nki::nisa::max8(*dst, src, at);
-    return *dst;
+  m.def("max8", [&R](py::handle dst, py::handle src, const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [dt, at](const Args& a) {
+          const Tensor x = a.t(1);
+          if (const auto d = a.ot(0)) {
+            nki::nisa::max8(*d, x, at);
+            return *d;
+          }
+          return nki::nisa::max8(x, dt ? *dt : x.dtype(), at);
+        },
+        {R.capture(dst), R.capture(src)});
   });
-  m.def("nc_find_index8", [](const std::optional<Tensor>& dst, const Tensor& data, const Tensor& vals,
-                             const std::optional<std::string>& dtype, const nki::Loc& at) {
-    if (!dst) return nki::nisa::nc_find_index8(data, vals, dtype ? dtype_of(*dtype) : nki::Dtype::float32, at);
-    nki::nisa::nc_find_index8(*dst, data, vals, at);
-    return *dst;
-  });
-  m.def("nc_match_replace8", [result](const std::optional<Tensor>& dst, const Tensor& data, const Tensor& vals,
-                                      double imm, const std::optional<Tensor>& dst_idx,
-                                      const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const Tensor t = result(dst, data, dtype, at);
-    nki::nisa::nc_match_replace8(t, data, vals, static_cast<float>(imm), dst_idx ? &*dst_idx : nullptr, at);
-    return t;
-  });
-  m.def("gather_flattened", [dt](const std::optional<Tensor>& dst, const Tensor& data, const Tensor& indices,
-                                 const std::optional<std::string>& dtype, const nki::Loc& at) {
-    return nki::nl::gather_flattened(data, indices, dt(dtype, data), dst ? &*dst : nullptr, at);
-  });
-  m.def("rand", [](const std::vector<int64_t>& shape, const std::string& dtype, const nki::Loc& at) {
-    return nki::nl::rand(nki::Shape(shape), dtype_of(dtype), at);
-  });
-  m.def("random_seed", [](int64_t seed, const nki::Loc& at) { nki::nl::random_seed(seed, at); });
-  m.def("dropout", [result](const std::optional<Tensor>& dst, const Tensor& data, const py::object& prob,
-                            const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const Tensor t = result(dst, data, dtype, at);
-    nki::nisa::dropout(t, data, operand_of(prob), at);
-    return t;
-  });
-  m.def("where", [](const Tensor& dst, const Tensor& cond, const py::object& x, const py::object& y,
-                    const nki::Loc& at) { nki::nl::where(dst, cond, operand_of(x), operand_of(y), at); });
-  m.def("var", [dt](const std::optional<Tensor>& dst, const Tensor& x, const std::vector<int>& axis,
-                          const std::optional<std::string>& dtype, const nki::Loc& at) {
-    return nki::nl::var(x, nki::nisa::Axes(axis), dt(dtype, x), dst ? &*dst : nullptr, at);
-  });
-  m.def("softmax", [dt](const std::optional<Tensor>& dst, const Tensor& x, const std::vector<int>& axis,
-                              const std::optional<std::string>& dtype, const nki::Loc& at) {
-    return nki::nl::softmax(x, nki::nisa::Axes(axis), dt(dtype, x), dst ? &*dst : nullptr, at);
-  });
-  m.def("all", [dt](const std::optional<Tensor>& dst, const Tensor& x, const std::vector<int>& axis,
-                          const std::optional<std::string>& dtype, const nki::Loc& at) {
-    return nki::nl::all_of(x, nki::nisa::Axes(axis), dt(dtype, x), dst ? &*dst : nullptr, at);
-  });
-  m.def("rms_norm", [dt](const std::optional<Tensor>& dst, const Tensor& x, const py::object& w,
-                               const std::vector<int>& axis, int64_t n, double epsilon,
+  m.def("nc_find_index8", [&R](py::handle dst, py::handle data, py::handle vals,
                                const std::optional<std::string>& dtype, const nki::Loc& at) {
-    return nki::nl::rms_norm(x, operand_of(w), nki::nisa::Axes(axis), n, static_cast<float>(epsilon), dt(dtype, x),
-                             dst ? &*dst : nullptr, at);
+    const nki::Dtype dt = dtype ? dtype_of(*dtype) : nki::Dtype::float32;
+    return R.tensor_call(
+        [dt, at](const Args& a) {
+          if (const auto d = a.ot(0)) {
+            nki::nisa::nc_find_index8(*d, a.t(1), a.t(2), at);
+            return *d;
+          }
+          return nki::nisa::nc_find_index8(a.t(1), a.t(2), dt, at);
+        },
+        {R.capture(dst), R.capture(data), R.capture(vals)});
   });
-  m.def("loop_reduce", [](const Tensor& dst, const Tensor& x, const std::string& op, const nki::Loc& at) {
-    nki::nl::loop_reduce(dst, x, alu_of(op), at);
+  m.def("nc_match_replace8", [&R, result, dst_ptr](py::handle dst, py::handle data, py::handle vals, double imm,
+                                                   py::handle dst_idx, const std::optional<std::string>& dtype,
+                                                   const nki::Loc& at) {
+    const auto dt = opt_dtype(dtype);
+    const float v = static_cast<float>(imm);
+    return R.tensor_call(
+        [dt, v, at, result, dst_ptr](const Args& a) {
+          const Tensor t = result(a, a.t(1), dt, at);
+          const auto idx = a.ot(3);
+          nki::nisa::nc_match_replace8(t, a.t(1), a.t(2), v, dst_ptr(idx), at);
+          return t;
+        },
+        {R.capture(dst), R.capture(data), R.capture(vals), R.capture(dst_idx)});
   });
-  m.def("shared_constant", [](const py::array_t<float, py::array::c_style | py::array::forcecast>& values,
-                              const std::string& dtype, const nki::Loc& at) {
+  // The nl calls with an optional destination: fn(x, ..., dtype, dst or null).
+  m.def("gather_flattened", [&R, dst_ptr](py::handle dst, py::handle data, py::handle indices,
+                                          const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [dt, at, dst_ptr](const Args& a) {
+          const Tensor x = a.t(1);
+          const auto d = a.ot(0);
+          return nki::nl::gather_flattened(x, a.t(2), dt ? *dt : x.dtype(), dst_ptr(d), at);
+        },
+        {R.capture(dst), R.capture(data), R.capture(indices)});
+  });
+  m.def("rand", [&R](const std::vector<int64_t>& shape, const std::string& dtype, const nki::Loc& at) {
+    const nki::Shape sh(shape);
+    const nki::Dtype dt = dtype_of(dtype);
+    return R.tensor_call([sh, dt, at](const Args&) { return nki::nl::rand(sh, dt, at); }, {});
+  });
+  m.def("random_seed", [&R](int64_t seed, const nki::Loc& at) {
+    R.void_call([seed, at](const Args&) { nki::nl::random_seed(seed, at); }, {});
+  });
+  m.def("dropout", [&R, result](py::handle dst, py::handle data, py::handle prob,
+                                const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const auto dt = opt_dtype(dtype);
+    return R.tensor_call(
+        [dt, at, result](const Args& a) {
+          const Tensor t = result(a, a.t(1), dt, at);
+          nki::nisa::dropout(t, a.t(1), a.operand(2), at);
+          return t;
+        },
+        {R.capture(dst), R.capture(data), R.capture(prob)});
+  });
+  m.def("where", [&R](py::handle dst, py::handle cond, py::handle x, py::handle y, const nki::Loc& at) {
+    R.void_call([at](const Args& a) { nki::nl::where(a.t(0), a.t(1), a.operand(2), a.operand(3), at); },
+                {R.capture(dst), R.capture(cond), R.capture(x), R.capture(y)});
+  });
+  using Reduction = Tensor (*)(const Tensor&, const nki::nisa::Axes&, nki::Dtype, const Tensor*, nki::Loc);
+  auto reduction = [&R, dst_ptr](Reduction fn) {
+    return [&R, dst_ptr, fn](py::handle dst, py::handle x, const std::vector<int>& axis,
+                             const std::optional<std::string>& dtype, const nki::Loc& at) {
+      const nki::nisa::Axes ax(axis);
+      const auto dt = opt_dtype(dtype);
+      return R.tensor_call(
+          [fn, ax, dt, at, dst_ptr](const Args& a) {
+            const Tensor v = a.t(1);
+            const auto d = a.ot(0);
+            return fn(v, ax, dt ? *dt : v.dtype(), dst_ptr(d), at);
+          },
+          {R.capture(dst), R.capture(x)});
+    };
+  };
+  m.def("var", reduction(nki::nl::var));
+  m.def("softmax", reduction(nki::nl::softmax));
+  m.def("all", reduction(nki::nl::all_of));
+  m.def("rms_norm", [&R, dst_ptr](py::handle dst, py::handle x, py::handle w, const std::vector<int>& axis, int64_t n,
+                                  double epsilon, const std::optional<std::string>& dtype, const nki::Loc& at) {
+    const nki::nisa::Axes ax(axis);
+    const auto dt = opt_dtype(dtype);
+    const float eps = static_cast<float>(epsilon);
+    return R.tensor_call(
+        [ax, n, eps, dt, at, dst_ptr](const Args& a) {
+          const Tensor v = a.t(1);
+          const auto d = a.ot(0);
+          return nki::nl::rms_norm(v, a.operand(2), ax, n, eps, dt ? *dt : v.dtype(), dst_ptr(d), at);
+        },
+        {R.capture(dst), R.capture(x), R.capture(w)});
+  });
+  m.def("loop_reduce", [&R](py::handle dst, py::handle x, const std::string& op, const nki::Loc& at) {
+    const nki::AluOp alu = alu_of(op);
+    R.void_call([alu, at](const Args& a) { nki::nl::loop_reduce(a.t(0), a.t(1), alu, at); },
+                {R.capture(dst), R.capture(x)});
+  });
+  m.def("shared_constant", [&R](const py::array_t<float, py::array::c_style | py::array::forcecast>& values,
+                                const std::string& dtype, const nki::Loc& at) {
     std::vector<int64_t> shape;
     for (py::ssize_t d = 0; d < values.ndim(); ++d) shape.push_back(values.shape(d));
     if (shape.empty()) shape.push_back(1);
     const std::vector<float> v(values.data(), values.data() + values.size());
-    return nki::nl::shared_constant(v, nki::Shape(shape), dtype_of(dtype), at);
+    const nki::Shape sh(shape);
+    const nki::Dtype dt = dtype_of(dtype);
+    return R.tensor_call([v, sh, dt, at](const Args&) { return nki::nl::shared_constant(v, sh, dt, at); }, {});
   });
-  m.def("shared_identity_matrix", [](int64_t n, const std::string& dtype, const nki::Loc& at) {
-    return nki::nl::shared_identity_matrix(n, dtype_of(dtype), at);
+  m.def("shared_identity_matrix", [&R](int64_t n, const std::string& dtype, const nki::Loc& at) {
+    const nki::Dtype dt = dtype_of(dtype);
+    return R.tensor_call([n, dt, at](const Args&) { return nki::nl::shared_identity_matrix(n, dt, at); }, {});
   });
 }
 

@@ -319,3 +319,32 @@ def outer_branch(a, rng=None, seq=None, ran=None):
 def test_inner_loops_are_traced_once_inside_an_outer_loop_traced_by_python():
     a = np.arange(128 * 384, dtype=np.float32).reshape(128, 384)
     check(outer_branch, a, 3, 6, 2 * a)  # the second store of columns 128..191 wins
+
+
+@nki.jit
+def masked_causal_rows(a, rng=None, seq=None, ran=None):
+    """Composite calls and masks in a loop traced once: a causal mask (affine_select on the tile's
+    global rows and columns), a softmax, and a store of the rows inside the tensor only."""
+    R, C = a.shape
+    out = nl.ndarray((R, C), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(C)[None, :]
+    for t in rng((R + 127) // 128):
+        ran.append("t")
+        x = nl.load(a[t * 128 + i_p, i_f], mask=(t * 128 + i_p < R))
+        y = nisa.affine_select(pred=(t * 128 + i_p - i_f >= 0), on_true_tile=x, on_false_value=-1e4)
+        nl.store(out[t * 128 + i_p, i_f], value=nl.softmax(y, axis=1), mask=(t * 128 + i_p < R))
+    return out
+
+
+@pytest.mark.parametrize("rows,python_iterations", [(384, 1), (300, 3)])
+def test_composite_calls_and_masks_in_a_loop_traced_once(rows, python_iterations):
+    # 384 rows: the mask keeps every row of every tile, the same box each iteration (traced once).
+    # 300 rows: the last tile's box is smaller, a value that varies: the loop runs in Python.
+    a = np.random.default_rng(5).uniform(-1, 1, (rows, 64)).astype(np.float32)
+    sym, static = same_program(masked_causal_rows, a)
+    assert len(sym) == python_iterations and len(static) == 3
+    x = np.where(np.arange(rows)[:, None] >= np.arange(64)[None, :], a.astype(np.float64), -1e4)
+    want = np.exp(x - x.max(axis=1, keepdims=True))
+    want /= want.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(simulated(masked_causal_rows, a), want, rtol=1e-5, atol=1e-7)
