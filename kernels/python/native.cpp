@@ -725,7 +725,7 @@ void bind_compose(py::module_& m) {
         },
         {R.capture(dst), R.capture(data0), R.capture(data1), R.capture(initial)});
   });
-  // bn_stats and bn_aggr: into dst, or into a new (P, 6) / (P, 2) tile of dtype.
+  // bn_stats, bn_aggr and max8: into dst, or into a new (P, 6) / (P, 2) / (P, 8) tile of dtype.
   using StatsInto = void (*)(const Tensor&, const Tensor&, nki::Loc);
   using StatsNew = Tensor (*)(const Tensor&, nki::Dtype, nki::Loc);
   auto stats = [&R](StatsInto into, StatsNew make) {
@@ -746,19 +746,7 @@ void bind_compose(py::module_& m) {
   };
   m.def("bn_stats", stats(nki::nisa::bn_stats, nki::nisa::bn_stats));
   m.def("bn_aggr", stats(nki::nisa::bn_aggr, nki::nisa::bn_aggr));
-  m.def("max8", [&R](py::handle dst, py::handle src, const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [dt, at](const Args& a) {
-          const Tensor x = a.t(1);
-          if (const auto d = a.ot(0)) {
-            nki::nisa::max8(*d, x, at);
-            return *d;
-          }
-          return nki::nisa::max8(x, dt ? *dt : x.dtype(), at);
-        },
-        {R.capture(dst), R.capture(src)});
-  });
+  m.def("max8", stats(nki::nisa::max8, nki::nisa::max8));
   m.def("nc_find_index8", [&R](py::handle dst, py::handle data, py::handle vals,
                                const std::optional<std::string>& dtype, const nki::Loc& at) {
     const nki::Dtype dt = dtype ? dtype_of(*dtype) : nki::Dtype::float32;
