@@ -1,6 +1,7 @@
-// The scalar engine's activation functions and the ALU's divide and comparisons in C++, on host
-// floats: the golden model's side of the contract that rtl/ncore_fp_pkg.sv implements in
-// SystemVerilog (f32_div, f32_sqrt, act_exp, act_log, ...).
+// The scalar engine's activation functions and the ALU's divide, comparisons, power and mod in C++,
+// on host floats (and, for the trigonometric reduction and power, in integer arithmetic): the
+// golden model's side of the contract that rtl/ncore_fp_pkg.sv implements in SystemVerilog
+// (f32_div, f32_sqrt, act_exp, act_log, act_trig, f32_pow, ...).
 //
 // sqrt, reciprocal, rsqrt (1 / sqrt), square and divide are IEEE operations: here the host's
 // correctly rounded sqrtf and division, in the RTL integer arithmetic of its own, so the two are
