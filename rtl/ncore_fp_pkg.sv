@@ -1,7 +1,7 @@
 // Floating-point numerics of the vector, scalar and DMA datapaths: dtype conversion to and from
-// fp32, the fp32 ALU (add, subtract, multiply, max, min, divide, the comparisons), square root and
-// the scalar engine's activation functions. Engines widen every element to fp32
-// exactly, compute in IEEE-754 binary32 with round-to-nearest-even and no flush-to-zero, and round
+// fp32, the fp32 ALU (add, subtract, multiply, max, min, divide, the comparisons, power, mod, fmod,
+// the logical ops), square root and the scalar engine's activation functions. Engines widen every
+// element to fp32 exactly, compute in IEEE-754 binary32 with round-to-nearest-even and no flush-to-zero, and round
 // once to the destination dtype. Any NaN that comes out of a conversion or an arithmetic op is
 // the canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00); bit copies between equal
 // dtypes do not come here and keep their bits. The C++ reference is tb/golden/numerics.hpp, built
@@ -390,32 +390,6 @@ package ncore_fp_pkg;
     return t ? 32'h3F80_0000 : 32'd0;
   endfunction
 
-  // The engines' ALU: `a op b` on fp32 bits. bypass passes a unchanged; subtract is add with b's
-  // sign flipped (NaN results stay canonical); the comparisons give 1.0 or 0.0 (a NaN operand:
-  // not_equal 1.0, the others 0.0). Codes outside the enumeration act as bypass.
-  function automatic logic [31:0] fp_alu(alu_op_e op, logic [31:0] a, logic [31:0] b);
-    /* verilator no_inline_task */
-    logic [31:0] r;
-    logic unord;
-    unord = f32_is_nan(a[30:0]) || f32_is_nan(b[30:0]);
-    unique case (op)
-      ALU_ADD: r = f32_add(a, b);
-      ALU_SUBTRACT: r = f32_sub(a, b);
-      ALU_MULTIPLY: r = f32_mul(a, b);
-      ALU_MAX: r = f32_max(a, b);
-      ALU_MIN: r = f32_min(a, b);
-      ALU_DIVIDE: r = f32_div(a, b);
-      ALU_EQUAL: r = f32_truth(!unord && f32_eq(a, b));
-      ALU_NOT_EQUAL: r = f32_truth(unord || !f32_eq(a, b));
-      ALU_GREATER: r = f32_truth(!unord && f32_lt(b, a));
-      ALU_GREATER_EQUAL: r = f32_truth(!unord && !f32_lt(a, b));
-      ALU_LESS: r = f32_truth(!unord && f32_lt(a, b));
-      ALU_LESS_EQUAL: r = f32_truth(!unord && !f32_lt(b, a));
-      default: r = a;
-    endcase
-    return r;
-  endfunction
-
   //////////////////////////////////////////
   // Scalar-engine activation functions   //
   //////////////////////////////////////////
@@ -582,14 +556,18 @@ package ncore_fp_pkg;
     '{32'h3E0D_3DCB, 32'h3D9D_E62D, 32'h3F0C_7EAB, 32'hBDDA_5CA2, 32'hBE5A_45CB, 32'h3E5A_D918, 32'h3E03_0DA7,
       32'hBEF8_F0A1, 32'h3EBC_79CC}};
 
+  // c[0] + s (c[1] + s (... + s c[6])), Horner from the highest coefficient.
+  function automatic logic [31:0] f32_horner7(logic [31:0] c [7], logic [31:0] s);
+    logic [31:0] p;
+    p = c[6];
+    for (int i = 5; i >= 0; i--) p = f32_add(f32_mul(p, s), c[i]);
+    return p;
+  endfunction
+
   // z + z P(z z), 0 <= z < 0.84375.
   function automatic logic [31:0] act_erf_small(logic [31:0] z);
     /* verilator no_inline_task */
-    logic [31:0] s, p;
-    s = f32_mul(z, z);
-    p = ActErfP[6];
-    for (int i = 5; i >= 0; i--) p = f32_add(f32_mul(p, s), ActErfP[i]);
-    return f32_add(z, f32_mul(z, p));
+    return f32_add(z, f32_mul(z, f32_horner7(ActErfP, f32_mul(z, z))));
   endfunction
 
   // erfc(z), z >= 0: 1 - erf_small(z) below 0.84375, +0 from 10.5, else
@@ -634,6 +612,331 @@ package ncore_fp_pkg;
     return f32_mul(x, f32_sub(F32One, f32_mul(F32Half, e)));
   endfunction
 
+  // trunc, floor, ceil (exact): |x| >= 2^23 and the infinities are integers, |x| < 1 truncates to
+  // a zero of x's sign, otherwise the fraction bits are cleared; floor and ceil step by one.
+  function automatic logic [31:0] act_trunc(logic [31:0] x);
+    /* verilator no_inline_task */
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    if (x[30:23] >= 8'd150) return x;
+    if (x[30:23] < 8'd127) return {x[31], 31'd0};
+    return x & ~(32'h007F_FFFF >> (x[30:23] - 8'd127));
+  endfunction
+  // floor (up = 0) steps a truncated negative non-integer down by one, ceil (up = 1) a positive one up.
+  function automatic logic [31:0] act_floor_ceil(logic [31:0] x, logic up);
+    /* verilator no_inline_task */
+    logic [31:0] t;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    t = act_trunc(x);
+    if (up ? f32_lt(t, x) : f32_lt(x, t)) return f32_add(t, {~up, F32One[30:0]});
+    return t;
+  endfunction
+
+  // sin, cos, tan (act_math.hpp): |x| below fp32 pi/4 as it is, else the exact integer reduction:
+  // 96 bits of 2/pi (ActTwoOverPi: 32 zero bits, then 224 bits of 2/pi) from the bit of weight
+  // 2^(1 - E), |x| = m 2^E, times m: bits 95:94 are k mod 4, 93:0 the fraction; the top 32 bits
+  // of |fraction| times pi/2 (ActPio2Fix = pi/2 2^31), rounded once.
+  localparam logic [255:0] ActTwoOverPi = {32'h0000_0000, 32'hA2F9_836E, 32'h4E44_1529, 32'hFC27_57D1,
+                                           32'hF534_DDC0, 32'hDB62_9599, 32'h3C43_9041, 32'hFE51_63AB};
+  localparam logic [31:0] ActPio2Fix = 32'hC90F_DAA2;
+  localparam logic [31:0] ActPio4 = 32'h3F49_0FDB;
+  localparam logic [31:0] ActSinS [4] = '{32'hBE2A_AAAB, 32'h3C08_8887, 32'hB950_09D0, 32'h3636_DDF6};
+  localparam logic [31:0] ActCosC [4] = '{32'h3D2A_AAAB, 32'hBAB6_0B60, 32'h37D0_0AE0, 32'hB492_91AB};
+
+  // a = |x| >= pi/4, finite: r with |x| = k pi/2 + r (mod 2 pi), |r| <= pi/4.
+  function automatic logic [31:0] act_trig_reduce(logic [30:0] a, output logic [1:0] k);
+    /* verilator no_inline_task */
+    logic [95:0] w, p;
+    logic [127:0] f;
+    logic [63:0] q;
+    logic neg;
+    int e, lz;
+    e = int'({24'd0, a[30:23]}) - 150;
+    w = 96'(ActTwoOverPi >> (160 - (e + 30)));  // bits e + 30 .. e + 125, bit 0 the MSB
+    p = {72'd0, 1'b1, a[22:0]} * w;  // mod 2^96: the bits above add multiples of 4
+    k = p[95:94];
+    f = {34'd0, p[93:0]};
+    neg = 1'b0;
+    if (f[93]) begin
+      k = k + 2'd1;
+      f = (128'd1 << 94) - f;
+      neg = 1'b1;
+    end
+    if (f == 128'd0) return {neg, 31'd0};
+    f = f << 34;
+    lz = (f[127:64] != 64'd0) ? int'(fp_clz64(f[127:64])) : 64 + int'(fp_clz64(f[63:0]));
+    f = f << lz;
+    q = {32'd0, f[127:96]} * {32'd0, ActPio2Fix};
+    return f32_round(neg, 127 - lz, q, 1'b0);
+  endfunction
+
+  function automatic logic [31:0] act_sin_poly(logic [31:0] r);
+    /* verilator no_inline_task */
+    logic [31:0] z, s;
+    z = f32_mul(r, r);
+    s = ActSinS[3];
+    for (int i = 2; i >= 0; i--) s = f32_add(f32_mul(s, z), ActSinS[i]);
+    return f32_add(r, f32_mul(r, f32_mul(z, s)));
+  endfunction
+  function automatic logic [31:0] act_cos_poly(logic [31:0] r);
+    /* verilator no_inline_task */
+    logic [31:0] z, c, hz, w;
+    z = f32_mul(r, r);
+    c = ActCosC[3];
+    for (int i = 2; i >= 0; i--) c = f32_add(f32_mul(c, z), ActCosC[i]);
+    hz = f32_mul(F32Half, z);
+    w = f32_sub(F32One, hz);
+    return f32_add(w, f32_add(f32_sub(f32_sub(F32One, w), hz), f32_mul(f32_mul(z, z), c)));
+  endfunction
+
+  // The reduced argument of |x| (x finite) and its quadrant.
+  function automatic logic [31:0] act_trig_arg(logic [30:0] a, output logic [1:0] k);
+    k = 2'd0;
+    if (f32_lt({1'b0, a}, ActPio4)) return {1'b0, a};
+    return act_trig_reduce(a, k);
+  endfunction
+
+  // fn: 0 sin, 1 cos, 2 tan.
+  function automatic logic [31:0] act_trig(logic [1:0] fn, logic [31:0] x);
+    /* verilator no_inline_task */
+    logic [31:0] r, s, c, v;
+    logic [1:0] k;
+    if (x[30:23] == 8'hFF) return F32CanonNan;
+    r = act_trig_arg(x[30:0], k);
+    unique case (fn)
+      2'd0: return (k[0] ? act_cos_poly(r) : act_sin_poly(r)) ^ {k[1] ^ x[31], 31'd0};
+      2'd1: return (k[0] ? act_sin_poly(r) : act_cos_poly(r)) ^ {k[1] ^ k[0], 31'd0};
+      default: begin
+        s = act_sin_poly(r);
+        c = act_cos_poly(r);
+        v = k[0] ? f32_div({~c[31], c[30:0]}, s) : f32_div(s, c);
+        return v ^ {x[31], 31'd0};
+      end
+    endcase
+  endfunction
+
+  // arctan: reduction to |t| < 7/16 about 0, 1/2, 1, 3/2 or infinity (act_math.hpp).
+  localparam logic [31:0] ActAtanP [7] = '{32'h3EAA_AAAB, 32'hBE4C_CCCB, 32'h3E12_48B4, 32'hBDE3_7237,
+                                           32'h3DB8_7FF0, 32'hBD8F_EA79, 32'h3D1C_C51E};
+  localparam logic [31:0] ActAtanBreak [4] = '{32'h3EE0_0000, 32'h3F30_0000, 32'h3F98_0000, 32'h401C_0000};
+  localparam logic [31:0] ActAtanHi [4] = '{32'h3EED_6338, 32'h3F49_0FDB, 32'h3F7B_985F, 32'h3FC9_0FDB};
+  localparam logic [31:0] ActAtanLo [4] = '{32'h31AC_376A, 32'hB2BB_BD2E, 32'hB2D7_E096, 32'hB33B_BD2E};
+  localparam logic [31:0] F32OneHalf = 32'h3FC0_0000;
+
+  function automatic logic [31:0] act_atan_tail(logic [31:0] t);  // t - atan(t)
+    /* verilator no_inline_task */
+    logic [31:0] z;
+    z = f32_mul(t, t);
+    return f32_mul(t, f32_mul(z, f32_horner7(ActAtanP, z)));
+  endfunction
+  function automatic logic [31:0] act_arctan(logic [31:0] x);
+    /* verilator no_inline_task */
+    logic [31:0] a, t, r;
+    logic [1:0] i;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    a = {1'b0, x[30:0]};
+    if (f32_lt(a, ActAtanBreak[0])) begin
+      r = f32_sub(a, act_atan_tail(a));
+    end else begin
+      if (f32_lt(a, ActAtanBreak[1])) begin
+        i = 2'd0;
+        t = f32_div(f32_sub(f32_mul(F32Two, a), F32One), f32_add(F32Two, a));
+      end else if (f32_lt(a, ActAtanBreak[2])) begin
+        i = 2'd1;
+        t = f32_div(f32_sub(a, F32One), f32_add(a, F32One));
+      end else if (f32_lt(a, ActAtanBreak[3])) begin
+        i = 2'd2;
+        t = f32_div(f32_sub(a, F32OneHalf), f32_add(F32One, f32_mul(F32OneHalf, a)));
+      end else begin
+        i = 2'd3;
+        t = f32_div(32'hBF80_0000, a);
+      end
+      r = f32_sub(ActAtanHi[i], f32_sub(f32_sub(act_atan_tail(t), ActAtanLo[i]), t));
+    end
+    return r | {x[31], 31'd0};
+  endfunction
+
+  // mish = x n / (n + 2), n = e (e + 2), e = exp(x); x above 44: x.
+  localparam logic [31:0] ActMishBig = 32'h4230_0000;
+  function automatic logic [31:0] act_mish(logic [31:0] x);
+    /* verilator no_inline_task */
+    logic [31:0] e, n;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    if (f32_lt(ActMishBig, x)) return x;
+    e = act_exp(x);
+    n = f32_mul(e, f32_add(e, F32Two));
+    return f32_mul(x, f32_div(n, f32_add(n, F32Two)));
+  endfunction
+
+  // The derivatives: silu_dx = sigmoid(x) (1 + x sigmoid(-x)); erf_dx = (exp(-h h) 2/sqrt(pi))
+  // exp(-(a - h)(a + h)), +0 from 10.5; gelu_dx = Phi(x) + x (exp(-qh) / sqrt(2 pi)) exp(-ql) with
+  // Phi and x^2 / 2 = qh + ql as in gelu.
+  localparam logic [31:0] ActGeluSig = 32'h3FD9_DB23;     // 1.702
+  localparam logic [31:0] Act2SqrtPi = 32'h3F90_6EBB;     // 2 / sqrt(pi)
+  localparam logic [31:0] ActInvSqrt2Pi = 32'h3ECC_422A;  // 1 / sqrt(2 pi)
+  function automatic logic [31:0] f32_neg(logic [31:0] x);
+    return {~x[31], x[30:0]};
+  endfunction
+  function automatic logic [31:0] act_silu_dx(logic [31:0] x);
+    /* verilator no_inline_task */
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    return f32_mul(act_sigmoid(x), f32_add(F32One, f32_mul(x, act_sigmoid(f32_neg(x)))));
+  endfunction
+  function automatic logic [31:0] act_erf_dx(logic [30:0] xm);  // even: |x| only
+    /* verilator no_inline_task */
+    logic [31:0] a, h;
+    if (f32_is_nan(xm)) return F32CanonNan;
+    a = {1'b0, xm};
+    if (!f32_lt(a, ActErfcZero)) return 32'd0;
+    h = {a[31:12], 12'd0};
+    return f32_mul(f32_mul(act_exp(f32_neg(f32_mul(h, h))), Act2SqrtPi),
+                   act_exp(f32_neg(f32_mul(f32_sub(a, h), f32_add(a, h)))));
+  endfunction
+  function automatic logic [31:0] act_gelu_dx(logic [31:0] x);
+    logic [31:0] h, qh, ql, e, phi, cdf;
+    if (f32_is_nan(x[30:0])) return F32CanonNan;
+    h = {x[31:12], 12'd0};
+    qh = f32_mul(F32Half, f32_mul(h, h));
+    ql = f32_mul(F32Half, f32_mul(f32_sub(x, h), f32_add(x, h)));
+    e = act_erfc_pos(f32_mul({1'b0, x[30:0]}, ActInvSqrt2), qh, ql);
+    phi = f32_mul(f32_mul(act_exp(f32_neg(qh)), ActInvSqrt2Pi), act_exp(f32_neg(ql)));
+    cdf = x[31] ? f32_mul(F32Half, e) : f32_sub(F32One, f32_mul(F32Half, e));
+    return f32_add(cdf, f32_mul(x, phi));
+  endfunction
+
+  ///////////////////////////////////////
+  // ALU power, mod, fmod              //
+  ///////////////////////////////////////
+
+  // fmod(a, b), exact: the remainder of the significands, d = ea - eb doublings taken 32 at a time
+  // (d <= 276), in b's units; the sign of a. NaN, an infinite a or a zero b: NaN; an infinite b or
+  // |a| < |b|: a.
+  function automatic logic [31:0] f32_fmod(logic [31:0] a, logic [30:0] b);  // |b| only
+    /* verilator no_inline_task */
+    logic [23:0] ma, mb;
+    logic [63:0] r;
+    int ea, eb, d, s;
+    if (f32_is_nan(a[30:0]) || f32_is_nan(b) || a[30:0] == F32InfMag || b == 31'd0) return F32CanonNan;
+    if (b == F32InfMag || a[30:0] < b) return a;
+    ma = f32_norm_sig(a[30:0], ea);
+    mb = f32_norm_sig(b, eb);
+    d = ea - eb;
+    r = {40'd0, ma} % {40'd0, mb};
+    for (int i = 0; i < 9; i++) begin
+      if (d > 0) begin
+        s = (d > 32) ? 32 : d;
+        r = (r << s) % {40'd0, mb};
+        d = d - s;
+      end
+    end
+    if (r == 64'd0) return {a[31], 31'd0};
+    return f32_round(a[31], eb + 40, r, 1'b0);
+  endfunction
+
+  // NumPy's mod: m = fmod(a, b); a zero m takes b's sign; m and b of different signs: m + b.
+  function automatic logic [31:0] f32_mod(logic [31:0] a, logic [31:0] b);
+    /* verilator no_inline_task */
+    logic [31:0] m;
+    m = f32_fmod(a, b[30:0]);
+    if (f32_is_nan(m[30:0])) return F32CanonNan;
+    if (m[30:0] == 31'd0) return {b[31], 31'd0};
+    if (b[31] != m[31]) return f32_add(m, b);
+    return m;
+  endfunction
+
+  // power (act_math.hpp, pow_pos and power): 2^(b log2 a) for a > 0 in fixed point, the C99 pow
+  // special values around it.
+  localparam logic [63:0] ActPowLogC [13] = '{
+    64'h8000_0000_0000_0000, 64'h2AAA_AAAA_AAAA_AAAA, 64'h1999_9999_9999_9999, 64'h1249_2492_4924_9249,
+    64'h0E38_E38E_38E3_8E38, 64'h0BA2_E8BA_2E8B_A2E8, 64'h09D8_9D89_D89D_89D8, 64'h0888_8888_8888_8888,
+    64'h0787_8787_8787_8787, 64'h06BC_A1AF_286B_CA1A, 64'h0618_6186_1861_8618, 64'h0590_B216_42C8_590B,
+    64'h051E_B851_EB85_1EB8};
+  localparam logic [63:0] ActPowExpD [20] = '{
+    64'h4000_0000_0000_0000, 64'h4000_0000_0000_0000, 64'h2000_0000_0000_0000, 64'h0AAA_AAAA_AAAA_AAAA,
+    64'h02AA_AAAA_AAAA_AAAA, 64'h0088_8888_8888_8888, 64'h0016_C16C_16C1_6C16, 64'h0003_4034_0340_3403,
+    64'h0000_6806_8068_0680, 64'h0000_0B8E_F1D2_AB63, 64'h0000_0127_E4FB_7789, 64'h0000_001A_E645_67F5,
+    64'h0000_0002_3DDB_1DFF, 64'h0000_0000_2C24_8C27, 64'h0000_0000_0327_2E95, 64'h0000_0000_0035_CFE7,
+    64'h0000_0000_0003_5CFE, 64'h0000_0000_0000_32A5, 64'h0000_0000_0000_02D0, 64'h0000_0000_0000_0025};
+  localparam logic [63:0] ActPowK = 64'hB8AA_3B29_5C17_F0BC;    // 2 / ln 2, Q.62
+  localparam logic [63:0] ActPowLn2 = 64'hB172_17F7_D1CF_79AC;  // ln 2, Q.64
+  localparam logic [63:0] PowOne = 64'h4000_0000_0000_0000;     // 1, Q.62
+
+  // Leading zeros of a 128-bit word; 128 for zero.
+  function automatic int fp_clz128(logic [127:0] x);
+    return (x[127:64] != 64'd0) ? int'(fp_clz64(x[127:64])) : 64 + int'(fp_clz64(x[63:0]));
+  endfunction
+
+  // a^b for a = |a| > 0 finite (bits 30:0), b finite and nonzero.
+  function automatic logic [31:0] f32_pow_pos(logic [30:0] a, logic [31:0] b);
+    logic [23:0] ma, mb;
+    logic [63:0] m, num, t, s, h, g, l, v, ex;
+    logic [127:0] y0, p, ym, y;
+    logic tneg, yneg;
+    logic signed [63:0] n;
+    int ea, eb, k, sh;
+    if (a == F32One[30:0]) return F32One;
+    ma = f32_norm_sig(a, ea);
+    mb = f32_norm_sig(b[30:0], eb);
+    k = ea - 127;
+    m = {1'b0, ma, 39'd0};
+    if (ma > 24'hB5_04F3) begin
+      m = m >> 1;
+      k = k + 1;
+    end
+    tneg = m < PowOne;
+    num = tneg ? PowOne - m : m - PowOne;
+    t = 64'({num, 64'd0} / {64'd0, m + PowOne});
+    s = 64'(({64'd0, t} * {64'd0, t}) >> 64);
+    h = ActPowLogC[12];
+    for (int j = 11; j >= 0; j--) h = ActPowLogC[j] + 64'(({64'd0, h} * {64'd0, s}) >> 64);
+    g = 64'(({64'd0, t} * {64'd0, h}) >> 63);
+    l = 64'(({64'd0, g} * {64'd0, ActPowK}) >> 62);
+    y0 = {64'(k), 64'd0};
+    y0 = tneg ? y0 - {64'd0, l} : y0 + {64'd0, l};
+    yneg = y0[127] ^ b[31];
+    p = (y0[127] ? 128'd0 - y0 : y0) * {104'd0, mb};
+    sh = eb - 150;
+    if (127 - fp_clz128(p) + sh - 64 >= 8) return yneg ? 32'd0 : {1'b0, F32InfMag};
+    ym = (sh >= 0) ? p << sh : (sh <= -127) ? 128'd0 : p >> (-sh);
+    y = yneg ? 128'd0 - ym : ym;
+    n = $signed(y[127:64]);
+    if (n >= 64'sd128) return {1'b0, F32InfMag};
+    if (n < -64'sd151) return 32'd0;
+    v = 64'(({64'd0, y[63:0]} * {64'd0, ActPowLn2}) >> 64);
+    ex = ActPowExpD[19];
+    for (int j = 18; j >= 0; j--) ex = ActPowExpD[j] + 64'(({64'd0, ex} * {64'd0, v}) >> 64);
+    return f32_round(1'b0, int'(n) + 128, ex, 1'b0);
+  endfunction
+
+  // b (finite) an integer; an odd one (|b| < 2^24).
+  function automatic logic f32_is_int(logic [31:0] b);
+    return act_trunc(b) == b;
+  endfunction
+  function automatic logic f32_is_odd_int(logic [31:0] b);
+    logic [23:0] sig;
+    if (b[30:23] >= 8'd151 || b[30:23] < 8'd127) return 1'b0;
+    sig = {1'b1, b[22:0]};
+    return f32_is_int(b) && sig[5'(8'd150 - b[30:23])];
+  endfunction
+
+  function automatic logic [31:0] f32_pow(logic [31:0] a, logic [31:0] b);
+    logic odd;
+    logic [30:0] r;
+    if (b[30:0] == 31'd0 || a == F32One) return F32One;  // x^0 = 1 and 1^y = 1, NaN included
+    if (f32_is_nan(a[30:0]) || f32_is_nan(b[30:0])) return F32CanonNan;
+    if (b[30:0] == F32InfMag) begin
+      if (a[30:0] == F32One[30:0]) return F32One;
+      return ((a[30:0] > F32One[30:0]) != b[31]) ? {1'b0, F32InfMag} : 32'd0;
+    end
+    odd = f32_is_odd_int(b);
+    if (a[30:0] == 31'd0 || a[30:0] == F32InfMag) begin
+      r = ((a[30:0] == F32InfMag) != b[31]) ? F32InfMag : 31'd0;
+      return {a[31] & odd, r};
+    end
+    if (a[31] && !f32_is_int(b)) return F32CanonNan;
+    r = 31'(f32_pow_pos(a[30:0], b));  // positive
+    return {a[31] & odd, r};
+  endfunction
+
   // The scalar engine's function f(x) on fp32 bits; codes outside the enumeration (and copy):
   // the identity. Only the selected function is computed.
   function automatic logic [31:0] fp_act(act_func_e fn, logic [31:0] x);
@@ -659,7 +962,52 @@ package ncore_fp_pkg;
       ACT_FUNC_SOFTPLUS: r = act_softplus(x);
       ACT_FUNC_GELU: r = act_gelu(x);
       ACT_FUNC_ERF: r = act_erf(x);
+      ACT_FUNC_SIN: r = act_trig(2'd0, x);
+      ACT_FUNC_COS: r = act_trig(2'd1, x);
+      ACT_FUNC_TAN: r = act_trig(2'd2, x);
+      ACT_FUNC_ARCTAN: r = act_arctan(x);
+      ACT_FUNC_MISH: r = act_mish(x);
+      ACT_FUNC_GELU_DX: r = act_gelu_dx(x);
+      ACT_FUNC_GELU_APPRX_SIGMOID: r = f32_mul(x, act_sigmoid(f32_mul(ActGeluSig, x)));
+      ACT_FUNC_SILU_DX: r = act_silu_dx(x);
+      ACT_FUNC_ERF_DX: r = act_erf_dx(x[30:0]);
+      ACT_FUNC_CEIL: r = act_floor_ceil(x, 1'b1);
+      ACT_FUNC_FLOOR: r = act_floor_ceil(x, 1'b0);
+      ACT_FUNC_TRUNC: r = act_trunc(x);
       default: r = x;
+    endcase
+    return r;
+  endfunction
+
+  // The engines' ALU: `a op b` on fp32 bits. bypass passes a unchanged; subtract is add with b's
+  // sign flipped (NaN results stay canonical); the comparisons give 1.0 or 0.0 (a NaN operand:
+  // not_equal 1.0, the others 0.0); power, mod and fmod as below; the logical ops take any nonzero
+  // (NaN too) as true and give 1.0 or 0.0. Codes outside the enumeration act as bypass.
+  function automatic logic [31:0] fp_alu(alu_op_e op, logic [31:0] a, logic [31:0] b);
+    logic [31:0] r;
+    logic unord;
+    unord = f32_is_nan(a[30:0]) || f32_is_nan(b[30:0]);
+    unique case (op)
+      ALU_ADD: r = f32_add(a, b);
+      ALU_SUBTRACT: r = f32_sub(a, b);
+      ALU_MULTIPLY: r = f32_mul(a, b);
+      ALU_MAX: r = f32_max(a, b);
+      ALU_MIN: r = f32_min(a, b);
+      ALU_DIVIDE: r = f32_div(a, b);
+      ALU_EQUAL: r = f32_truth(!unord && f32_eq(a, b));
+      ALU_NOT_EQUAL: r = f32_truth(unord || !f32_eq(a, b));
+      ALU_GREATER: r = f32_truth(!unord && f32_lt(b, a));
+      ALU_GREATER_EQUAL: r = f32_truth(!unord && !f32_lt(a, b));
+      ALU_LESS: r = f32_truth(!unord && f32_lt(a, b));
+      ALU_LESS_EQUAL: r = f32_truth(!unord && !f32_lt(b, a));
+      ALU_POWER: r = f32_pow(a, b);
+      ALU_MOD: r = f32_mod(a, b);
+      ALU_FMOD: r = f32_fmod(a, b[30:0]);
+      ALU_LOGICAL_AND: r = f32_truth(a[30:0] != 31'd0 && b[30:0] != 31'd0);  // NaN is nonzero
+      ALU_LOGICAL_OR: r = f32_truth(a[30:0] != 31'd0 || b[30:0] != 31'd0);
+      ALU_LOGICAL_XOR: r = f32_truth((a[30:0] != 31'd0) != (b[30:0] != 31'd0));
+      ALU_LOGICAL_NOT: r = f32_truth(a[30:0] == 31'd0);
+      default: r = a;
     endcase
     return r;
   endfunction

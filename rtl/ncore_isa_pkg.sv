@@ -47,7 +47,14 @@ package ncore_isa_pkg;
     ALU_GREATER = 5'd9,  // 1.0 if a > b else 0.0 (0.0 when either is NaN)
     ALU_GREATER_EQUAL = 5'd10,  // 1.0 if a >= b else 0.0 (0.0 when either is NaN)
     ALU_LESS = 5'd11,  // 1.0 if a < b else 0.0 (0.0 when either is NaN)
-    ALU_LESS_EQUAL = 5'd12  // 1.0 if a <= b else 0.0 (0.0 when either is NaN)
+    ALU_LESS_EQUAL = 5'd12,  // 1.0 if a <= b else 0.0 (0.0 when either is NaN)
+    ALU_POWER = 5'd13,  // a ** b with C99/NumPy pow's special values (x**0 = 1, 1**y = 1, (-x)**integer signed, (-x)**non-integer NaN, zeros and infinities); a > 0: 2^(b log2 a) in 62-bit fixed point, rounded once (within 0.5 + 2^-20 ulp)
+    ALU_MOD = 5'd14,  // NumPy mod / Python %: fmod(a, b), plus b (rounded) when the two differ in sign; a zero result takes b's sign
+    ALU_FMOD = 5'd15,  // C fmod: a - trunc(a / b) b, exact, the sign of a; b = 0 or a infinite: NaN
+    ALU_LOGICAL_AND = 5'd16,  // 1.0 if a != 0 and b != 0 else 0.0 (NaN is nonzero)
+    ALU_LOGICAL_OR = 5'd17,  // 1.0 if a != 0 or b != 0 else 0.0 (NaN is nonzero)
+    ALU_LOGICAL_XOR = 5'd18,  // 1.0 if exactly one of a, b is nonzero else 0.0 (NaN is nonzero)
+    ALU_LOGICAL_NOT = 5'd19  // 1.0 if a == 0 (either zero) else 0.0; b is not used
   } alu_op_e;
 
   // Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (README, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.
@@ -69,7 +76,19 @@ package ncore_isa_pkg;
     ACT_FUNC_SILU = 5'd14,  // x * sigmoid(x)
     ACT_FUNC_SOFTPLUS = 5'd15,  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), log1p(u) = log(1 + u) * u / ((1 + u) - 1)
     ACT_FUNC_GELU = 5'd16,  // x * Phi(x) = 0.5 x erfc(-x / sqrt(2)), erfc as for erf
-    ACT_FUNC_ERF = 5'd17  // odd polynomial for |x| < 0.84375, else 1 - erfc(|x|) with erfc(z) = exp(-z^2) G(z), G piecewise polynomial in 1/z; sign of x
+    ACT_FUNC_ERF = 5'd17,  // odd polynomial for |x| < 0.84375, else 1 - erfc(|x|) with erfc(z) = exp(-z^2) G(z), G piecewise polynomial in 1/z; sign of x
+    ACT_FUNC_SIN = 5'd18,  // sine: exact integer (Payne-Hanek) reduction by pi/2 over the whole fp32 range, then a degree-3 polynomial in r^2 for sin r or cos r
+    ACT_FUNC_COS = 5'd19,  // cosine: the reduction of sin, then cos r or sin r by the quadrant
+    ACT_FUNC_TAN = 5'd20,  // tangent: the reduction of sin, then sin r / cos r (even quadrant) or -cos r / sin r (odd)
+    ACT_FUNC_ARCTAN = 5'd21,  // inverse tangent: reduction to |t| < 7/16 about 1/2, 1, 3/2 or infinity, then t - t^3 P(t^2); sign of x
+    ACT_FUNC_MISH = 5'd22,  // x tanh(softplus(x)) = x n / (n + 2), n = e (e + 2), e = exp(x); x above 44: x
+    ACT_FUNC_GELU_DX = 5'd23,  // derivative of gelu: Phi(x) + x phi(x), Phi from erfc as gelu, phi(x) = exp(-x^2/2) / sqrt(2 pi)
+    ACT_FUNC_GELU_APPRX_SIGMOID = 5'd24,  // x sigmoid(1.702 x)
+    ACT_FUNC_SILU_DX = 5'd25,  // derivative of silu: sigmoid(x) (1 + x sigmoid(-x))
+    ACT_FUNC_ERF_DX = 5'd26,  // derivative of erf: 2 / sqrt(pi) exp(-x^2), x^2 split exactly; +0 from |x| = 10.5
+    ACT_FUNC_CEIL = 5'd27,  // smallest integer >= x, exact (ceil(-0.5) = -0)
+    ACT_FUNC_FLOOR = 5'd28,  // largest integer <= x, exact
+    ACT_FUNC_TRUNC = 5'd29  // x rounded toward zero, exact (the sign kept: trunc(-0.5) = -0)
   } act_func_e;
 
   // Semaphore wait condition: the instruction starts only when S[wait_sem] <cond> wait_val.

@@ -72,21 +72,46 @@ nki::Buffer buffer_of(const std::string& name) {
   throw ncore::KernelError("unknown buffer '" + name + "' (hbm, shared_hbm, sbuf or psum)");
 }
 
+// NKI's name of an ALU op (the ISA's, but maximum and minimum for max and min).
+std::string alu_nki_name(nki::AluOp op) {
+  if (op == nki::AluOp::max) return "maximum";
+  if (op == nki::AluOp::min) return "minimum";
+  return ncore::isa::to_string(op);
+}
+
+// The names of the ALU ops (bypass excepted) and of the activation functions, in ISA order: the
+// front end's lists of what the engines have.
+std::vector<std::string> alu_names() {
+  std::vector<std::string> v;
+  for (nki::AluOp op : ncore::isa::kAluOpValues)
+    if (op != nki::AluOp::bypass) v.push_back(alu_nki_name(op));
+  return v;
+}
+std::vector<std::string> act_names() {
+  std::vector<std::string> v;
+  for (nki::ActFunc f : ncore::isa::kActFuncValues) v.push_back(ncore::isa::to_string(f));
+  return v;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 nki::AluOp alu_of(const std::string& name) {
-  if (name == "maximum") return nki::AluOp::max;
-  if (name == "minimum") return nki::AluOp::min;
-  nki::AluOp op;
-  if (ncore::isa::from_string(name, op)) return op;  // add, subtract, multiply, divide, equal, less, ...
-  throw ncore::KernelError("the ALU operation '" + name +
-                           "' is not modelled (this model's engines have add, subtract, multiply, divide, maximum, "
-                           "minimum, equal, not_equal, greater, greater_equal, less, less_equal)");
+  for (nki::AluOp op : ncore::isa::kAluOpValues)
+    if (alu_nki_name(op) == name || ncore::isa::to_string(op) == name) return op;
+  throw ncore::KernelError("the ALU operation '" + name + "' is not modelled (this model's engines have " +
+                           joined(alu_names()) + ")");
 }
 
 nki::ActFunc act_of(const std::string& name) {
   if (name == "identity") return nki::ActFunc::copy;
   nki::ActFunc f;
   if (ncore::isa::from_string(name, f)) return f;
-  throw ncore::KernelError("the activation function '" + name + "' is not modelled by this model's scalar engine");
+  throw ncore::KernelError("the activation function '" + name + "' is not modelled by this model's scalar engine (it has " +
+                           joined(act_names()) + ")");
 }
 
 // A shape from Python: (size, is_par_dim) pairs, at most one of them nl.par_dim.
@@ -254,6 +279,8 @@ void bind_locations(py::module_& m) {
     caller_locs().set_frontend(dir, std::move(relative));
   });
   m.def("caller", [] { return caller_locs().get(); });
+  m.def("alu_names", &alu_names);
+  m.def("act_names", &act_names);
   py::class_<nki::Loc>(m, "Loc")
       .def(py::init([](const std::string& file, int line) { return nki::Loc{intern(file), line}; }))
       .def_property_readonly("file", [](const nki::Loc& l) { return std::string(l.file); })

@@ -1,6 +1,7 @@
-// The scalar engine's activation functions and the ALU's divide and comparisons in C++, on host
-// floats: the golden model's side of the contract that rtl/ncore_fp_pkg.sv implements in
-// SystemVerilog (f32_div, f32_sqrt, act_exp, act_log, ...).
+// The scalar engine's activation functions and the ALU's divide, comparisons, power and mod in C++,
+// on host floats (and, for the trigonometric reduction and power, in integer arithmetic): the
+// golden model's side of the contract that rtl/ncore_fp_pkg.sv implements in SystemVerilog
+// (f32_div, f32_sqrt, act_exp, act_log, act_trig, f32_pow, ...).
 //
 // sqrt, reciprocal, rsqrt (1 / sqrt), square and divide are IEEE operations: here the host's
 // correctly rounded sqrtf and division, in the RTL integer arithmetic of its own, so the two are
@@ -235,6 +236,346 @@ inline float sign(float x) {
   if (is_nan(x)) return fb(kNan);
   if ((bf(x) & 0x7FFFFFFFu) == 0) return 0.0f;
   return with_sign_of(1.0f, x);
+}
+
+// trunc, floor, ceil: exact. |x| >= 2^23 (and the infinities) are integers already; |x| < 1
+// truncates to a zero of x's sign; otherwise the fraction bits are cleared. floor steps a
+// truncated negative non-integer down by one, ceil a positive one up (exact: |t| < 2^23), so
+// floor(-0.5) = -1, ceil(-0.5) = -0, as NumPy.
+inline float trunc(float x) {
+  if (is_nan(x)) return fb(kNan);
+  const uint32_t b = bf(x);
+  const int e = static_cast<int>((b >> 23) & 0xFFu) - 127;
+  if (e >= 23) return x;
+  if (e < 0) return fb(b & 0x80000000u);
+  return fb(b & ~(0x007FFFFFu >> e));
+}
+inline float floor(float x) {
+  const float t = trunc(x);
+  return x < t ? t - 1.0f : t;
+}
+inline float ceil(float x) {
+  const float t = trunc(x);
+  return x > t ? t + 1.0f : t;
+}
+
+// Rounds sig * 2^e2 (sig != 0) to fp32, to nearest even, into the subnormals, overflow to
+// +inf: the integer parts of the trigonometric reduction and of power end here (the RTL's
+// f32_round).
+inline float round_scaled(uint64_t sig, int e2) {
+  const int lz = __builtin_clzll(sig);
+  sig <<= lz;
+  const int be = e2 - lz + 63 + 127;  // biased exponent of sig's leading bit
+  if (be >= 255) return fb(kInf);
+  int drop = 40;                      // bits below the 24 that are kept
+  if (be < 1) drop += 1 - be;
+  if (drop > 64) return 0.0f;         // below 2^-150: rounds to +0
+  const uint64_t keep = drop == 64 ? 0 : sig >> drop;
+  const uint64_t rem = drop == 64 ? sig : sig & ((uint64_t{1} << drop) - 1);
+  const uint64_t half = uint64_t{1} << (drop - 1);
+  const uint32_t up = rem > half || (rem == half && (keep & 1));
+  const uint32_t bits = (be < 1 ? 0u : static_cast<uint32_t>(be - 1) << 23) + static_cast<uint32_t>(keep) + up;
+  return fb(bits >= kInf ? kInf : bits);
+}
+
+// sin, cos, tan. |x| < pi/4 (below fp32 pi/4, 0x3F490FDB) is used as it is (k = 0); otherwise
+// it is reduced exactly, in integer arithmetic, over the whole fp32 range (Payne-Hanek):
+// |x| = m 2^E with m the 24-bit significand, and 96 bits of 2/pi from the bit of weight 2^(1-E)
+// (kTwoOverPi: 32 zero bits, then the first 224 bits of 2/pi) give P = m * window, whose bits
+// 95:94 are k mod 4 and 93:0 the fraction f of |x| 2/pi (the bits of 2/pi above the window
+// only add multiples of 4; those below it, less than 2^-70). f >= 1/2 steps k and takes f - 1.
+// r = f pi/2 from the top 32 bits of |f| times pi/2 in 32 bits (pi/2 2^31), rounded once to
+// fp32: |r| <= pi/4, within 0.51 ulp. Then sin r = r + r (z S(z)), cos r = w + (((1 - w) - z/2)
+// + z^2 C(z)) with z = r^2, w = 1 - z/2 (the first two steps exact), S and C fitted degree-3
+// polynomials; the quadrant k picks +-sin r or +-cos r, and tan = sin / cos (k even) or
+// -cos / sin (k odd). sin and tan take x's sign; inf and NaN give NaN.
+inline constexpr uint32_t kTwoOverPi[8] = {0x00000000u, 0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u,
+                                           0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu};
+inline constexpr uint32_t kPio2Fix = 0xC90FDAA2u;  // pi/2 2^31, rounded
+inline constexpr uint32_t kPio4 = 0x3F490FDBu;     // fp32 pi/4 (above pi/4)
+inline constexpr uint32_t kSinS[4] = {0xBE2AAAABu, 0x3C088887u, 0xB95009D0u, 0x3636DDF6u};
+inline constexpr uint32_t kCosC[4] = {0x3D2AAAABu, 0xBAB60B60u, 0x37D00AE0u, 0xB49291ABu};
+
+using u128 = unsigned __int128;
+
+// Bits [j, j + 96) of kTwoOverPi (bit 0 the most significant), as an integer.
+inline u128 two_over_pi_window(int j) {
+  u128 w = 0;
+  for (int b = 0; b < 96; ++b) {
+    const int i = j + b;
+    w = (w << 1) | ((kTwoOverPi[i >> 5] >> (31 - (i & 31))) & 1u);
+  }
+  return w;
+}
+
+// a = |x| finite, a >= kPio4: r and k with |x| = k pi/2 + r (mod 2 pi).
+inline float trig_reduce(float a, int& k) {
+  const uint32_t b = bf(a);
+  const uint64_t m = (b & 0x007FFFFFu) | 0x00800000u;
+  const int e = static_cast<int>(b >> 23) - 150;  // a = m 2^e, e in -24..104
+  const u128 p = static_cast<u128>(m) * two_over_pi_window(e + 30);
+  k = static_cast<int>((p >> 94) & 3u);
+  const u128 one = static_cast<u128>(1) << 94;
+  u128 f = p & (one - 1);
+  bool neg = false;
+  if (f >> 93) {
+    k = (k + 1) & 3;
+    f = one - f;
+    neg = true;
+  }
+  if (f == 0) return neg ? -0.0f : 0.0f;
+  f <<= 34;  // the fraction's bit 93 at bit 127: |f| = f 2^-128
+  const int lz = (f >> 64) != 0 ? __builtin_clzll(static_cast<uint64_t>(f >> 64))
+                                : 64 + __builtin_clzll(static_cast<uint64_t>(f));
+  f <<= lz;
+  const uint64_t q = (f >> 96) * uint64_t{kPio2Fix};
+  const float r = round_scaled(q, -63 - lz);
+  return neg ? -r : r;
+}
+
+inline float sin_poly(float r) {
+  const float z = r * r;
+  float s = fb(kSinS[3]);
+  for (int i = 2; i >= 0; --i) s = s * z + fb(kSinS[i]);
+  return r + r * (z * s);
+}
+inline float cos_poly(float r) {
+  const float z = r * r;
+  float c = fb(kCosC[3]);
+  for (int i = 2; i >= 0; --i) c = c * z + fb(kCosC[i]);
+  const float hz = 0.5f * z;
+  const float w = 1.0f - hz;
+  return w + (((1.0f - w) - hz) + (z * z) * c);
+}
+
+// The reduced argument of |x| (NaN and inf excluded by the callers).
+inline float trig_arg(float x, int& k) {
+  const float a = fb(bf(x) & 0x7FFFFFFFu);
+  k = 0;
+  return a < fb(kPio4) ? a : trig_reduce(a, k);
+}
+inline float flip_sign(float v, bool neg) { return neg ? fb(bf(v) ^ 0x80000000u) : v; }
+inline bool not_finite(float x) { return (bf(x) & 0x7FFFFFFFu) >= kInf; }
+
+inline float sin(float x) {
+  if (not_finite(x)) return fb(kNan);
+  int k;
+  const float r = trig_arg(x, k);
+  const float v = (k & 1) ? cos_poly(r) : sin_poly(r);
+  return flip_sign(v, ((k & 2) != 0) != ((bf(x) >> 31) != 0));
+}
+inline float cos(float x) {
+  if (not_finite(x)) return fb(kNan);
+  int k;
+  const float r = trig_arg(x, k);
+  const float v = (k & 1) ? sin_poly(r) : cos_poly(r);
+  return flip_sign(v, ((k + 1) & 2) != 0);
+}
+inline float tan(float x) {
+  if (not_finite(x)) return fb(kNan);
+  int k;
+  const float r = trig_arg(x, k);
+  const float s = sin_poly(r), c = cos_poly(r);
+  const float v = (k & 1) ? -c / s : s / c;
+  return flip_sign(v, (bf(x) >> 31) != 0);
+}
+
+// arctan: a = |x|; a < 7/16: a - a z P(z), z = a^2, P a fitted degree-6 polynomial; otherwise
+// atan(a) = atan(c) + atan(t) with (c, t) = (1/2, (2a - 1) / (2 + a)) below 11/16, (1, (a - 1) /
+// (a + 1)) below 19/16, (3/2, (a - 3/2) / (1 + 3/2 a)) below 39/16, else (inf, -1/a), atan(c) as
+// hi + lo: hi - ((t z P(z) - lo) - t); the sign of x. atan(+-inf) = +-pi/2 (fp32).
+inline constexpr uint32_t kAtanP[7] = {0x3EAAAAABu, 0xBE4CCCCBu, 0x3E1248B4u, 0xBDE37237u,
+                                       0x3DB87FF0u, 0xBD8FEA79u, 0x3D1CC51Eu};
+inline constexpr uint32_t kAtanBreak[4] = {0x3EE00000u, 0x3F300000u, 0x3F980000u, 0x401C0000u};  // 7/16 11/16 19/16 39/16
+inline constexpr uint32_t kAtanHi[4] = {0x3EED6338u, 0x3F490FDBu, 0x3F7B985Fu, 0x3FC90FDBu};
+inline constexpr uint32_t kAtanLo[4] = {0x31AC376Au, 0xB2BBBD2Eu, 0xB2D7E096u, 0xB33BBD2Eu};
+
+inline float atan_tail(float t) {  // t - atan(t) = t z P(z)
+  const float z = t * t;
+  float p = fb(kAtanP[6]);
+  for (int i = 5; i >= 0; --i) p = p * z + fb(kAtanP[i]);
+  return t * (z * p);
+}
+inline float arctan(float x) {
+  if (is_nan(x)) return fb(kNan);
+  const float a = fb(bf(x) & 0x7FFFFFFFu);
+  float r;
+  if (a < fb(kAtanBreak[0])) {
+    r = a - atan_tail(a);
+  } else {
+    int i;
+    float t;
+    if (a < fb(kAtanBreak[1])) {
+      i = 0;
+      t = (2.0f * a - 1.0f) / (2.0f + a);
+    } else if (a < fb(kAtanBreak[2])) {
+      i = 1;
+      t = (a - 1.0f) / (a + 1.0f);
+    } else if (a < fb(kAtanBreak[3])) {
+      i = 2;
+      t = (a - 1.5f) / (1.0f + 1.5f * a);
+    } else {
+      i = 3;
+      t = -1.0f / a;
+    }
+    r = fb(kAtanHi[i]) - ((atan_tail(t) - fb(kAtanLo[i])) - t);
+  }
+  return with_sign_of(r, x);
+}
+
+// mish(x) = x tanh(softplus(x)) = x n / (n + 2), n = e (e + 2), e = exp(x) (tanh(log(1 + e)) =
+// ((1 + e)^2 - 1) / ((1 + e)^2 + 1)); x > 44: x (the factor rounds to 1 from x = 9, and n would
+// overflow above 44.3). mish(-inf) = NaN (-inf * 0, as the formula in NumPy).
+inline constexpr uint32_t kMishBig = 0x42300000u;  // 44
+inline float mish(float x) {
+  if (is_nan(x)) return fb(kNan);
+  if (x > fb(kMishBig)) return x;
+  const float e = exp(x);
+  const float n = e * (e + 2.0f);
+  return x * (n / (n + 2.0f));
+}
+
+// gelu_apprx_sigmoid(x) = x sigmoid(1.702 x) (the sigmoid approximation of GELU).
+inline constexpr uint32_t kGeluSig = 0x3FD9DB23u;  // 1.702
+inline float gelu_apprx_sigmoid(float x) { return x * sigmoid(fb(kGeluSig) * x); }
+
+// silu_dx = d/dx x sigmoid(x) = s (1 + x (1 - s)), with 1 - s taken as sigmoid(-x) (accurate where
+// s is near 1). At +-inf NaN (inf * 0, as the formula in NumPy).
+inline float silu_dx(float x) {
+  if (is_nan(x)) return fb(kNan);
+  return sigmoid(x) * (1.0f + x * sigmoid(fb(bf(x) ^ 0x80000000u)));
+}
+
+// erf_dx = 2/sqrt(pi) exp(-x^2): exp(-x^2) as exp(-h h) exp(-(a - h)(a + h)), h = a's 12 leading
+// bits (h h exact); a >= 10.5: +0.
+inline constexpr uint32_t k2SqrtPi = 0x3F906EBBu;    // 2 / sqrt(pi)
+inline constexpr uint32_t kInvSqrt2Pi = 0x3ECC422Au;  // 1 / sqrt(2 pi)
+inline float erf_dx(float x) {
+  if (is_nan(x)) return fb(kNan);
+  const float a = fb(bf(x) & 0x7FFFFFFFu);
+  if (a >= fb(kErfcZero)) return 0.0f;
+  const float h = split_hi(a);
+  return (exp(-(h * h)) * fb(k2SqrtPi)) * exp(-((a - h) * (a + h)));
+}
+
+// gelu_dx = d/dx x Phi(x) = Phi(x) + x phi(x): Phi from erfc_pos as in gelu, phi(x) =
+// exp(-x^2 / 2) / sqrt(2 pi) with x^2 / 2 split as there. At +-inf NaN (inf * 0, as the formula).
+inline float gelu_dx(float x) {
+  if (is_nan(x)) return fb(kNan);
+  const float z = fb(bf(x) & 0x7FFFFFFFu) * fb(kInvSqrt2);
+  const float h = split_hi(x);
+  const float qh = 0.5f * (h * h), ql = 0.5f * ((x - h) * (x + h));
+  const float e = erfc_pos(z, qh, ql);
+  const float phi = (exp(-qh) * fb(kInvSqrt2Pi)) * exp(-ql);
+  const float cdf = (bf(x) >> 31) ? 0.5f * e : 1.0f - 0.5f * e;
+  return cdf + x * phi;
+}
+
+// The ALU's mod (NumPy's, the sign of the divisor): m = fmod(a, b) (exact); m == 0: a zero with
+// b's sign; m and b of different signs: m + b (rounded); NaN stays NaN.
+inline float mod(float a, float b) {
+  const float m = std::fmod(a, b);
+  if (is_nan(m)) return fb(kNan);
+  if (m == 0.0f) return with_sign_of(0.0f, b);
+  if ((b < 0.0f) != (m < 0.0f)) return m + b;
+  return m;
+}
+
+// power(a, b): C99 / NumPy pow special values, and for a > 0 finite, b finite nonzero, a
+// fixed-point sequence in integer arithmetic (the RTL's act_pow_pos step for step):
+//   a = m 2^k, m in [sqrt(1/2), sqrt(2)) (Q.62); t = (m - 1) / (m + 1) (Q.64, truncated);
+//   log2 m = (2 / ln 2) t (1 + t^2/3 + ... + t^24/25) (Horner in Q.63 on s = t^2, Q.64);
+//   y = b (k + log2 m) exactly (Q.64, truncated); |y| >= 256 (and y >= 128 / y <= -151 after the
+//   shift): +inf or +0; n = floor(y), v = (y - n) ln 2 (Q.64); 2^y = e^v 2^n with e^v = sum of
+//   v^j / j!, j <= 19 (Horner in Q.62), rounded once to fp32 (nearest even, subnormals kept).
+// Every step truncates at 2^-62 or below: the result is within 0.5 + 2^-20 ulp.
+inline constexpr uint64_t kPowLogC[13] = {
+    0x8000000000000000ull, 0x2AAAAAAAAAAAAAAAull, 0x1999999999999999ull, 0x1249249249249249ull, 0x0E38E38E38E38E38ull,
+    0x0BA2E8BA2E8BA2E8ull, 0x09D89D89D89D89D8ull, 0x0888888888888888ull, 0x0787878787878787ull, 0x06BCA1AF286BCA1Aull,
+    0x0618618618618618ull, 0x0590B21642C8590Bull, 0x051EB851EB851EB8ull};  // 2^63 / (2j + 1)
+inline constexpr uint64_t kPowExpD[20] = {
+    0x4000000000000000ull, 0x4000000000000000ull, 0x2000000000000000ull, 0x0AAAAAAAAAAAAAAAull, 0x02AAAAAAAAAAAAAAull,
+    0x0088888888888888ull, 0x0016C16C16C16C16ull, 0x0003403403403403ull, 0x0000680680680680ull, 0x00000B8EF1D2AB63ull,
+    0x00000127E4FB7789ull, 0x0000001AE64567F5ull, 0x000000023DDB1DFFull, 0x000000002C248C27ull, 0x0000000003272E95ull,
+    0x000000000035CFE7ull, 0x0000000000035CFEull, 0x00000000000032A5ull, 0x00000000000002D0ull, 0x0000000000000025ull};  // 2^62 / j!
+inline constexpr uint64_t kPowK = 0xB8AA3B295C17F0BCull;    // 2 / ln 2, Q.62
+inline constexpr uint64_t kPowLn2 = 0xB17217F7D1CF79ACull;  // ln 2, Q.64
+
+// A finite nonzero magnitude as m 2^(e - 150), m in [2^23, 2^24) (subnormals normalised).
+inline uint32_t norm_sig(uint32_t mag, int& e) {
+  if (mag >> 23) {
+    e = static_cast<int>(mag >> 23);
+    return (mag & 0x007FFFFFu) | 0x00800000u;
+  }
+  const int lz = __builtin_clz(mag) - 8;
+  e = 1 - lz;
+  return mag << lz;
+}
+
+inline float pow_pos(uint32_t a, uint32_t b) {
+  using i128 = __int128;
+  if (a == kOne) return 1.0f;  // y = 0
+  int ea, eb;
+  const uint64_t ma = norm_sig(a, ea);
+  const uint64_t mb = norm_sig(b & 0x7FFFFFFFu, eb);
+  int k = ea - 127;
+  uint64_t m = ma << 39;  // Q.62 in [1, 2)
+  if (ma > 0xB504F3u) {   // above sqrt(2): halve
+    m >>= 1;
+    k += 1;
+  }
+  const uint64_t one = uint64_t{1} << 62;
+  const bool tneg = m < one;
+  const uint64_t num = tneg ? one - m : m - one;
+  const uint64_t t = static_cast<uint64_t>((static_cast<u128>(num) << 64) / (m + one));
+  const uint64_t s = static_cast<uint64_t>((static_cast<u128>(t) * t) >> 64);
+  uint64_t h = kPowLogC[12];
+  for (int j = 11; j >= 0; --j) h = kPowLogC[j] + static_cast<uint64_t>((static_cast<u128>(h) * s) >> 64);
+  const uint64_t g = static_cast<uint64_t>((static_cast<u128>(t) * h) >> 63);
+  const uint64_t l = static_cast<uint64_t>((static_cast<u128>(g) * kPowK) >> 62);
+  const i128 y0 = (static_cast<i128>(k) << 64) + (tneg ? -static_cast<i128>(l) : static_cast<i128>(l));
+  const bool yneg = (y0 < 0) != ((b >> 31) != 0);
+  const u128 p = static_cast<u128>(y0 < 0 ? -y0 : y0) * mb;  // |y| = p 2^(eb - 150 - 64)
+  const int hi_bit = 127 - ((p >> 64) != 0 ? __builtin_clzll(static_cast<uint64_t>(p >> 64))
+                                           : 64 + __builtin_clzll(static_cast<uint64_t>(p)));
+  const int sh = eb - 150;
+  if (hi_bit + sh - 64 >= 8) return yneg ? 0.0f : fb(kInf);  // |y| >= 256
+  const u128 ym = sh >= 0 ? p << sh : (sh <= -127 ? 0 : p >> -sh);
+  const i128 y = yneg ? -static_cast<i128>(ym) : static_cast<i128>(ym);
+  const int64_t n = static_cast<int64_t>(y >> 64);
+  if (n >= 128) return fb(kInf);
+  if (n < -151) return 0.0f;
+  const uint64_t v = static_cast<uint64_t>((static_cast<u128>(static_cast<uint64_t>(y)) * kPowLn2) >> 64);
+  uint64_t e = kPowExpD[19];
+  for (int j = 18; j >= 0; --j) e = kPowExpD[j] + static_cast<uint64_t>((static_cast<u128>(e) * v) >> 64);
+  return round_scaled(e, static_cast<int>(n) - 62);
+}
+
+// b an integer (finite), and an odd one (|b| < 2^24).
+inline bool is_int(float b) { return trunc(b) == b; }
+inline bool is_odd_int(float b) {
+  const float a = fb(bf(b) & 0x7FFFFFFFu);
+  return a < 16777216.0f && is_int(b) && (static_cast<int32_t>(a) & 1);
+}
+
+inline float power(float a, float b) {
+  const uint32_t ma = bf(a) & 0x7FFFFFFFu, mb = bf(b) & 0x7FFFFFFFu;
+  const bool aneg = (bf(a) >> 31) != 0, bneg = (bf(b) >> 31) != 0;
+  if (mb == 0 || bf(a) == kOne) return 1.0f;  // x^0 = 1 and 1^y = 1, NaN included
+  if (is_nan(a) || is_nan(b)) return fb(kNan);
+  if (mb == kInf) {
+    if (ma == kOne) return 1.0f;               // (-1)^+-inf
+    return ((ma > kOne) != bneg) ? fb(kInf) : 0.0f;
+  }
+  const bool odd = is_odd_int(b);
+  if (ma == 0 || ma == kInf) {                 // +-0 and +-inf: 0^b = 1/inf^b
+    const bool big = (ma == kInf) != bneg;
+    const float r = big ? fb(kInf) : 0.0f;
+    return aneg && odd ? -r : r;
+  }
+  if (aneg && !is_int(b)) return fb(kNan);
+  const float r = pow_pos(ma, bf(b));
+  return aneg && odd ? -r : r;
 }
 
 }  // namespace ncore::num::am

@@ -14,7 +14,8 @@
 //     any NaN result is the canonical 0x7FC00000.
 //   - alu divide is binary32 RNE division; the comparisons (equal, not_equal, greater,
 //     greater_equal, less, less_equal) give 1.0 or 0.0 by IEEE comparison (-0 == +0, a NaN
-//     compares unequal to everything).
+//     compares unequal to everything); fmod is exact (the host's fmodf), mod NumPy's (act_math.hpp),
+//     power act_math.hpp's; the logical ops give 1.0 or 0.0, any nonzero (NaN too) true.
 //   - act: the scalar engine's functions: copy is the identity, relu is alu(max, x, +0), so
 //     relu(-0) = +0, relu(-inf) = +0 and relu(NaN) = 0x7FC00000; sqrt, rsqrt (1 / sqrt, two
 //     roundings), reciprocal and square are IEEE operations, abs / negative / sign exact; the
@@ -126,6 +127,13 @@ inline uint32_t alu(isa::AluOp op, uint32_t a, uint32_t b) {
     case isa::AluOp::greater_equal: return detail::truth(fa >= fb);
     case isa::AluOp::less: return detail::truth(fa < fb);
     case isa::AluOp::less_equal: return detail::truth(fa <= fb);
+    case isa::AluOp::power: return detail::canon(am::power(fa, fb));
+    case isa::AluOp::mod: return detail::canon(am::mod(fa, fb));
+    case isa::AluOp::fmod: return detail::canon(std::fmod(fa, fb));
+    case isa::AluOp::logical_and: return detail::truth(fa != 0.0f && fb != 0.0f);  // NaN is nonzero
+    case isa::AluOp::logical_or: return detail::truth(fa != 0.0f || fb != 0.0f);
+    case isa::AluOp::logical_xor: return detail::truth((fa != 0.0f) != (fb != 0.0f));
+    case isa::AluOp::logical_not: return detail::truth(fa == 0.0f);
     default: return a;  // bypass
   }
 }
@@ -152,6 +160,18 @@ inline uint32_t act(isa::ActFunc f, uint32_t x) {
     case isa::ActFunc::softplus: return detail::canon(am::softplus(v));
     case isa::ActFunc::gelu: return detail::canon(am::gelu(v));
     case isa::ActFunc::erf: return detail::canon(am::erf(v));
+    case isa::ActFunc::sin: return detail::canon(am::sin(v));
+    case isa::ActFunc::cos: return detail::canon(am::cos(v));
+    case isa::ActFunc::tan: return detail::canon(am::tan(v));
+    case isa::ActFunc::arctan: return detail::canon(am::arctan(v));
+    case isa::ActFunc::mish: return detail::canon(am::mish(v));
+    case isa::ActFunc::gelu_dx: return detail::canon(am::gelu_dx(v));
+    case isa::ActFunc::gelu_apprx_sigmoid: return detail::canon(am::gelu_apprx_sigmoid(v));
+    case isa::ActFunc::silu_dx: return detail::canon(am::silu_dx(v));
+    case isa::ActFunc::erf_dx: return detail::canon(am::erf_dx(v));
+    case isa::ActFunc::ceil: return detail::canon(am::ceil(v));
+    case isa::ActFunc::floor: return detail::canon(am::floor(v));
+    case isa::ActFunc::trunc: return detail::canon(am::trunc(v));
     default: return x;  // copy
   }
 }

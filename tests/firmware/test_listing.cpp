@@ -110,6 +110,11 @@ TEST_CASE("format_insn shows operands, wait and update", "[firmware][listing]") 
   CHECK(ncore::format_insn(t) ==
         "tensor_scalar dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
         "op0=divide(sbuf[0:128]+0x80 fp32) op1=greater_equal(2) rev1  upd S[3]+=1@complete");
+  t.op0 = isa::AluOp::power;
+  t.op1 = isa::AluOp::logical_not;
+  CHECK(ncore::format_insn(t) ==
+        "tensor_scalar dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
+        "op0=power(sbuf[0:128]+0x80 fp32) op1=logical_not(2) rev1  upd S[3]+=1@complete");
 
   // tensor_reduce: the op and the number of innermost free axes reduced
   isa::Insn r = i;
@@ -151,6 +156,9 @@ TEST_CASE("format_insn shows operands, wait and update", "[firmware][listing]") 
   a.func = isa::ActFunc::gelu_apprx_tanh;
   CHECK(ncore::format_insn(a) == "activation dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
                                  "func=gelu_apprx_tanh scale=1 bias=0.5");
+  a.func = isa::ActFunc::gelu_apprx_sigmoid;
+  CHECK(ncore::format_insn(a) == "activation dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> "
+                                 "func=gelu_apprx_sigmoid scale=1 bias=0.5");
   a.func = static_cast<isa::ActFunc>(31);
   CHECK(ncore::format_insn(a) ==
         "activation dst=sbuf[0:128]+0x0 fp32 <1000> src0=sbuf[0:128]+0x0 fp32 <1000> func=? scale=1 bias=0.5");

@@ -38,6 +38,36 @@ float add(float a, float b) {
   return r;
 }
 
+// A traced Program of fp32 inputs "x" and "y" [P, F] run on the RTL (one thread, check mode); at(k, i)
+// is element i of row k of the output "out".
+struct MathRun {
+  run::Result r;
+  int64_t n;
+  float at(int64_t k, int64_t i) const {
+    float v;
+    std::memcpy(&v, r.outputs.at("out").bytes.data() + (k * n + i) * 4, 4);
+    return v;
+  }
+};
+MathRun run_math(const Program& prog, const Preset& p, int64_t P, int64_t F, const std::vector<float>& x,
+                 const std::vector<float>& y) {
+  run::Arrays in{{"x", {{P, F}, isa::Dtype::fp32, std::vector<uint8_t>(P * F * 4), ""}},
+                 {"y", {{P, F}, isa::Dtype::fp32, std::vector<uint8_t>(P * F * 4), ""}}};
+  std::memcpy(in.at("x").bytes.data(), x.data(), P * F * 4);
+  std::memcpy(in.at("y").bytes.data(), y.data(), P * F * 4);
+  run::Options opt;
+  opt.threads = 1;
+  opt.sim.check = true;
+  return {run::run_program(prog, p, in, opt), P * F};
+}
+
+// |g - want| in ulps of the exact value as an fp32 result.
+double ulps(float g, double want) {
+  int e;
+  std::frexp(want, &e);
+  return std::fabs(double(g) - want) / std::ldexp(1.0, std::max(e - 1, -126) - 23);
+}
+
 }  // namespace
 
 TEST_CASE("scalar engine and tensor_reduce in the core: activation_reduce, PSUM, trailing axes", "[kernels][act]") {
@@ -151,31 +181,13 @@ TEST_CASE("element-wise math in the core: nl::exp, tanh, sqrt, divide, greater t
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<float> u(-10.0f, 10.0f);
   std::vector<float> x(P * F), y(P * F);
-  run::Arrays in{{"x", {{P, F}, isa::Dtype::fp32, std::vector<uint8_t>(P * F * 4), ""}},
-                 {"y", {{P, F}, isa::Dtype::fp32, std::vector<uint8_t>(P * F * 4), ""}}};
   for (int64_t i = 0; i < P * F; ++i) {
     x[i] = u(rng);
     y[i] = i % 7 ? u(rng) : x[i];
-    std::memcpy(in.at("x").bytes.data() + i * 4, &x[i], 4);
-    std::memcpy(in.at("y").bytes.data() + i * 4, &y[i], 4);
   }
-  run::Options opt;
-  opt.threads = 1;
-  opt.sim.check = true;
-  const run::Result r = run::run_program(prog, p, in, opt);
-  CHECK(r.stats.checked_instructions >= 7);
-  const std::vector<uint8_t>& out = r.outputs.at("out").bytes;
-  auto got = [&](int64_t k, int64_t i) {
-    float v;
-    std::memcpy(&v, out.data() + (k * P * F + i) * 4, 4);
-    return v;
-  };
-  // ulp of the exact value as an fp32 result
-  auto ulps = [](float g, double want) {
-    int e;
-    std::frexp(want, &e);
-    return std::fabs(double(g) - want) / std::ldexp(1.0, std::max(e - 1, -126) - 23);
-  };
+  const MathRun r = run_math(prog, p, P, F, x, y);
+  CHECK(r.r.stats.checked_instructions >= 7);
+  auto got = [&](int64_t k, int64_t i) { return r.at(k, i); };
   double worst[3] = {0, 0, 0};
   uint64_t bad = 0;
   for (int64_t i = 0; i < P * F; ++i) {
@@ -190,4 +202,59 @@ TEST_CASE("element-wise math in the core: nl::exp, tanh, sqrt, divide, greater t
   CHECK(worst[0] <= 1.0);  // the README's bounds
   CHECK(worst[1] <= 2.0);
   CHECK(worst[2] <= 6.0);
+}
+
+TEST_CASE("trigonometric, rounding, power, mod and logical ops in the core through the C++ API", "[kernels][act]") {
+  constexpr int64_t P = 128, F = 32;
+  const Preset& p = *find_preset("trn2");
+  // out[k] for k = sin(x), arctan(x), floor(x), x ** y, x mod y (NumPy's), fmod(x, y), logical_not(x),
+  // logical_and(x, y)
+  const Program prog = nki::trace("math2", p, [&](nki::Tracer& t) {
+    Tensor x = t.input("x", {P, F}, nl::float32);
+    Tensor y = t.input("y", {P, F}, nl::float32);
+    Tensor out = nl::ndarray({8, P, F}, nl::float32, nl::shared_hbm, "out");
+    Tensor xs = nl::load(x);
+    Tensor ys = nl::load(y);
+    nl::store(out(0), nl::sin(xs));
+    nl::store(out(1), nisa::activation(nl::arctan, xs));
+    nl::store(out(2), nl::floor(xs));
+    nl::store(out(3), nl::power(xs, ys));
+    nl::store(out(4), nl::mod(xs, ys));
+    nl::store(out(5), nl::fmod(xs, ys));
+    nl::store(out(6), nl::logical_not(xs));
+    nl::store(out(7), nl::logical_and(xs, ys));
+    t.output(out);
+  });
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<float> u(-6.0f, 6.0f);
+  std::vector<float> x(P * F), y(P * F);
+  for (int64_t i = 0; i < P * F; ++i) {
+    x[i] = i % 11 ? u(rng) : 0.0f;
+    y[i] = i % 5 ? u(rng) : std::round(u(rng));  // integer exponents of negative bases
+  }
+  const MathRun r = run_math(prog, p, P, F, x, y);
+  CHECK(r.r.stats.checked_instructions >= 8);
+  auto got = [&](int64_t k, int64_t i) { return r.at(k, i); };
+  double worst[3] = {0, 0, 0};
+  uint64_t bad = 0;
+  for (int64_t i = 0; i < P * F; ++i) {
+    worst[0] = std::max(worst[0], ulps(got(0, i), std::sin(double(x[i]))));
+    worst[1] = std::max(worst[1], ulps(got(1, i), std::atan(double(x[i]))));
+    const double pw = std::pow(double(x[i]), double(y[i]));
+    if (std::isnan(pw)) bad += !std::isnan(got(3, i));
+    else if (std::isfinite(pw) && std::fabs(pw) < 3.4e38) worst[2] = std::max(worst[2], ulps(got(3, i), pw));
+    bad += got(2, i) != std::floor(x[i]);
+    float m = std::fmod(x[i], y[i]);  // NumPy's mod: the divisor's sign
+    if (m != 0 && ((m < 0) != (y[i] < 0))) m += y[i];
+    if (m == 0) m = std::copysign(0.0f, y[i]);
+    bad += std::isnan(m) ? !std::isnan(got(4, i)) : num::float_to_bits(got(4, i)) != num::float_to_bits(m);
+    const float fm = std::fmod(x[i], y[i]);
+    bad += std::isnan(fm) ? !std::isnan(got(5, i)) : num::float_to_bits(got(5, i)) != num::float_to_bits(fm);
+    bad += got(6, i) != (x[i] == 0 ? 1.0f : 0.0f);
+    bad += got(7, i) != (x[i] != 0 && y[i] != 0 ? 1.0f : 0.0f);
+  }
+  CHECK(bad == 0);
+  CHECK(worst[0] <= 2.0);  // the README's bounds
+  CHECK(worst[1] <= 1.5);
+  CHECK(worst[2] <= 0.501);
 }

@@ -81,17 +81,27 @@ def test_out_of_bounds_index():
 def test_unmodelled_activation_is_named():
     @nki.jit
     def k(a):
-        return nisa.activation(nl.sin, nl.load(a))
+        return nisa.activation(np.cbrt, nl.load(a))
 
-    raises(k, np.zeros((128, 4), np.float32), match="nl.sin is not supported by this model")
+    raises(k, np.zeros((128, 4), np.float32), match="np.cbrt is not supported by this model")
 
 
 def test_unmodelled_alu_op_is_named():
     @nki.jit
     def k(a):
-        return nisa.tensor_scalar(nl.load(a), np.power, 2.0)
+        return nisa.tensor_scalar(nl.load(a), nl.bitwise_and, 2.0)
 
-    raises(k, np.zeros((128, 4), np.float32), match="'power' is not an ALU operator this model has")
+    raises(k, np.zeros((128, 4), np.float32), match="'bitwise_and' is not an ALU operator this model has")
+
+
+def test_bitwise_ops_say_they_need_integer_dtypes():
+    @nki.jit
+    def k(a):
+        x = nl.load(a)
+        return nl.bitwise_xor(x, x)
+
+    msg = raises(k, np.zeros((128, 4), np.float32), match="nl.bitwise_xor is not supported by this model")
+    assert "no integer dtypes" in msg and f"{HERE}:{line_of(k, 'nl.bitwise_xor')}:" in msg
 
 
 def test_reduce_with_a_comparison_is_refused():

@@ -22,11 +22,12 @@ def sim(kernel, *args, **kwargs):
     return nki.simulate_kernel(kernel, *args, **kwargs)
 
 
-def ulp_error(got, want):
-    """|got - want| in units in the last place of the float32 result (ulp of the exact value)."""
+def ulp_error(got, want, floor=0.0):
+    """|got - want| in units in the last place of the float32 result (ulp of the exact value, or of
+    `floor` where the exact value is smaller)."""
     got = np.asarray(got, np.float64)
     want = np.asarray(want, np.float64)
-    e = np.floor(np.log2(np.maximum(np.abs(want), 2.0 ** -126)))
+    e = np.floor(np.log2(np.maximum(np.abs(want), max(floor, 2.0 ** -126))))
     return np.abs(got - want) / 2.0 ** (np.maximum(e, -126) - 23)
 
 
@@ -54,6 +55,23 @@ FUNCS = {
     "negative": (lambda x: np.negative(x.astype(np.float32)), (-10, 10), None),
     "sign": (lambda x: np.sign(x.astype(np.float32)), (-10, 10), None),
     "relu": (lambda x: np.maximum(x.astype(np.float32), np.float32(0)), (-10, 10), None),
+    "sin": (np.sin, (-1e4, 1e4), 2.0),
+    "cos": (np.cos, (-1e4, 1e4), 2.0),
+    "tan": (np.tan, (-1e4, 1e4), 3.5),
+    "arctan": (np.arctan, (-1e30, 1e30), 1.5),
+    "mish": (lambda x: x * np.tanh(np.log1p(np.exp(x))), (-60, 60), 4.5),
+    "gelu_apprx_sigmoid": (lambda x: x * sigmoid64(1.702 * x), (-2, 20), 5.0),
+    "erf_dx": (lambda x: 2.0 / math.sqrt(math.pi) * np.exp(-x * x), (-10, 10), 4.0),
+    "ceil": (lambda x: np.ceil(x.astype(np.float32)), (-100, 100), None),
+    "floor": (lambda x: np.floor(x.astype(np.float32)), (-100, 100), None),
+    "trunc": (lambda x: np.trunc(x.astype(np.float32)), (-100, 100), None),
+}
+# Derivatives with a zero where two terms cancel: there the error is counted in ulps of 1/16
+# (README, Numerics): name -> (reference, range, bound).
+DERIVATIVES = {
+    "silu_dx": (lambda x: sigmoid64(x) * (1.0 + x * sigmoid64(-x)), (-60, 60), 6.0),
+    "gelu_dx": (np.vectorize(lambda v: 0.5 * math.erfc(-v / math.sqrt(2.0)) +
+                             v * math.exp(-0.5 * v * v) / math.sqrt(2.0 * math.pi)), (-14, 20), 12.0),
 }
 
 
@@ -95,10 +113,38 @@ def test_nl_function_against_numpy(name):
         assert err.max() <= bound, f"nl.{name}: {err.max():.2f} ulp at x = {x.flat[err.argmax()]!r}"
 
 
+@pytest.mark.parametrize("name", sorted(DERIVATIVES))
+def test_derivatives_against_numpy(name):
+    ref, (lo, hi), bound = DERIVATIVES[name]
+    x = inputs(lo, hi)
+    x[0, :3] = [-1.2785, -0.7518, 0.0]  # near the zeros of silu_dx and gelu_dx
+    got = sim(unary_kernel(name), x)
+    want = ref(x.astype(np.float64))
+    err = ulp_error(got, want, 1 / 16)
+    assert err.max() <= bound, f"nl.{name}: {err.max():.2f} ulp at x = {x.flat[err.argmax()]!r}"
+
+
+def test_trigonometric_reduction_over_the_fp32_range():
+    """sin and cos of arguments up to 1e38: the reduction is exact, so the bound holds everywhere."""
+    x = inputs(-1e38, 1e38)
+    got = sim(unary_kernel("sin"), x)
+    assert ulp_error(got, np.sin(x.astype(np.float64))).max() <= 2.0
+    got = sim(unary_kernel("cos"), x)
+    assert ulp_error(got, np.cos(x.astype(np.float64))).max() <= 2.0
+
+
+def test_each_function_is_one_activation_with_its_code():
+    """nl.<f>(x) traces to one activation instruction of the scalar engine with func=<f>."""
+    for name in sorted(FUNCS) + sorted(DERIVATIVES):
+        listing = ncore.trace(unary_kernel(name), np.zeros((128, 4), np.float32)).listing()
+        acts = [ln for ln in listing.splitlines() if " activation " in ln]
+        assert len(acts) == 1 and f"func={name} " in acts[0], (name, acts)
+
+
 def test_every_function_on_the_rtl_in_check_mode():
     """One activation per function on the RTL, each instruction compared with the golden model
     as it completes (check mode), the outputs equal to simulate_kernel's bit for bit."""
-    names = sorted(FUNCS)
+    names = sorted(FUNCS) + sorted(DERIVATIVES)
 
     @nki.jit
     def k(a):
@@ -192,6 +238,71 @@ def test_divide_and_comparisons_against_numpy():
         for j, want in enumerate([a == b, a != b, a > b, a >= np.float32(0.5), a < b, a <= b], start=2):
             np.testing.assert_array_equal(got[j], want.astype(np.float32))
         np.testing.assert_array_equal(got[8], np.float32(2) / a)
+
+
+def test_power_mod_fmod_and_logical_ops_against_numpy():
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((14, 128, 48), dtype=nl.float32, buffer=nl.shared_hbm)
+        x, y = nl.load(a), nl.load(b)
+        nl.store(out[0], value=nl.power(x, y))
+        nl.store(out[1], value=x ** 2.0)
+        nl.store(out[2], value=2.0 ** y)
+        nl.store(out[3], value=nl.mod(x, y))
+        nl.store(out[4], value=x % 3.0)
+        nl.store(out[5], value=7.5 % y)
+        nl.store(out[6], value=nl.fmod(x, y))
+        nl.store(out[7], value=nisa.tensor_scalar(x, np.fmod, -2.5))
+        nl.store(out[8], value=nl.logical_and(x, y))
+        nl.store(out[9], value=nl.logical_or(x, y))
+        nl.store(out[10], value=nl.logical_xor(x, y))
+        nl.store(out[11], value=nl.logical_not(x))
+        nl.store(out[12], value=nisa.tensor_tensor(x, y, op=np.power))
+        nl.store(out[13], value=nisa.tensor_tensor(x, y, op=np.remainder))
+        return out
+
+    a = rng.uniform(-8, 8, size=(128, 48)).astype(np.float32)
+    b = rng.uniform(-4, 4, size=(128, 48)).astype(np.float32)
+    b[:, :8] = np.round(b[:, :8])  # integer exponents of negative bases, zero divisors
+    a[:, 8:12] = 0.0
+    a[0, 12:20] = [np.nan, np.inf, -np.inf, -0.0, 1.0, -1.0, 1e-45, 3e38]
+    b[0, 12:20] = [0.0, -1.0, 3.0, -3.0, np.nan, np.inf, 0.5, 2.0]
+    got = sim(k, a, b)
+    with np.errstate(all="ignore"):
+        # power: NumPy's float32 pow (the C library's) for the special values, and within 0.51 ulp of
+        # float64 pow elsewhere (ours: 0.5 + 2^-20)
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        for j, want, exact in [(0, np.power(a, b), np.power(a64, b64)), (12, np.power(a, b), np.power(a64, b64)),
+                               (1, np.power(a, np.float32(2)), a64 ** 2),
+                               (2, np.power(np.float32(2), b), np.power(2.0, b64))]:
+            nan = np.isnan(want)
+            np.testing.assert_array_equal(np.isnan(got[j]), nan)
+            fin = np.isfinite(want)
+            np.testing.assert_array_equal(got[j][~fin & ~nan], want[~fin & ~nan])
+            np.testing.assert_array_equal(np.signbit(got[j][~nan]), np.signbit(want[~nan]))
+            assert ulp_error(got[j][fin], exact[fin]).max() <= 0.51
+        # mod, fmod: exact (fmod) and NumPy's float32 mod bit for bit
+        for j, want in [(3, np.mod(a, b)), (4, np.mod(a, np.float32(3))), (5, np.mod(np.float32(7.5), b)),
+                        (6, np.fmod(a, b)), (7, np.fmod(a, np.float32(-2.5))), (13, np.mod(a, b))]:
+            np.testing.assert_array_equal(got[j].view(np.uint32), np.where(np.isnan(want), np.float32(np.nan),
+                                                                         want).astype(np.float32).view(np.uint32))
+        for j, want in [(8, np.logical_and(a, b)), (9, np.logical_or(a, b)), (10, np.logical_xor(a, b)),
+                        (11, np.logical_not(a))]:
+            np.testing.assert_array_equal(got[j], want.astype(np.float32))
+
+
+def test_alu_ops_trace_to_their_codes():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        nl.store(out, value=nl.power(x, 3.0) + nl.mod(x, 2.0) + nl.fmod(x, 2.0) + nl.logical_and(x, 1.0) +
+                 nl.logical_or(x, 0.0) + nl.logical_xor(x, 1.0) + nl.logical_not(x))
+        return out
+
+    listing = ncore.trace(k, np.zeros((128, 4), np.float32)).listing()
+    for op in ["power(3)", "mod(2)", "fmod(2)", "logical_and(1)", "logical_or(0)", "logical_xor(1)", "logical_not(0)"]:
+        assert f" tensor_scalar " in listing and f"op0={op} " in listing, op
 
 
 def test_tensor_scalar_divide_and_numpy_ufuncs():

@@ -142,6 +142,13 @@ enum class AluOp : uint8_t {
   greater_equal = 10,  // 1.0 if a >= b else 0.0 (0.0 when either is NaN)
   less = 11,  // 1.0 if a < b else 0.0 (0.0 when either is NaN)
   less_equal = 12,  // 1.0 if a <= b else 0.0 (0.0 when either is NaN)
+  power = 13,  // a ** b with C99/NumPy pow's special values (x**0 = 1, 1**y = 1, (-x)**integer signed, (-x)**non-integer NaN, zeros and infinities); a > 0: 2^(b log2 a) in 62-bit fixed point, rounded once (within 0.5 + 2^-20 ulp)
+  mod = 14,  // NumPy mod / Python %: fmod(a, b), plus b (rounded) when the two differ in sign; a zero result takes b's sign
+  fmod = 15,  // C fmod: a - trunc(a / b) b, exact, the sign of a; b = 0 or a infinite: NaN
+  logical_and = 16,  // 1.0 if a != 0 and b != 0 else 0.0 (NaN is nonzero)
+  logical_or = 17,  // 1.0 if a != 0 or b != 0 else 0.0 (NaN is nonzero)
+  logical_xor = 18,  // 1.0 if exactly one of a, b is nonzero else 0.0 (NaN is nonzero)
+  logical_not = 19,  // 1.0 if a == 0 (either zero) else 0.0; b is not used
 };
 inline constexpr unsigned kAluOpWidth = 5;
 inline constexpr const char* to_string(AluOp v) {
@@ -159,6 +166,13 @@ inline constexpr const char* to_string(AluOp v) {
     case AluOp::greater_equal: return "greater_equal";
     case AluOp::less: return "less";
     case AluOp::less_equal: return "less_equal";
+    case AluOp::power: return "power";
+    case AluOp::mod: return "mod";
+    case AluOp::fmod: return "fmod";
+    case AluOp::logical_and: return "logical_and";
+    case AluOp::logical_or: return "logical_or";
+    case AluOp::logical_xor: return "logical_xor";
+    case AluOp::logical_not: return "logical_not";
   }
   return "?";
 }
@@ -176,6 +190,13 @@ inline bool from_string(std::string_view s, AluOp& out) {
   if (s == "greater_equal") { out = AluOp::greater_equal; return true; }
   if (s == "less") { out = AluOp::less; return true; }
   if (s == "less_equal") { out = AluOp::less_equal; return true; }
+  if (s == "power") { out = AluOp::power; return true; }
+  if (s == "mod") { out = AluOp::mod; return true; }
+  if (s == "fmod") { out = AluOp::fmod; return true; }
+  if (s == "logical_and") { out = AluOp::logical_and; return true; }
+  if (s == "logical_or") { out = AluOp::logical_or; return true; }
+  if (s == "logical_xor") { out = AluOp::logical_xor; return true; }
+  if (s == "logical_not") { out = AluOp::logical_not; return true; }
   return false;
 }
 inline constexpr bool is_valid(AluOp v) {
@@ -193,11 +214,18 @@ inline constexpr bool is_valid(AluOp v) {
     case AluOp::greater_equal:
     case AluOp::less:
     case AluOp::less_equal:
+    case AluOp::power:
+    case AluOp::mod:
+    case AluOp::fmod:
+    case AluOp::logical_and:
+    case AluOp::logical_or:
+    case AluOp::logical_xor:
+    case AluOp::logical_not:
       return true;
   }
   return false;
 }
-inline constexpr std::array<AluOp, 13> kAluOpValues = {AluOp::bypass, AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max, AluOp::min, AluOp::divide, AluOp::equal, AluOp::not_equal, AluOp::greater, AluOp::greater_equal, AluOp::less, AluOp::less_equal};  // every value, in the description's order
+inline constexpr std::array<AluOp, 20> kAluOpValues = {AluOp::bypass, AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max, AluOp::min, AluOp::divide, AluOp::equal, AluOp::not_equal, AluOp::greater, AluOp::greater_equal, AluOp::less, AluOp::less_equal, AluOp::power, AluOp::mod, AluOp::fmod, AluOp::logical_and, AluOp::logical_or, AluOp::logical_xor, AluOp::logical_not};  // every value, in the description's order
 
 // Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (README, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.
 enum class ActFunc : uint8_t {
@@ -219,6 +247,18 @@ enum class ActFunc : uint8_t {
   softplus = 15,  // log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|)), log1p(u) = log(1 + u) * u / ((1 + u) - 1)
   gelu = 16,  // x * Phi(x) = 0.5 x erfc(-x / sqrt(2)), erfc as for erf
   erf = 17,  // odd polynomial for |x| < 0.84375, else 1 - erfc(|x|) with erfc(z) = exp(-z^2) G(z), G piecewise polynomial in 1/z; sign of x
+  sin = 18,  // sine: exact integer (Payne-Hanek) reduction by pi/2 over the whole fp32 range, then a degree-3 polynomial in r^2 for sin r or cos r
+  cos = 19,  // cosine: the reduction of sin, then cos r or sin r by the quadrant
+  tan = 20,  // tangent: the reduction of sin, then sin r / cos r (even quadrant) or -cos r / sin r (odd)
+  arctan = 21,  // inverse tangent: reduction to |t| < 7/16 about 1/2, 1, 3/2 or infinity, then t - t^3 P(t^2); sign of x
+  mish = 22,  // x tanh(softplus(x)) = x n / (n + 2), n = e (e + 2), e = exp(x); x above 44: x
+  gelu_dx = 23,  // derivative of gelu: Phi(x) + x phi(x), Phi from erfc as gelu, phi(x) = exp(-x^2/2) / sqrt(2 pi)
+  gelu_apprx_sigmoid = 24,  // x sigmoid(1.702 x)
+  silu_dx = 25,  // derivative of silu: sigmoid(x) (1 + x sigmoid(-x))
+  erf_dx = 26,  // derivative of erf: 2 / sqrt(pi) exp(-x^2), x^2 split exactly; +0 from |x| = 10.5
+  ceil = 27,  // smallest integer >= x, exact (ceil(-0.5) = -0)
+  floor = 28,  // largest integer <= x, exact
+  trunc = 29,  // x rounded toward zero, exact (the sign kept: trunc(-0.5) = -0)
 };
 inline constexpr unsigned kActFuncWidth = 5;
 inline constexpr const char* to_string(ActFunc v) {
@@ -241,6 +281,18 @@ inline constexpr const char* to_string(ActFunc v) {
     case ActFunc::softplus: return "softplus";
     case ActFunc::gelu: return "gelu";
     case ActFunc::erf: return "erf";
+    case ActFunc::sin: return "sin";
+    case ActFunc::cos: return "cos";
+    case ActFunc::tan: return "tan";
+    case ActFunc::arctan: return "arctan";
+    case ActFunc::mish: return "mish";
+    case ActFunc::gelu_dx: return "gelu_dx";
+    case ActFunc::gelu_apprx_sigmoid: return "gelu_apprx_sigmoid";
+    case ActFunc::silu_dx: return "silu_dx";
+    case ActFunc::erf_dx: return "erf_dx";
+    case ActFunc::ceil: return "ceil";
+    case ActFunc::floor: return "floor";
+    case ActFunc::trunc: return "trunc";
   }
   return "?";
 }
@@ -263,6 +315,18 @@ inline bool from_string(std::string_view s, ActFunc& out) {
   if (s == "softplus") { out = ActFunc::softplus; return true; }
   if (s == "gelu") { out = ActFunc::gelu; return true; }
   if (s == "erf") { out = ActFunc::erf; return true; }
+  if (s == "sin") { out = ActFunc::sin; return true; }
+  if (s == "cos") { out = ActFunc::cos; return true; }
+  if (s == "tan") { out = ActFunc::tan; return true; }
+  if (s == "arctan") { out = ActFunc::arctan; return true; }
+  if (s == "mish") { out = ActFunc::mish; return true; }
+  if (s == "gelu_dx") { out = ActFunc::gelu_dx; return true; }
+  if (s == "gelu_apprx_sigmoid") { out = ActFunc::gelu_apprx_sigmoid; return true; }
+  if (s == "silu_dx") { out = ActFunc::silu_dx; return true; }
+  if (s == "erf_dx") { out = ActFunc::erf_dx; return true; }
+  if (s == "ceil") { out = ActFunc::ceil; return true; }
+  if (s == "floor") { out = ActFunc::floor; return true; }
+  if (s == "trunc") { out = ActFunc::trunc; return true; }
   return false;
 }
 inline constexpr bool is_valid(ActFunc v) {
@@ -285,11 +349,23 @@ inline constexpr bool is_valid(ActFunc v) {
     case ActFunc::softplus:
     case ActFunc::gelu:
     case ActFunc::erf:
+    case ActFunc::sin:
+    case ActFunc::cos:
+    case ActFunc::tan:
+    case ActFunc::arctan:
+    case ActFunc::mish:
+    case ActFunc::gelu_dx:
+    case ActFunc::gelu_apprx_sigmoid:
+    case ActFunc::silu_dx:
+    case ActFunc::erf_dx:
+    case ActFunc::ceil:
+    case ActFunc::floor:
+    case ActFunc::trunc:
       return true;
   }
   return false;
 }
-inline constexpr std::array<ActFunc, 18> kActFuncValues = {ActFunc::copy, ActFunc::relu, ActFunc::exp, ActFunc::log, ActFunc::tanh, ActFunc::sigmoid, ActFunc::sqrt, ActFunc::rsqrt, ActFunc::reciprocal, ActFunc::square, ActFunc::abs, ActFunc::negative, ActFunc::sign, ActFunc::gelu_apprx_tanh, ActFunc::silu, ActFunc::softplus, ActFunc::gelu, ActFunc::erf};  // every value, in the description's order
+inline constexpr std::array<ActFunc, 30> kActFuncValues = {ActFunc::copy, ActFunc::relu, ActFunc::exp, ActFunc::log, ActFunc::tanh, ActFunc::sigmoid, ActFunc::sqrt, ActFunc::rsqrt, ActFunc::reciprocal, ActFunc::square, ActFunc::abs, ActFunc::negative, ActFunc::sign, ActFunc::gelu_apprx_tanh, ActFunc::silu, ActFunc::softplus, ActFunc::gelu, ActFunc::erf, ActFunc::sin, ActFunc::cos, ActFunc::tan, ActFunc::arctan, ActFunc::mish, ActFunc::gelu_dx, ActFunc::gelu_apprx_sigmoid, ActFunc::silu_dx, ActFunc::erf_dx, ActFunc::ceil, ActFunc::floor, ActFunc::trunc};  // every value, in the description's order
 
 // Semaphore wait condition: the instruction starts only when S[wait_sem] <cond> wait_val.
 enum class SemCond : uint8_t {

@@ -229,6 +229,10 @@ Tensor AluFn::operator()(const Operand& x, const Operand& y, Dtype dtype, Loc lo
   return elementwise(op, x, y, dtype, loc);
 }
 
+Tensor AluFn::operator()(const Tensor& x, Loc loc) const {
+  return elementwise(op, x, op == AluOp::logical_not ? Operand(0.0f) : Operand(), std::nullopt, loc);
+}
+
 Tensor ActFn::operator()(const Tensor& x, Loc loc) const { return nisa::activation(f, x, {}, 1.0f, x.dtype(), loc); }
 
 Tensor ActFn::operator()(const Tensor& x, Dtype dtype, Loc loc) const {

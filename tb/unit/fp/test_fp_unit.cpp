@@ -354,13 +354,40 @@ TEST_CASE("fp_act: random inputs, every function (NCORE_FP_ACT_VALUES per functi
   CHECK(bench.acts() == n * kFuncs.size());
 }
 
-TEST_CASE("f32_sqrt and f32_div: strided walk over all fp32 patterns", "[fp]") {
+TEST_CASE("fp_alu power, mod, fmod: operands in their working range", "[fp]") {
+  // The random pairs above mostly overflow or underflow power; here bases over the positive and
+  // negative floats and near 1, exponents small, integral and large, dividends and divisors of
+  // every exponent distance.
+  Bench bench;
+  std::mt19937_64 rng(19);
+  std::uniform_real_distribution<float> small(-12.0f, 12.0f);
+  for (int i = 0; i < 100000 && bench.failures() <= 1000; ++i) {
+    const uint32_t r = static_cast<uint32_t>(rng());
+    uint32_t a = num::float_to_bits(std::ldexp(small(rng), static_cast<int>(rng() % 40) - 20));
+    if (i % 3 == 1) a = 0x3F800000u + (r % 0x20000u) - 0x10000u;  // near 1
+    if (i % 3 == 2) a = r;                                          // any pattern
+    uint32_t b = num::float_to_bits(small(rng));
+    if (i % 4 == 1) b = num::float_to_bits(float(static_cast<int>(rng() % 41) - 20));  // integers
+    if (i % 4 == 2) b = num::float_to_bits(std::ldexp(small(rng), static_cast<int>(rng() % 30)));
+    if (i % 4 == 3) b = static_cast<uint32_t>(rng() >> 32);
+    bench.check_pair(a, b, AluOp::power);
+    bench.check_pair(a, b, AluOp::mod);
+    bench.check_pair(a, b, AluOp::fmod);
+  }
+  INFO(bench.report());
+  CHECK(bench.failures() == 0);
+}
+
+TEST_CASE("f32_sqrt, f32_div and the trigonometric reduction: strided walk over all fp32 patterns", "[fp]") {
   Bench bench;
   std::mt19937 rng(13);
   for (uint64_t f = 0; f < (1ull << 32); f += 8191) {
     bench.check_act(static_cast<uint32_t>(f), ActFunc::reciprocal);  // also checks f32_sqrt
     bench.check_pair(static_cast<uint32_t>(f), rng(), AluOp::divide);
   }
+  // The exact reduction of sin, cos and tan on every exponent.
+  for (uint64_t f = 0; f < (1ull << 32); f += 65537)
+    for (ActFunc fn : {ActFunc::sin, ActFunc::cos, ActFunc::tan}) bench.check_act(static_cast<uint32_t>(f), fn);
   INFO(bench.report());
   CHECK(bench.failures() == 0);
 }

@@ -88,6 +88,8 @@ struct AluFn {
   constexpr operator AluOp() const { return op; }
   Tensor operator()(const Operand& x, const Operand& y, Loc loc = Loc::here()) const;
   Tensor operator()(const Operand& x, const Operand& y, Dtype dtype, Loc loc = Loc::here()) const;
+  // A unary op (logical_not) of x; the binary ones need two operands.
+  Tensor operator()(const Tensor& x, Loc loc = Loc::here()) const;
 };
 inline constexpr AluFn add{AluOp::add};
 inline constexpr AluFn subtract{AluOp::subtract};
@@ -103,6 +105,17 @@ inline constexpr AluFn greater{AluOp::greater};
 inline constexpr AluFn greater_equal{AluOp::greater_equal};
 inline constexpr AluFn less{AluOp::less};
 inline constexpr AluFn less_equal{AluOp::less_equal};
+// power (NumPy's pow), mod (NumPy's, the sign of the divisor: Python's %), fmod (C's, the sign of
+// the dividend), and the logical ops (nonzero is true; 1.0 / 0.0 as the comparisons).
+inline constexpr AluFn power{AluOp::power};
+inline constexpr AluFn mod{AluOp::mod};
+inline constexpr AluFn fmod{AluOp::fmod};
+inline constexpr AluFn logical_and{AluOp::logical_and};
+inline constexpr AluFn logical_or{AluOp::logical_or};
+inline constexpr AluFn logical_xor{AluOp::logical_xor};
+// logical_not: the ALU's unary op (its second operand unused); nl::logical_not(x) is one
+// tensor_scalar.
+inline constexpr AluFn logical_not{AluOp::logical_not};
 inline constexpr AluOp bypass = AluOp::bypass;
 
 // An activation function by its NKI name. It is the op argument of nisa::activation
@@ -133,6 +146,18 @@ inline constexpr ActFn silu{ActFunc::silu};
 inline constexpr ActFn softplus{ActFunc::softplus};
 inline constexpr ActFn gelu{ActFunc::gelu};
 inline constexpr ActFn erf{ActFunc::erf};
+inline constexpr ActFn sin{ActFunc::sin};
+inline constexpr ActFn cos{ActFunc::cos};
+inline constexpr ActFn tan{ActFunc::tan};
+inline constexpr ActFn arctan{ActFunc::arctan};
+inline constexpr ActFn mish{ActFunc::mish};
+inline constexpr ActFn gelu_dx{ActFunc::gelu_dx};
+inline constexpr ActFn gelu_apprx_sigmoid{ActFunc::gelu_apprx_sigmoid};
+inline constexpr ActFn silu_dx{ActFunc::silu_dx};
+inline constexpr ActFn erf_dx{ActFunc::erf_dx};
+inline constexpr ActFn ceil{ActFunc::ceil};
+inline constexpr ActFn floor{ActFunc::floor};
+inline constexpr ActFn trunc{ActFunc::trunc};
 
 struct tile_size {
   static constexpr int64_t pmax = 128;

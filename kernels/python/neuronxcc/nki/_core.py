@@ -543,6 +543,18 @@ class Tensor:
     def __rtruediv__(self, o):
         return self._ew("divide", o, True)
 
+    def __mod__(self, o):
+        return self._ew("mod", o)
+
+    def __rmod__(self, o):
+        return self._ew("mod", o, True)
+
+    def __pow__(self, o):
+        return self._ew("power", o)
+
+    def __rpow__(self, o):
+        return self._ew("power", o, True)
+
     def __neg__(self):
         from . import language as nl
         return nl.negative(self)

@@ -38,17 +38,18 @@ def get_nc_version():
 _NUMPY_ALU = {"add": "add", "subtract": "subtract", "multiply": "multiply", "maximum": "maximum",
               "minimum": "minimum", "max": "maximum", "min": "minimum", "amax": "maximum", "amin": "minimum",
               "sum": "add", "divide": "divide", "true_divide": "divide", "equal": "equal", "not_equal": "not_equal",
-              "greater": "greater", "greater_equal": "greater_equal", "less": "less", "less_equal": "less_equal"}
-_ALU_NAMES = "add, subtract, multiply, divide, maximum, minimum, equal, not_equal, greater, greater_equal, less, " \
-             "less_equal"
-
-# The scalar engine's activation functions (firmware/isa/ncore_isa.json, act_func), and the NumPy
-# ufuncs NKI accepts for them.
-_ACT = ("copy", "relu", "exp", "log", "tanh", "sigmoid", "sqrt", "rsqrt", "reciprocal", "square", "abs", "negative",
-        "sign", "gelu_apprx_tanh", "silu", "softplus", "gelu", "erf")
+              "greater": "greater", "greater_equal": "greater_equal", "less": "less", "less_equal": "less_equal",
+              "power": "power", "remainder": "mod", "mod": "mod", "fmod": "fmod", "logical_and": "logical_and",
+              "logical_or": "logical_or", "logical_xor": "logical_xor", "logical_not": "logical_not"}
+# The engines' ALU ops and the scalar engine's activation functions, as the ISA description lists
+# them (firmware/isa/ncore_isa.json), and the NumPy ufuncs NKI accepts for the functions.
+_ALU = tuple(_native.alu_names())
+_ALU_NAMES = ", ".join(_ALU)
+_ACT = tuple(_native.act_names())
 _NUMPY_ACT = {"exp": "exp", "log": "log", "tanh": "tanh", "sqrt": "sqrt", "reciprocal": "reciprocal",
               "square": "square", "absolute": "abs", "abs": "abs", "negative": "negative", "sign": "sign",
-              "copy": "copy", "identity": "copy"}
+              "copy": "copy", "identity": "copy", "sin": "sin", "cos": "cos", "tan": "tan", "arctan": "arctan",
+              "ceil": "ceil", "floor": "floor", "trunc": "trunc"}
 
 
 def alu_name(op, param="op"):

@@ -234,8 +234,13 @@ def _no_mask(mask, api):
 _PY_ALU = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
            "divide": lambda a, b: a / b, "maximum": builtins.max, "minimum": builtins.min,
            "equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b, "greater": lambda a, b: a > b,
-           "greater_equal": lambda a, b: a >= b, "less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b}
-_COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal")
+           "greater_equal": lambda a, b: a >= b, "less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b,
+           "power": lambda a, b: a ** b, "mod": lambda a, b: a % b, "fmod": math.fmod,
+           "logical_and": lambda a, b: bool(a) and bool(b), "logical_or": lambda a, b: bool(a) or bool(b),
+           "logical_xor": lambda a, b: bool(a) != bool(b)}
+# The ops whose NKI default dtype is bool: 1.0 / 0.0 in the tile's dtype here.
+_COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
+                "logical_xor", "logical_not")
 
 
 def _partition_broadcast(x, y, loc):
@@ -320,6 +325,24 @@ greater = _ew("greater")
 greater_equal = _ew("greater_equal")
 less = _ew("less")
 less_equal = _ew("less_equal")
+power = _ew("power")
+mod = _ew("mod")
+fmod = _ew("fmod")
+logical_and = _ew("logical_and")
+logical_or = _ew("logical_or")
+logical_xor = _ew("logical_xor")
+_logical_not2 = _ew("logical_not")
+
+
+def logical_not(x, dtype=None, mask=None, **kwargs):
+    """nl.logical_not(x): 1.0 where x is zero, 0.0 elsewhere (NaN is nonzero), in the tile's dtype: the
+    vector engine's unary logical_not (one tensor_scalar)."""
+    if not isinstance(x, Tensor):
+        return not bool(x)
+    return _logical_not2(x, 0.0, dtype=dtype, mask=mask)
+
+
+logical_not._nki_alu = "logical_not"
 
 
 def _reduction(op, alu):
@@ -370,7 +393,15 @@ _PY_ACT = {"exp": math.exp, "log": math.log, "tanh": math.tanh, "sqrt": math.sqr
            "silu": lambda v: v / (1.0 + math.exp(-v)), "softplus": lambda v: math.log1p(math.exp(v)),
            "gelu": lambda v: 0.5 * v * math.erfc(-v / math.sqrt(2.0)), "erf": math.erf,
            "gelu_apprx_tanh": lambda v: 0.5 * v * (1.0 + math.tanh(math.sqrt(2.0 / math.pi) *
-                                                                  (v + 0.044715 * v ** 3)))}
+                                                                  (v + 0.044715 * v ** 3))),
+           "sin": math.sin, "cos": math.cos, "tan": math.tan, "arctan": math.atan,
+           "mish": lambda v: v * math.tanh(math.log1p(math.exp(v))),
+           "gelu_dx": lambda v: 0.5 * math.erfc(-v / math.sqrt(2.0)) + v * math.exp(-0.5 * v * v) / math.sqrt(2 * math.pi),
+           "gelu_apprx_sigmoid": lambda v: v / (1.0 + math.exp(-1.702 * v)),
+           "silu_dx": lambda v: (1.0 + v / (1.0 + math.exp(v))) / (1.0 + math.exp(-v)),
+           "erf_dx": lambda v: 2.0 / math.sqrt(math.pi) * math.exp(-v * v),
+           "ceil": lambda v: float(math.ceil(v)), "floor": lambda v: float(math.floor(v)),
+           "trunc": lambda v: float(math.trunc(v))}
 
 
 def _act(name):
@@ -409,6 +440,18 @@ silu = _act("silu")
 softplus = _act("softplus")
 gelu = _act("gelu")
 erf = _act("erf")
+sin = _act("sin")
+cos = _act("cos")
+tan = _act("tan")
+arctan = _act("arctan")
+mish = _act("mish")
+gelu_dx = _act("gelu_dx")
+gelu_apprx_sigmoid = _act("gelu_apprx_sigmoid")
+silu_dx = _act("silu_dx")
+erf_dx = _act("erf_dx")
+ceil = _act("ceil")
+floor = _act("floor")
+trunc = _act("trunc")
 identity = copy
 copy._nki_act = "copy"
 
@@ -423,18 +466,11 @@ def _unmodelled(name, kind):
     return fn
 
 
-for _n in ["sin", "cos", "mish", "ceil", "floor", "trunc", "tan", "arctan",
-           "gelu_dx", "gelu_apprx_sigmoid", "silu_dx", "erf_dx", "logsigmoid"]:
-    globals()[_n] = _unmodelled(_n, "an activation function its scalar engine does not have; it has copy, relu, "
-                                    "exp, log, tanh, sigmoid, sqrt, rsqrt, reciprocal, square, abs, negative, sign, "
-                                    "gelu, gelu_apprx_tanh, silu, softplus and erf")
-for _n in ["atomic_rmw", "all_reduce", "dynamic_range", "invert", "logical_not"]:
+for _n in ["atomic_rmw", "all_reduce", "dynamic_range"]:
     globals()[_n] = _unmodelled(_n, "an operation the model does not have")
-for _n in ["power", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and",
-           "logical_or", "logical_xor", "mod", "fmod"]:
-    globals()[_n] = _unmodelled(_n, "an ALU operation its engines do not have; they have add, subtract, multiply, "
-                                    "divide, maximum, minimum and the comparisons equal, not_equal, greater, "
-                                    "greater_equal, less, less_equal")
+for _n in ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert"]:
+    globals()[_n] = _unmodelled(_n, "a bitwise operation on integer dtypes; the model's engines compute in float32 and it "
+                                    "has no integer dtypes")
 
 
 # --- calls lowered to instruction sequences (kernels/nki/src/compose.cpp; README, "Composite calls") --
