@@ -128,13 +128,6 @@ nki::Shape shape_of(const std::vector<std::pair<int64_t, bool>>& dims) {
   return nki::Shape(v, par);
 }
 
-// A scalar-or-tile operand of the calls bound directly (the composite calls): None, a tile or a number.
-nki::Operand operand_of(const py::handle& h) {
-  if (h.is_none()) return {};
-  if (py::isinstance<Tensor>(h)) return nki::Operand(h.cast<Tensor>());
-  return nki::Operand(h.cast<double>());
-}
-
 std::optional<nki::Dtype> opt_dtype(const std::optional<std::string>& d) {
   if (!d) return std::nullopt;
   return dtype_of(*d);
