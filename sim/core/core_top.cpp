@@ -198,13 +198,15 @@ void CoreTop::start_run() {
   wave_now_ = false;
 }
 
-// Memories to zero, every input deasserted, two cycles in reset and one out of it.
+// Every input deasserted, two cycles in reset, memories to zero, and one cycle out of reset. The
+// memories are cleared after the reset edges: a write in flight when an earlier run was cut short
+// (a check mismatch) still lands on the first edge.
 void CoreTop::reset_rtl() {
-  rtl_->reset();
   for (Sequencer* q : sequencers_) q->reset();
   pins_.rst_n.write(false);
   clock_edge();
   clock_edge();
+  rtl_->reset();
   pins_.rst_n.write(true);
   clock_edge();
   check_rtl(0);
