@@ -495,6 +495,13 @@ void bind_language(py::module_& m) {
   });
 }
 
+// The destination of a recorded call: its argument 0, else a new tile laid out as `like` (its
+// partitions and free shape) of the dtype given (default like's).
+Tensor result(const Args& a, const Tensor& like, const std::optional<nki::Dtype>& dt, const nki::Loc& l) {
+  const auto dst = a.ot(0);
+  return dst ? *dst : nki::nl::result_tile(like, dt ? *dt : like.dtype(), l);
+}
+
 // nki.isa. The instructions with a result tile write into `dst` (argument 0), or into a new tile
 // on the source's partitions (of `dtype`, default the source's).
 void bind_isa(py::module_& m) {
@@ -502,10 +509,6 @@ void bind_isa(py::module_& m) {
   m.def("dma_copy", [&R](py::handle dst, py::handle src, const nki::Loc& at) {
     R.void_call([at](const Args& a) { nki::nisa::dma_copy(a.t(0), a.t(1), at); }, {R.capture(dst), R.capture(src)});
   });
-  auto result = [](const Args& a, const Tensor& like, const std::optional<nki::Dtype>& dt, const nki::Loc& l) {
-    const auto dst = a.ot(0);
-    return dst ? *dst : nki::nl::result_tile(like, dt ? *dt : like.dtype(), l);
-  };
   // A new tile laid out as `like` (its partitions, its free shape), of `dtype`: the result an
   // instruction on `like` creates (a masked instruction creates it whole and writes part of it).
   m.def("result_tile", [&R](py::handle like, const std::string& dtype, const nki::Loc& at) {
@@ -517,12 +520,12 @@ void bind_isa(py::module_& m) {
         [partitions, at](const Args& a) { return nki::nl::broadcast_partitions(a.t(0), partitions, at); },
         {R.capture(row)});
   });
-  m.def("tensor_tensor", [&R, result](py::handle dst, py::handle d1, py::handle d2, const std::string& op,
+  m.def("tensor_tensor", [&R](py::handle dst, py::handle d1, py::handle d2, const std::string& op,
                                       const std::optional<std::string>& dtype, const nki::Loc& at) {
     const nki::AluOp alu = alu_of(op);
     const auto dt = opt_dtype(dtype);
     return R.tensor_call(
-        [alu, dt, at, result](const Args& a) {
+        [alu, dt, at](const Args& a) {
           const Tensor x = a.t(1), y = a.t(2);
           if (!a.ot(0) && !dt) return nki::nisa::tensor_tensor(x, y, alu, at);
           const Tensor t = result(a, x, dt, at);
@@ -531,13 +534,13 @@ void bind_isa(py::module_& m) {
         },
         {R.capture(dst), R.capture(d1), R.capture(d2)});
   });
-  m.def("tensor_scalar", [&R, result](py::handle dst, py::handle data, const std::string& op0, py::handle operand0,
+  m.def("tensor_scalar", [&R](py::handle dst, py::handle data, const std::string& op0, py::handle operand0,
                                       bool reverse0, const std::string& op1, py::handle operand1, bool reverse1,
                                       const std::optional<std::string>& dtype, const nki::Loc& at) {
     const nki::AluOp a0 = alu_of(op0), a1 = alu_of(op1);
     const auto dt = opt_dtype(dtype);
     return R.tensor_call(
-        [a0, a1, reverse0, reverse1, dt, at, result](const Args& a) {
+        [a0, a1, reverse0, reverse1, dt, at](const Args& a) {
           const Tensor x = a.t(1);
           if (!a.ot(0) && !dt)
             return nki::nisa::tensor_scalar(x, a0, a.operand(2), reverse0, a1, a.operand(3), reverse1, at);
@@ -599,7 +602,7 @@ void bind_isa(py::module_& m) {
         },
         {R.capture(dst), R.capture(data), R.capture(bias), R.capture(scale)});
   });
-  m.def("activation_reduce", [&R, result](py::handle dst, const std::string& op, py::handle data,
+  m.def("activation_reduce", [&R](py::handle dst, const std::string& op, py::handle data,
                                           const std::string& reduce_op, py::handle reduce_res, py::handle bias,
                                           py::handle scale, const std::optional<std::string>& dtype,
                                           const nki::Loc& at) {
@@ -607,7 +610,7 @@ void bind_isa(py::module_& m) {
     const nki::AluOp r = alu_of(reduce_op);
     const auto dt = opt_dtype(dtype);
     return R.tensor_call(
-        [f, r, dt, at, result](const Args& a) {
+        [f, r, dt, at](const Args& a) {
           const Tensor x = a.t(1);
           const Tensor t = result(a, x, dt, at);
           nki::nisa::activation_reduce(t, f, x, r, a.t(2), a.operand(3), a.operand(4), at);
@@ -650,11 +653,6 @@ nki::nisa::Affine affine_of(const py::tuple& t) {
 
 void bind_compose(py::module_& m) {
   loops::Recorder& R = loops::recorder();
-  // dst (argument 0), else a new tile laid out as `like`, of the dtype given (default like's).
-  auto result = [](const Args& a, const Tensor& like, const std::optional<nki::Dtype>& dt, const nki::Loc& l) {
-    const auto dst = a.ot(0);
-    return dst ? *dst : nki::nl::result_tile(like, dt ? *dt : like.dtype(), l);
-  };
   auto dst_ptr = [](const std::optional<Tensor>& d) { return d ? &*d : nullptr; };
   // An affine expression (start, coefficient per grid axis, grid sizes) whose start may be a loop
   // index: captured as argument `k` of the call, the rest by value.
@@ -673,7 +671,7 @@ void bind_compose(py::module_& m) {
         },
         {R.capture(dst), R.capture(expr[0])});
   });
-  m.def("affine_select", [&R, result](py::handle dst, const py::list& pred, py::handle on_true, double on_false,
+  m.def("affine_select", [&R](py::handle dst, const py::list& pred, py::handle on_true, double on_false,
                                       const std::optional<std::string>& dtype, const nki::Loc& at) {
     nki::nisa::AffinePredicate p;
     std::vector<loops::Ref> refs{R.capture(dst), R.capture(on_true)};
@@ -686,7 +684,7 @@ void bind_compose(py::module_& m) {
     const auto dt = opt_dtype(dtype);
     const float v = static_cast<float>(on_false);
     return R.tensor_call(
-        [p, dt, v, at, result](const Args& a) {
+        [p, dt, v, at](const Args& a) {
           nki::nisa::AffinePredicate q = p;
           for (size_t j = 0; j < q.terms.size(); ++j) q.terms[j].first.start = a.i(2 + j);
           const Tensor t = result(a, a.t(1), dt, at);
@@ -703,42 +701,42 @@ void bind_compose(py::module_& m) {
         },
         {R.capture(dst), R.capture(src), R.capture(predicate)});
   });
-  m.def("scalar_tensor_tensor", [&R, result](py::handle dst, py::handle data, const std::string& op0,
+  m.def("scalar_tensor_tensor", [&R](py::handle dst, py::handle data, const std::string& op0,
                                              py::handle operand0, const std::string& op1, py::handle operand1,
                                              bool reverse0, bool reverse1, const std::optional<std::string>& dtype,
                                              const nki::Loc& at) {
     const nki::AluOp a0 = alu_of(op0), a1 = alu_of(op1);
     const auto dt = opt_dtype(dtype);
     return R.tensor_call(
-        [a0, a1, reverse0, reverse1, dt, at, result](const Args& a) {
+        [a0, a1, reverse0, reverse1, dt, at](const Args& a) {
           const Tensor t = result(a, a.t(1), dt, at);
           nki::nisa::scalar_tensor_tensor(t, a.t(1), a0, a.operand(2), a1, a.t(3), reverse0, reverse1, at);
           return t;
         },
         {R.capture(dst), R.capture(data), R.capture(operand0), R.capture(operand1)});
   });
-  m.def("tensor_scalar_reduce", [&R, result](py::handle dst, py::handle data, const std::string& op0,
+  m.def("tensor_scalar_reduce", [&R](py::handle dst, py::handle data, const std::string& op0,
                                              py::handle operand0, const std::string& reduce_op, py::handle reduce_res,
                                              bool reverse0, const std::optional<std::string>& dtype,
                                              const nki::Loc& at) {
     const nki::AluOp a0 = alu_of(op0), r = alu_of(reduce_op);
     const auto dt = opt_dtype(dtype);
     return R.tensor_call(
-        [a0, r, reverse0, dt, at, result](const Args& a) {
+        [a0, r, reverse0, dt, at](const Args& a) {
           const Tensor t = result(a, a.t(1), dt, at);
           nki::nisa::tensor_scalar_reduce(t, a.t(1), a0, a.operand(2), r, a.t(3), reverse0, at);
           return t;
         },
         {R.capture(dst), R.capture(data), R.capture(operand0), R.capture(reduce_res)});
   });
-  m.def("tensor_tensor_scan", [&R, result](py::handle dst, py::handle data0, py::handle data1, py::handle initial,
+  m.def("tensor_tensor_scan", [&R](py::handle dst, py::handle data0, py::handle data1, py::handle initial,
                                            const std::string& op0, const std::string& op1, bool reverse0,
                                            bool reverse1, const std::optional<std::string>& dtype,
                                            const nki::Loc& at) {
     const nki::AluOp a0 = alu_of(op0), a1 = alu_of(op1);
     const auto dt = opt_dtype(dtype);
     return R.tensor_call(
-        [a0, a1, reverse0, reverse1, dt, at, result](const Args& a) {
+        [a0, a1, reverse0, reverse1, dt, at](const Args& a) {
           const Tensor t = result(a, a.t(1), dt, at);
           nki::nisa::tensor_tensor_scan(t, a.t(1), a.t(2), a.operand(3), a0, a1, reverse0, reverse1, at);
           return t;
@@ -780,13 +778,13 @@ void bind_compose(py::module_& m) {
         },
         {R.capture(dst), R.capture(data), R.capture(vals)});
   });
-  m.def("nc_match_replace8", [&R, result, dst_ptr](py::handle dst, py::handle data, py::handle vals, double imm,
+  m.def("nc_match_replace8", [&R, dst_ptr](py::handle dst, py::handle data, py::handle vals, double imm,
                                                    py::handle dst_idx, const std::optional<std::string>& dtype,
                                                    const nki::Loc& at) {
     const auto dt = opt_dtype(dtype);
     const float v = static_cast<float>(imm);
     return R.tensor_call(
-        [dt, v, at, result, dst_ptr](const Args& a) {
+        [dt, v, at, dst_ptr](const Args& a) {
           const Tensor t = result(a, a.t(1), dt, at);
           const auto idx = a.ot(3);
           nki::nisa::nc_match_replace8(t, a.t(1), a.t(2), v, dst_ptr(idx), at);
@@ -814,11 +812,11 @@ void bind_compose(py::module_& m) {
   m.def("random_seed", [&R](int64_t seed, const nki::Loc& at) {
     R.void_call([seed, at](const Args&) { nki::nl::random_seed(seed, at); }, {});
   });
-  m.def("dropout", [&R, result](py::handle dst, py::handle data, py::handle prob,
+  m.def("dropout", [&R](py::handle dst, py::handle data, py::handle prob,
                                 const std::optional<std::string>& dtype, const nki::Loc& at) {
     const auto dt = opt_dtype(dtype);
     return R.tensor_call(
-        [dt, at, result](const Args& a) {
+        [dt, at](const Args& a) {
           const Tensor t = result(a, a.t(1), dt, at);
           nki::nisa::dropout(t, a.t(1), a.operand(2), at);
           return t;

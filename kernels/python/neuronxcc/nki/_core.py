@@ -185,7 +185,7 @@ def native(x):
     if isinstance(x, Tensor):
         if x._defer is not None and _state.mask is not None:
             from . import _mask
-            return _mask.deferred_view(x._defer, _state.mask)
+            return _mask.Restricted(x._defer)
         return x._native()
     return x
 

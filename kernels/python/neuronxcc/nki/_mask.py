@@ -173,10 +173,6 @@ class Restricted:
         return self.full
 
 
-def deferred_view(d, m):
-    return Restricted(d)
-
-
 def _cut_deferred(d, b):
     base, offset, coeff, grid, err = d
     offset, grid = list(offset), list(grid)

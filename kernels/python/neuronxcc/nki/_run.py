@@ -203,11 +203,11 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), fi
     """Traces and runs func (over an SPMD launch grid, if given); returns what the kernel returns
     (numpy arrays) and the figures. files: {"neff": path, "trace": path} written under exactly
     those names (the Program image; the profile's Perfetto trace)."""
-    files_ = files or {}
+    files = files or {}
     prog, arrays, meta = trace(func, args, kwargs, grid)
-    if files_.get("neff"):
-        prog.save(files_["neff"])
-        print(f"[ncore] Program image written: {files_['neff']} (the traced kernel's binary image)", file=sys.stderr)
+    if files.get("neff"):
+        prog.save(files["neff"])
+        print(f"[ncore] Program image written: {files['neff']} (the traced kernel's binary image)", file=sys.stderr)
     preset = current_preset()
     backend = backend or option("backend")
     threads = _threads_for(prog, preset) if backend == "rtl" else 0
@@ -228,9 +228,9 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), fi
         title = f"{func.__name__} ({label}, {preset}, {backend})"
         text = res.write_profile(base, title)
         written = f"{base}.summary.json" + (f", {base}.trace.json, {base}.timeline.html" if backend == "rtl" else "")
-        if files_.get("trace") and backend == "rtl":
-            shutil.copyfile(f"{base}.trace.json", files_["trace"])
-            written += f", {files_['trace']} (the trace)"
+        if files.get("trace") and backend == "rtl":
+            shutil.copyfile(f"{base}.trace.json", files["trace"])
+            written += f", {files['trace']} (the trace)"
         print(f"[ncore] profile written: {written}", file=sys.stderr)
         if option("verbose"):
             print(text, file=sys.stderr)
