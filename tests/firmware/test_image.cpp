@@ -395,12 +395,9 @@ TEST_CASE("corrupted instruction records are rejected or read, never crash", "[f
   CHECK(rejected > 1000);
 }
 
-// Found by the fuzz_validate target: the box of an operand whose 32-bit sizes and strides span
-// more than 64 bits overflowed int64 in validate_insn (undefined behaviour; a wrapped box
-// could pass the bounds checks). Every operand, the activation's reduce result (dst2) too, is
-// now refused with a message before its box is computed.
-TEST_CASE("validate_insn refuses operands whose extent overflows 64 bits", "[firmware][image]") {
-  const ncore::Preset& pr = trn2();
+// A well-formed activation (copy, scale 1, bias -0) in place on tiny_program()'s first
+// tile, no semaphore update: the instruction the validate_insn cases below vary.
+static isa::Insn copy_activation() {
   isa::Insn act = tiny_program().streams[3].insns[0].insn;
   act.opcode = isa::Opcode::activation;
   act.engine = isa::Engine::act;
@@ -409,6 +406,16 @@ TEST_CASE("validate_insn refuses operands whose extent overflows 64 bits", "[fir
   act.imm0 = 0x3f800000u;
   act.imm1 = 0x80000000u;
   act.upd_op = isa::SemOp::none;
+  return act;
+}
+
+// Found by the fuzz_validate target: the box of an operand whose 32-bit sizes and strides span
+// more than 64 bits overflowed int64 in validate_insn (undefined behaviour; a wrapped box
+// could pass the bounds checks). Every operand, the activation's reduce result (dst2) too, is
+// now refused with a message before its box is computed.
+TEST_CASE("validate_insn refuses operands whose extent overflows 64 bits", "[firmware][image]") {
+  const ncore::Preset& pr = trn2();
+  const isa::Insn act = copy_activation();
   ncore::validate_insn(act, pr, 256);  // the well-formed instruction passes
 
   isa::Insn huge = act;
@@ -441,13 +448,7 @@ TEST_CASE("validate_insn refuses operands whose extent overflows 64 bits", "[fir
 // every element of a 4-million-element operand took seconds per instruction.
 TEST_CASE("validate_insn finds partly overlapping operands run by run", "[firmware][image]") {
   const ncore::Preset& pr = trn2();
-  isa::Insn act = tiny_program().streams[3].insns[0].insn;
-  act.opcode = isa::Opcode::activation;
-  act.engine = isa::Engine::act;
-  act.func = isa::ActFunc{};
-  act.imm0 = 0x3f800000u;
-  act.imm1 = 0x80000000u;
-  act.upd_op = isa::SemOp::none;
+  isa::Insn act = copy_activation();
   act.dst.size = {16, 4, 1, 1};
   act.dst.stride = {2, 64, 0, 0};
   act.src0 = act.dst;

@@ -213,12 +213,6 @@ def _numel(shape):
     return n
 
 
-def _full(x):
-    if isinstance(x, Restricted):
-        raise x.d[4]  # used whole: the index's own out-of-bounds error
-    return x
-
-
 def _shape(x):
     return x.full if isinstance(x, Restricted) else tuple(x.shape)
 
@@ -232,7 +226,7 @@ def _masked(fn):
     def call(*args):
         m = _core._state.mask
         if m is None:
-            return real(*[_full(a) for a in args])
+            return real(*args)  # no mask, so no deferred index view among the arguments
         return fn(real, m, *args)
 
     return call
