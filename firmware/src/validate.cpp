@@ -227,14 +227,17 @@ std::optional<std::vector<std::pair<int64_t, int64_t>>> byte_ranges(const isa::A
   return r;
 }
 
-// Whether some byte of `a` is a byte of `b`. Called only when their boxes overlap (rare):
-// sorts and merges a's byte ranges and looks each of b's up. Operands of more than 2^20 ranges
-// (non-contiguous innermost dimensions) are taken to overlap rather than spend the time.
-bool bytes_overlap(const isa::Ap& a, const isa::Ap& b) {
-  constexpr size_t cap = size_t{1} << 20;
-  auto ra_ = byte_ranges(a, cap);
-  const auto rb = byte_ranges(b, cap);
-  if (!ra_ || !rb) return true;
+// Operands of more byte ranges than this (non-contiguous innermost dimensions) are not compared
+// byte by byte when their boxes overlap: the instruction is refused as unchecked.
+constexpr size_t kMaxOverlapRanges = size_t{1} << 20;
+
+// Whether some byte of `a` is a byte of `b`; none when either has more than kMaxOverlapRanges
+// ranges. Called only when their boxes overlap (rare): sorts and merges a's byte ranges and
+// looks each of b's up.
+std::optional<bool> bytes_overlap(const isa::Ap& a, const isa::Ap& b) {
+  auto ra_ = byte_ranges(a, kMaxOverlapRanges);
+  const auto rb = byte_ranges(b, kMaxOverlapRanges);
+  if (!ra_ || !rb) return std::nullopt;
   std::vector<std::pair<int64_t, int64_t>>& ra = *ra_;
   std::sort(ra.begin(), ra.end());
   size_t n = 0;  // merge overlapping ranges: disjoint and sorted after
@@ -257,7 +260,13 @@ bool bytes_overlap(const isa::Ap& a, const isa::Ap& b) {
 // would read elements it has already overwritten. Exactly in place, or apart, is allowed.
 void check_overlap(const isa::Insn& insn, const isa::Ap& src, const char* name) {
   if (src.mem != insn.dst.mem || same_elements(src, insn.dst)) return;
-  if (ap_box(src).overlaps(ap_box(insn.dst)) && bytes_overlap(src, insn.dst))
+  if (!ap_box(src).overlaps(ap_box(insn.dst))) return;
+  const std::optional<bool> hit = bytes_overlap(src, insn.dst);
+  if (!hit)
+    bad(insn, fmt::format("the destination and operand {} span overlapping regions in more than {} separate byte "
+                          "ranges, too many to check that they are apart; give them regions that do not overlap",
+                          name, kMaxOverlapRanges));
+  if (*hit)
     bad(insn, fmt::format("the destination overlaps operand {} without being the same elements; operands must be "
                           "exactly in place or apart",
                           name));

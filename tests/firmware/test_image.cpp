@@ -468,6 +468,15 @@ TEST_CASE("validate_insn finds partly overlapping operands run by run", "[firmwa
   gaps.src0.offset = runs.dst.offset + 16 * esz;
   ncore::validate_insn(gaps, pr, 256);
 
+  isa::Insn many = act;  // interleaved, but 128 x 129 x 64 separate elements: too many ranges to compare
+  many.dst.start_part = 0;
+  many.dst.num_part = 128;
+  many.dst.size = {64, 129, 1, 1};
+  many.dst.stride = {2, 128, 0, 0};
+  many.src0 = many.dst;
+  many.src0.offset += esz;
+  CHECK_THROWS_WITH(ncore::validate_insn(many, pr, 256), Catch::Contains("too many to check that they are apart"));
+
   isa::Insn again = act;  // a source reading one element again (stride 0) inside a destination run
   again.dst.stride = {1, 64, 0, 0};
   again.src0.stride = {0, 64, 0, 0};
