@@ -96,7 +96,8 @@ module ncore_act
   logic               compute;   // this cycle computes (and offers to write) an element
   logic               elem_wr;   // ... and its write is granted
   logic               red_wr;    // this cycle offers the (P,1) add-reduce result to the write port
-  logic               unused_data_hi, unused_src0, unused_fold, unused_first;
+  logic [1:0]         unused_data_boff;
+  logic               unused_src0, unused_fold, unused_first;
   dtype_e             unused_data_dt;
   logic               mul_q;     // multiply by the scale (not the immediate +1.0)
   logic               add_q;     // add the bias (not the immediate -0.0)
@@ -115,7 +116,7 @@ module ncore_act
     .clk_i, .rst_ni, .ce_i, .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
     .rd_req_o, .rd_psum_o, .rd_addr_o, .rd_mask_o, .rd_gnt_i, .rd_data_i,
     .wr_req_o, .wr_psum_o, .wr_addr_o, .wr_mask_o, .wr_ben_o, .wr_gnt_i,
-    .insn_o(insn), .mask_o(mask), .accept_o(accept), .data_o(cvt), .data_hi_o(unused_data_hi),
+    .insn_o(insn), .mask_o(mask), .accept_o(accept), .data_o(cvt), .data_boff_o(unused_data_boff),
     .data_dt_o(unused_data_dt), .s0_o(scale), .s1_o(bias), .src0_o(unused_src0), .fold_o(unused_fold),
     .first_o(unused_first), .elem_o(compute), .elem_wr_o(elem_wr), .red_o(red_wr));
 
@@ -189,6 +190,7 @@ module ncore_act
       c_activation_fp32: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_FP32);
       c_activation_bf16: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_BF16);
       c_activation_fp16: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_FP16);
+      c_activation_int:  cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype >= DT_INT8);
     end
   end
   always_ff @(posedge clk_i) begin

@@ -2,7 +2,8 @@
 // (ncore_isa_pkg::ap_t) over the 32-bit words of a memory needs to know about its elements.
 //
 // An element of a 4-byte dtype is a whole word; a 2-byte element is the lower or the upper half
-// of its word (byte address bit 1), and engines carry it in the low bits of a lane:
+// of its word (byte address bit 1), a 1-byte element one of its bytes (address bits 1:0), and
+// engines carry it in the low bits of a lane:
 //
 //   word  [31 .......... 16][15 ........... 0]
 //          element at byte 2  element at byte 0     ->  lane {16'b0, element}
@@ -11,7 +12,11 @@ package ncore_ap_pkg;
 
   // log2 of an element's bytes: the shift from element strides to byte strides.
   function automatic logic [1:0] ap_esz_log2(dtype_e dt);
-    return (dtype_bytes(dt) == 3'd4) ? 2'd2 : 2'd1;
+    unique case (dtype_bytes(dt))
+      3'd4:    return 2'd2;
+      3'd2:    return 2'd1;
+      default: return 2'd0;
+    endcase
   endfunction
 
   // Elements per partition of an access pattern: the product of its free sizes.
@@ -19,11 +24,20 @@ package ncore_ap_pkg;
     return size[0] * size[1] * size[2] * size[3];
   endfunction
 
-  // The element of dtype `dt` in `word`, in the low bits: the whole word, or its upper (hi) or
-  // lower half.
-  function automatic logic [31:0] ap_elem_of_word(logic [31:0] word, logic hi, dtype_e dt);
-    if (dtype_bytes(dt) == 3'd4) return word;
-    return {16'b0, hi ? word[31:16] : word[15:0]};
+  // The element of dtype `dt` in `word`, in the low bits: the whole word, the half or the byte
+  // at byte offset `boff` (the element's byte address bits 1:0).
+  function automatic logic [31:0] ap_elem_of_word(logic [31:0] word, logic [1:0] boff, dtype_e dt);
+    unique case (dtype_bytes(dt))
+      3'd4:    return word;
+      3'd2:    return {16'b0, boff[1] ? word[31:16] : word[15:0]};
+      default: return {24'b0, 8'(word >> {boff, 3'b0})};
+    endcase
+  endfunction
+
+  // The write byte enables of one element of dtype `dt` at byte offset 0 of its word (the
+  // memory shifts them to the element's offset).
+  function automatic logic [3:0] ap_elem_ben(dtype_e dt);
+    return 4'((5'd1 << dtype_bytes(dt)) - 5'd1);
   endfunction
 
 endpackage

@@ -95,7 +95,7 @@ module ncore_dma_engine
   localparam int unsigned Depth  = Cfg.DmaOutstanding;
   localparam int unsigned IdxW   = $clog2(Depth);
   localparam int unsigned CntW   = IdxW + 2;
-  localparam int unsigned MaxK   = LineB / 2;     // elements per chunk at most (2-byte dtypes)
+  localparam int unsigned MaxK   = LineB;         // elements per chunk at most (1-byte dtypes)
   localparam int unsigned KW     = $clog2(MaxK + 1);
 
   logic [CrW-1:0] credit_q;  // HBM credits held, at most DmaHbmCredits
@@ -288,16 +288,10 @@ module ncore_dma_engine
           if (KW'(i) < h.k) begin
             so  = (LineSh + 1)'(h.s_off) + (LineSh + 1)'(i * dtype_bytes(h.s_dt));
             dof = (LineSh + 1)'(h.d_off) + (LineSh + 1)'(i * dtype_bytes(h.d_dt));
-            raw = 32'(h_src >> (8 * so));
-            if (dtype_bytes(h.s_dt) == 3'd2) raw = {16'b0, raw[15:0]};
-            v = fp_from_f32(fp_to_f32(raw, h.s_dt), h.d_dt);
-            if (dtype_bytes(h.d_dt) == 3'd4) begin
-              w_data = w_data | (LineW'(v) << (8 * dof));
-              w_ben  = w_ben | (LineB'(4'hf) << dof);
-            end else begin
-              w_data = w_data | (LineW'(v[15:0]) << (8 * dof));
-              w_ben  = w_ben | (LineB'(2'h3) << dof);
-            end
+            raw = ap_elem_of_word(32'(h_src >> (8 * so)), 2'b0, h.s_dt);
+            v = fp_from_f32(fp_to_f32(raw, h.s_dt), h.d_dt);  // upper bits zero
+            w_data = w_data | (LineW'(v) << (8 * dof));
+            w_ben  = w_ben | (LineB'(ap_elem_ben(h.d_dt)) << dof);
           end
         end
       end
@@ -607,6 +601,10 @@ module ncore_dma_engine
       c_cast_fp16_fp32: cover (ap_src_i.dtype == DT_FP16 && ap_dst_i.dtype == DT_FP32);
       c_cast_fp16_bf16: cover (ap_src_i.dtype == DT_FP16 && ap_dst_i.dtype == DT_BF16);
       c_cast_fp16_fp16: cover (ap_src_i.dtype == DT_FP16 && ap_dst_i.dtype == DT_FP16);
+      // the integer dtypes: bit copies of 1-byte elements, and conversions from and to them
+      c_copy_1byte:     cover (dtype_bytes(ap_src_i.dtype) == 3'd1 && ap_dst_i.dtype == ap_src_i.dtype);
+      c_cast_from_int:  cover (ap_src_i.dtype >= DT_INT8 && ap_dst_i.dtype != ap_src_i.dtype);
+      c_cast_to_int:    cover (ap_dst_i.dtype >= DT_INT8 && ap_dst_i.dtype != ap_src_i.dtype);
       c_hbm_to_hbm: cover (ap_src_i.mem == BUF_HBM && ap_dst_i.mem == BUF_HBM);
       c_hbm_to_sbuf: cover (ap_src_i.mem == BUF_HBM && ap_dst_i.mem == BUF_SBUF);
       c_sbuf_to_hbm: cover (ap_src_i.mem == BUF_SBUF && ap_dst_i.mem == BUF_HBM);

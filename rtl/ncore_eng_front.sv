@@ -80,7 +80,7 @@ module ncore_eng_front
   output logic [P-1:0]         mask_o,     // its lanes (dst's partitions)
   output logic                 accept_o,   // an instruction is taken at this edge (from insn_i)
   output logic [P-1:0][31:0]   data_o,     // the data on the read port as fp32, when it is used
-  output logic                 data_hi_o,  // ... its element is the upper half of its word
+  output logic [1:0]           data_boff_o,  // ... its element's byte offset in its word
   output dtype_e               data_dt_o,  // ... its dtype
   output logic [P-1:0][31:0]   s0_o,       // operand0 per lane, fp32: s0 or imm0
   output logic [P-1:0][31:0]   s1_o,       // operand1 per lane, fp32: s1 or imm1
@@ -116,7 +116,7 @@ module ncore_eng_front
   logic [15:0]        cyc_q;         // cycles since accept, saturating
   logic               scal_phase_q;  // SCAL: 0 reading s0, 1 reading s1
   logic               first_rd_q;    // rd_start not yet pulsed
-  logic               data_hi_q;     // the data on the port is the upper half of its word
+  logic [1:0]         data_boff_q;   // byte offset of the element on the port in its word
   dtype_e             data_dt_q;
   logic [P-1:0][31:0] s0_q, s1_q;
 
@@ -193,14 +193,14 @@ module ncore_eng_front
     if (use_data) begin
       rd = rd_data_i;
       for (int p = 0; p < P; p++) begin
-        if (mask_q[p]) data_o[p] = fp_to_f32(ap_elem_of_word(rd[p], data_hi_q, data_dt_q), data_dt_q);
+        if (mask_q[p]) data_o[p] = fp_to_f32(ap_elem_of_word(rd[p], data_boff_q, data_dt_q), data_dt_q);
       end
     end
   end
 
   assign insn_o    = insn_q;
   assign mask_o    = mask_q;
-  assign data_hi_o = data_hi_q;
+  assign data_boff_o = data_boff_q;
   assign data_dt_o = data_dt_q;
   assign s0_o      = s0_q;
   assign s1_o      = s1_q;
@@ -245,7 +245,7 @@ module ncore_eng_front
   assign wr_addr_o = in_red ? AddrW'(insn_q.dst2.offset) : d_addr;
   assign wr_psum_o = (in_red ? insn_q.dst2.mem : insn_q.dst.mem) == BUF_PSUM;
   assign wr_mask_o = mask_q;
-  assign wr_ben_o  = (dtype_bytes(in_red ? insn_q.dst2.dtype : insn_q.dst.dtype) == 3'd4) ? 4'b1111 : 4'b0011;
+  assign wr_ben_o  = ap_elem_ben(in_red ? insn_q.dst2.dtype : insn_q.dst.dtype);
   assign wr_fire   = want_wr && wr_gnt_i;
   assign elem_wr_o = wr_fire && state_q == S_RUN;
 
@@ -284,7 +284,7 @@ module ncore_eng_front
       cyc_q        <= '0;
       scal_phase_q <= 1'b0;
       first_rd_q   <= 1'b0;
-      data_hi_q    <= 1'b0;
+      data_boff_q  <= 2'b0;
       data_dt_q    <= DT_FP32;
       s0_q         <= '0;
       s1_q         <= '0;
@@ -342,7 +342,7 @@ module ncore_eng_front
               else                            state_q      <= S_RUN;
             end else if (rd_fire) begin
               data_q    <= D_SCAL;
-              data_hi_q <= rd_addr_o[1];
+              data_boff_q <= rd_addr_o[1:0];
               data_dt_q <= scal_phase_q ? insn_q.s1.dtype : insn_q.s0.dtype;
               if (first_rd_q) begin
                 rd_start_o <= 1'b1;
@@ -357,7 +357,7 @@ module ncore_eng_front
                 rd_start_o <= 1'b1;
                 first_rd_q <= 1'b0;
               end
-              data_hi_q <= rd_addr_o[1];
+              data_boff_q <= rd_addr_o[1:0];
               if (two_q && !rd_is_src1) begin
                 data_q    <= D_SRC0;
                 data_dt_q <= insn_q.src0.dtype;

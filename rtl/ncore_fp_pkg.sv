@@ -86,8 +86,65 @@ package ncore_fp_pkg;
   // Conversions //
   /////////////////
 
-  // Element bits (in the LSBs of raw) to fp32, exactly. NaNs become the canonical fp32 NaN.
-  // Codes outside the enumeration read as fp32. Work is done only in the branch that needs it
+  // An integer element (in the LSBs of raw, sign- or zero-extended by its dtype) to fp32: exact
+  // up to 2^24 in magnitude, rounded to nearest even beyond (32-bit values).
+  function automatic logic [31:0] int_to_f32(logic [31:0] raw, dtype_e dt);
+    logic signed [32:0] v;
+    logic [31:0] m;
+    unique case (dt)
+      DT_INT8:   v = 33'($signed(raw[7:0]));
+      DT_UINT8:  v = {25'd0, raw[7:0]};
+      DT_INT16:  v = 33'($signed(raw[15:0]));
+      DT_UINT16: v = {17'd0, raw[15:0]};
+      DT_INT32:  v = 33'($signed(raw));
+      default:   v = {1'b0, raw};
+    endcase
+    m = v[32] ? 32'(-v) : v[31:0];
+    if (m == 32'd0) return 32'd0;
+    // m * 2^32 * 2^(158 - 190) = m
+    return f32_round(v[32], 158, {m, 32'd0}, 1'b0);
+  endfunction
+
+  // fp32 to an integer dtype's bits (in the LSBs, upper bits zero): rounded to the nearest
+  // integer, ties to even, then saturated to the dtype's range; NaN gives 0.
+  //
+  // |f| < 0.5 (e < 126) rounds to 0. For e in 126..157 the value is below 2^31: the significand
+  // shifted left by e - 118 holds it in 32.32 fixed point, whose fraction decides the rounding.
+  // e = 158 is an integer in [2^31, 2^32); larger magnitudes saturate.
+  function automatic logic [31:0] f32_to_int(logic [31:0] f, dtype_e dt);
+    logic [7:0] e;
+    logic [63:0] x;
+    logic [32:0] mag;    // |rounded value|, saturated at 2^32
+    logic signed [34:0] s, lo, hi;
+    e = f[30:23];
+    x = '0;
+    if (f32_is_nan(f[30:0])) return 32'd0;
+    if (e < 8'd126) mag = '0;
+    else if (e <= 8'd157) begin
+      x = {40'd0, 1'b1, f[22:0]} << (e - 8'd118);
+      mag = {1'b0, x[63:32]} + {32'd0, x[31] & ((x[30:0] != 31'd0) | x[32])};
+    end else if (e == 8'd158) mag = {1'b0, 1'b1, f[22:0], 8'd0};
+    else mag = 33'h1_0000_0000;
+    s = f[31] ? -35'(mag) : 35'(mag);
+    unique case (dt)
+      DT_INT8:   begin lo = -35'sd128;        hi = 35'sd127;        end
+      DT_UINT8:  begin lo = 35'sd0;           hi = 35'sd255;        end
+      DT_INT16:  begin lo = -35'sd32768;      hi = 35'sd32767;      end
+      DT_UINT16: begin lo = 35'sd0;           hi = 35'sd65535;      end
+      DT_INT32:  begin lo = -35'sd2147483648; hi = 35'sd2147483647; end
+      default:   begin lo = 35'sd0;           hi = 35'sd4294967295; end
+    endcase
+    if (s < lo) s = lo;
+    if (s > hi) s = hi;
+    unique case (dtype_bytes(dt))
+      3'd1:    return {24'd0, s[7:0]};
+      3'd2:    return {16'd0, s[15:0]};
+      default: return s[31:0];
+    endcase
+  endfunction
+
+  // Element bits (in the LSBs of raw) to fp32, exactly (32-bit integers beyond 2^24: nearest
+  // even). NaNs become the canonical fp32 NaN. Codes outside the enumeration read as fp32. Work is done only in the branch that needs it
   // (Verilator then skips it for the other dtypes).
   function automatic logic [31:0] fp_to_f32(logic [31:0] raw, dtype_e dt);
     logic [31:0] r;
@@ -108,6 +165,7 @@ package ncore_fp_pkg;
           r = {raw[15], 8'd112 - {2'd0, lz}, m16 << (lz + 6'd1), 13'd0};
         end
       end
+      DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32: r = int_to_f32(raw, dt);
       default: r = raw;
     endcase
     return f32_is_nan(r[30:0]) ? F32CanonNan : r;
@@ -156,6 +214,7 @@ package ncore_fp_pkg;
         else if (e >= 8'd143) r = {16'd0, f[31], 15'h7C00};  // |f| >= 2^16 (and inf)
         else r = {16'd0, f[31], base + {4'd0, w[35:25]} + {14'd0, up}};
       end
+      DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32: r = f32_to_int(f, dt);
       default: r = nan ? F32CanonNan : f;
     endcase
     return r;

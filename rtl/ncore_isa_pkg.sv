@@ -26,11 +26,17 @@ package ncore_isa_pkg;
     BUF_PSUM = 2'd2  // partial-sum buffer, [partition][byte]
   } buffer_e;
 
-  // Element types. Engines and DMA compute through fp32 and round once (RNE) to the destination.
+  // Element types. Engines and DMA compute through fp32 and round once (RNE) to the destination. An integer element widens to fp32 exactly (a 32-bit one beyond 2^24 rounds to nearest even); an fp32 value becomes an integer rounded to the nearest, ties to even, saturated to the type's range, NaN as 0. Equal dtypes copy bits.
   typedef enum logic [3:0] {
     DT_FP32 = 4'd0,  // IEEE binary32
     DT_BF16 = 4'd1,  // bfloat16 (1, 8, 7)
-    DT_FP16 = 4'd2  // IEEE binary16
+    DT_FP16 = 4'd2,  // IEEE binary16
+    DT_INT8 = 4'd3,  // signed 8-bit integer (NKI int8; bool_ is a uint8 holding 0 or 1)
+    DT_UINT8 = 4'd4,  // unsigned 8-bit integer
+    DT_INT16 = 4'd5,  // signed 16-bit integer
+    DT_UINT16 = 4'd6,  // unsigned 16-bit integer
+    DT_INT32 = 4'd7,  // signed 32-bit integer
+    DT_UINT32 = 4'd8  // unsigned 32-bit integer
   } dtype_e;
 
   // Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32.
@@ -138,6 +144,12 @@ package ncore_isa_pkg;
       DT_FP32: return 3'd4;
       DT_BF16: return 3'd2;
       DT_FP16: return 3'd2;
+      DT_INT8: return 3'd1;
+      DT_UINT8: return 3'd1;
+      DT_INT16: return 3'd2;
+      DT_UINT16: return 3'd2;
+      DT_INT32: return 3'd4;
+      DT_UINT32: return 3'd4;
       default: return 3'd4;
     endcase
   endfunction

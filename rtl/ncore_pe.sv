@@ -122,7 +122,7 @@ module ncore_pe
     for (int k = 0; k < P; k++) begin
       r[k] = '0;
       if (rows[k]) begin
-        raw = ap_elem_of_word(data[ColW'(32'(start) + 32'(k))], hi, dt);
+        raw = ap_elem_of_word(data[ColW'(32'(start) + 32'(k))], {hi, 1'b0}, dt);
         r[k] = fp_to_f32(raw, dt);
       end
     end

@@ -106,6 +106,13 @@ void check_sref(const isa::Insn& insn, const char* name, const isa::Sref& s, con
     bad(insn, fmt::format("operand {}: byte {} is outside the {} bytes of a partition", name, s.offset, pr.sbuf_bytes));
 }
 
+// The tensor engine multiplies floating-point operands only (fp32, bf16, fp16).
+void check_pe_dtype(const isa::Insn& insn, const char* role, isa::Dtype dt) {
+  if (dt != isa::Dtype::fp32 && dt != isa::Dtype::bf16 && dt != isa::Dtype::fp16)
+    bad(insn, fmt::format("the {} operand is {}: the tensor engine multiplies float32, bfloat16 or float16", role,
+                          isa::to_string(dt)));
+}
+
 // A tile's shape as NKI prints it, partitions first, then the free sizes outermost first:
 // [128, 4, 512] (unused outer dimensions of size 1 left out).
 std::string shape_text(const isa::Ap& ap) {
@@ -334,6 +341,7 @@ void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) 
       break;
     case isa::Opcode::load_stationary: {
       const isa::Ap& a = insn.src0;
+      check_pe_dtype(insn, "stationary", a.dtype);
       if (ap_free_elems(a) > pr.num_partitions)
         bad(insn, fmt::format("the stationary operand has {} free elements; the array has {} columns",
                               ap_free_elems(a), pr.num_partitions));
@@ -341,6 +349,7 @@ void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) 
     }
     case isa::Opcode::multiply_moving: {
       const isa::Ap& d = insn.dst;
+      check_pe_dtype(insn, "moving", insn.src0.dtype);
       const uint64_t n = ap_free_elems(insn.src0);
       const uint64_t bank_elems = pr.psum_bank_bytes / 4;
       if (n > bank_elems)

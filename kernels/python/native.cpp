@@ -58,7 +58,8 @@ nki::Dtype dtype_of(const std::string& name) {
       {"float32", nki::Dtype::float32},   {"bfloat16", nki::Dtype::bfloat16},       {"float16", nki::Dtype::float16},
       {"tfloat32", nki::Dtype::tfloat32}, {"float8_e4m3", nki::Dtype::float8_e4m3}, {"float8_e5m2", nki::Dtype::float8_e5m2},
       {"int8", nki::Dtype::int8},         {"uint8", nki::Dtype::uint8},             {"int16", nki::Dtype::int16},
-      {"uint16", nki::Dtype::uint16},     {"int32", nki::Dtype::int32},             {"uint32", nki::Dtype::uint32}};
+      {"uint16", nki::Dtype::uint16},     {"int32", nki::Dtype::int32},             {"uint32", nki::Dtype::uint32},
+      {"bool_", nki::Dtype::bool_},       {"bool", nki::Dtype::bool_}};
   for (const auto& [n, d] : names)
     if (name == n) return d;
   throw ncore::KernelError("unknown dtype '" + name + "'");
@@ -140,14 +141,28 @@ const ncore::Preset& preset_of(const std::string& name) {
   return *p;
 }
 
-// numpy dtype name of an isa dtype's host form: fp32 and fp16 as they are, bf16 as float32.
+// The isa dtype of a numpy array's elements: fp32, fp16 and the integers as they are, bool as
+// uint8 (bf16 comes as float32).
 ncore::isa::Dtype isa_of_numpy(const py::array& a, const std::string& name) {
-  const std::string k = py::str(a.dtype());
+  std::string k = py::str(a.dtype());
+  if (k == "bool") k = "uint8";
   if (k == "float32") return ncore::isa::Dtype::fp32;
   if (k == "float16") return ncore::isa::Dtype::fp16;
+  ncore::isa::Dtype dt{};
+  if (k.find("int") != std::string::npos && ncore::isa::from_string(k, dt)) return dt;
   throw ncore::InputError("input '" + name + "' is a numpy array of " + k +
-                          ": the model's HBM tensors are float32, float16 or bfloat16 (given as float32 with "
-                          "ncore.bfloat16)");
+                          ": the model's HBM tensors are float32, float16, bfloat16 (given as float32 with "
+                          "ncore.bfloat16), int8, uint8, int16, uint16, int32, uint32 or bool");
+}
+
+// The numpy dtype name that holds an isa dtype's values on the host (bf16 widened to float32).
+const char* numpy_of_isa(ncore::isa::Dtype dt) {
+  switch (dt) {
+    case ncore::isa::Dtype::fp16: return "float16";
+    case ncore::isa::Dtype::fp32:
+    case ncore::isa::Dtype::bf16: return "float32";
+    default: return ncore::isa::to_string(dt);
+  }
 }
 
 // A run's result, kept for the profile.
@@ -943,12 +958,11 @@ void bind_running(py::module_& m) {
         py::dict out, updated;
         for (const auto* arrays : {&r->result.outputs, &r->result.updated})
         for (const auto& [name, a] : *arrays) {
-          const bool half = a.dtype == ncore::isa::Dtype::fp16;
-          py::array arr(py::dtype(half ? "float16" : "float32"), a.shape);
+          py::array arr(py::dtype(numpy_of_isa(a.dtype)), a.shape);
           auto* dst = static_cast<uint8_t*>(arr.mutable_data());
           const unsigned esz = ncore::isa::dtype_bytes(a.dtype);
           const uint64_t n = a.bytes.size() / esz;
-          if (half || a.dtype == ncore::isa::Dtype::fp32) {
+          if (a.dtype != ncore::isa::Dtype::bf16) {
             std::memcpy(dst, a.bytes.data(), a.bytes.size());
           } else {  // bfloat16, widened exactly
             for (uint64_t i = 0; i < n; ++i) {

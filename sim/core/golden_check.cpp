@@ -36,7 +36,7 @@ void GoldenCheck::compare(const InsnStream& st, uint32_t i, uint64_t now, const 
     } else {
       const uint64_t w = static_cast<uint64_t>(addr) / 4;
       const uint32_t word = d.mem == isa::Buffer::psum ? rtl_.psum_word(part, w) : rtl_.sbuf_word(part, w);
-      v = (n == 4) ? word : ((addr & 2) ? word >> 16 : word & 0xffff);
+      v = num::elem_of_word(word, addr, n);
     }
     return v;
   };

@@ -75,8 +75,7 @@ uint32_t GoldenModel::read_bits(isa::Buffer mem, uint32_t partition, int64_t byt
 }
 
 void GoldenModel::write_bits(isa::Buffer mem, uint32_t partition, int64_t byte_addr, unsigned nbytes, uint32_t bits) {
-  num::store_elem(elem_ptr(mem, partition, byte_addr, nbytes), nbytes == 2 ? isa::Dtype::bf16 : isa::Dtype::fp32,
-                  bits);
+  num::store_bytes(elem_ptr(mem, partition, byte_addr, nbytes), nbytes, bits);
 }
 
 // The first byte of `mem` as seen by partition `p` (HBM: one space for all), and its size, when

@@ -8,7 +8,8 @@
 // only bf16 rounding and NaN canonicalisation are done on bits. The contract:
 //   - to_f32_bits widens exactly; any NaN becomes the canonical fp32 NaN 0x7FC00000.
 //   - from_f32_bits rounds to nearest even (bf16 and fp16 overflow to infinity, fp16 rounds into
-//     its subnormals); NaN becomes 0x7FC00000 / 0x7FC0 / 0x7E00.
+//     its subnormals); NaN becomes 0x7FC00000 / 0x7FC0 / 0x7E00. To an integer dtype: the nearest
+//     integer, ties to even, saturated to the type's range; NaN becomes 0.
 //   - alu: bypass returns a unchanged; add, subtract, multiply are binary32 RNE with subnormals;
 //     max/min return the canonical NaN if either input is NaN, max(-0,+0) = +0, min(-0,+0) = -0;
 //     any NaN result is the canonical 0x7FC00000.
@@ -26,6 +27,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "act_math.hpp"
 #include "ncore/isa_gen.hpp"
@@ -56,7 +58,36 @@ inline uint32_t float_to_bits(float f) {
 
 inline bool f32_bits_is_nan(uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
 
-// Element bits (in the low bits of raw) to fp32 bits, exactly; NaN -> 0x7FC00000.
+// The integer dtypes: their range, and the value of an element's bits.
+inline bool is_integer(isa::Dtype dt) {
+  switch (dt) {
+    case isa::Dtype::int8: case isa::Dtype::uint8: case isa::Dtype::int16: case isa::Dtype::uint16:
+    case isa::Dtype::int32: case isa::Dtype::uint32:
+      return true;
+    default:
+      return false;
+  }
+}
+
+inline bool is_signed_integer(isa::Dtype dt) {
+  return dt == isa::Dtype::int8 || dt == isa::Dtype::int16 || dt == isa::Dtype::int32;
+}
+
+inline std::pair<int64_t, int64_t> int_range(isa::Dtype dt) {
+  const unsigned bits = 8 * dtype_bytes(dt);
+  if (is_signed_integer(dt)) return {-(int64_t{1} << (bits - 1)), (int64_t{1} << (bits - 1)) - 1};
+  return {0, (int64_t{1} << bits) - 1};
+}
+
+inline int64_t int_value(uint32_t raw, isa::Dtype dt) {
+  const unsigned bits = 8 * dtype_bytes(dt);
+  const uint64_t u = bits == 32 ? raw : raw & ((uint32_t{1} << bits) - 1);
+  if (is_signed_integer(dt) && (u >> (bits - 1)) & 1) return static_cast<int64_t>(u) - (int64_t{1} << bits);
+  return static_cast<int64_t>(u);
+}
+
+// Element bits (in the low bits of raw) to fp32 bits, exactly (32-bit integers beyond 2^24 round
+// to nearest even); NaN -> 0x7FC00000.
 inline uint32_t to_f32_bits(uint32_t raw, isa::Dtype dt) {
   uint32_t r;
   switch (dt) {
@@ -70,9 +101,15 @@ inline uint32_t to_f32_bits(uint32_t raw, isa::Dtype dt) {
       r = float_to_bits(static_cast<float>(h));
       break;
     }
-    default:
+    case isa::Dtype::fp32:
       r = raw;
       break;
+    default:
+      if (!is_integer(dt)) {
+        r = raw;
+        break;
+      }
+      return float_to_bits(static_cast<float>(int_value(raw, dt)));  // the host's RNE conversion
   }
   return f32_bits_is_nan(r) ? kF32CanonNan : r;
 }
@@ -93,8 +130,19 @@ inline uint32_t from_f32_bits(uint32_t f, isa::Dtype dt) {
       std::memcpy(&h16, &h, sizeof h16);
       return h16;
     }
-    default:
+    case isa::Dtype::fp32:
       return nan ? kF32CanonNan : f;
+    default:
+      if (!is_integer(dt)) return nan ? kF32CanonNan : f;
+      if (nan) return 0;
+      {
+        // nearbyint: to nearest, ties to even (the default rounding mode); then saturate.
+        const double r = std::nearbyint(static_cast<double>(bits_to_float(f)));
+        const auto [lo, hi] = int_range(dt);
+        const int64_t v = r < lo ? lo : r > hi ? hi : static_cast<int64_t>(r);
+        const unsigned bits = 8 * dtype_bytes(dt);
+        return static_cast<uint32_t>(static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1));
+      }
   }
 }
 
@@ -196,22 +244,24 @@ inline bool host_float_is_ieee() {
 }
 
 // Element load and store, little-endian, dtype_bytes(dt) bytes at p.
-inline uint32_t load_elem(const uint8_t* p, isa::Dtype dt) {
-  if (dtype_bytes(dt) == 2) return uint32_t{p[0]} | uint32_t{p[1]} << 8;
-  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
-}
-
-inline void store_elem(uint8_t* p, isa::Dtype dt, uint32_t bits) {
-  p[0] = static_cast<uint8_t>(bits);
-  p[1] = static_cast<uint8_t>(bits >> 8);
-  if (dtype_bytes(dt) == 2) return;
-  p[2] = static_cast<uint8_t>(bits >> 16);
-  p[3] = static_cast<uint8_t>(bits >> 24);
-}
-
-// By byte count (for readers that know the size, not the dtype): 2 or 4 bytes.
+// By byte count (for readers that know the size, not the dtype): 1, 2 or 4 bytes.
 inline uint32_t load_bytes(const uint8_t* p, unsigned nbytes) {
-  return nbytes == 2 ? load_elem(p, isa::Dtype::bf16) : load_elem(p, isa::Dtype::fp32);
+  uint32_t v = 0;
+  for (unsigned i = 0; i < nbytes; ++i) v |= uint32_t{p[i]} << (8 * i);
+  return v;
 }
+
+inline void store_bytes(uint8_t* p, unsigned nbytes, uint32_t bits) {
+  for (unsigned i = 0; i < nbytes; ++i) p[i] = static_cast<uint8_t>(bits >> (8 * i));
+}
+
+// The n-byte element at byte address addr in the 32-bit memory word that holds it.
+inline uint32_t elem_of_word(uint32_t word, int64_t addr, unsigned n) {
+  const uint32_t v = word >> (8 * (addr & 3));
+  return n == 4 ? v : v & ((1u << (8 * n)) - 1);
+}
+
+inline uint32_t load_elem(const uint8_t* p, isa::Dtype dt) { return load_bytes(p, dtype_bytes(dt)); }
+inline void store_elem(uint8_t* p, isa::Dtype dt, uint32_t bits) { store_bytes(p, dtype_bytes(dt), bits); }
 
 }  // namespace ncore::num

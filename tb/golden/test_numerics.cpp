@@ -160,6 +160,45 @@ TEST_CASE("load/store elements little-endian", "[numerics]") {
   CHECK(num::dtype_bytes(Dtype::bf16) == 2);
 }
 
+TEST_CASE("integer dtypes: 1-byte elements, exact widening, nearest-even rounding, saturation", "[numerics]") {
+  uint8_t buf[4] = {0x11, 0x22, 0x33, 0x44};
+  num::store_elem(buf, Dtype::int8, 0xFFFFFF80u);
+  CHECK((buf[0] == 0x80 && buf[1] == 0x22));
+  CHECK(num::load_elem(buf, Dtype::uint8) == 0x80u);
+  auto f = [](float x) { return num::float_to_bits(x); };
+  // widening
+  CHECK(num::to_float(0x80, Dtype::int8) == -128.0f);
+  CHECK(num::to_float(0x80, Dtype::uint8) == 128.0f);
+  CHECK(num::to_float(0xFFFF, Dtype::int16) == -1.0f);
+  CHECK(num::to_float(0xFFFF, Dtype::uint16) == 65535.0f);
+  CHECK(num::to_float(0x80000000u, Dtype::int32) == -2147483648.0f);
+  CHECK(num::to_float(0xFFFFFFFFu, Dtype::uint32) == 4294967296.0f);  // 2^32 - 1 rounds up
+  CHECK(num::to_float(16777217u, Dtype::int32) == 16777216.0f);       // 2^24 + 1: tie to even
+  CHECK(num::to_float(16777219u, Dtype::int32) == 16777220.0f);       // 2^24 + 3: tie to even (up)
+  // rounding: to nearest, ties to even
+  CHECK(num::from_f32_bits(f(2.5f), Dtype::int32) == 2u);
+  CHECK(num::from_f32_bits(f(3.5f), Dtype::int32) == 4u);
+  CHECK(num::from_f32_bits(f(-2.5f), Dtype::int32) == static_cast<uint32_t>(-2));
+  CHECK(num::from_f32_bits(f(0.5f), Dtype::int8) == 0u);
+  CHECK(num::from_f32_bits(f(0.75f), Dtype::int8) == 1u);
+  CHECK(num::from_f32_bits(f(-0.75f), Dtype::int8) == 0xFFu);
+  CHECK(num::from_f32_bits(f(-0.0f), Dtype::uint8) == 0u);
+  // saturation and NaN
+  CHECK(num::from_f32_bits(f(300.0f), Dtype::int8) == 0x7Fu);
+  CHECK(num::from_f32_bits(f(-300.0f), Dtype::int8) == 0x80u);
+  CHECK(num::from_f32_bits(f(-1.0f), Dtype::uint8) == 0u);
+  CHECK(num::from_f32_bits(f(70000.0f), Dtype::uint16) == 0xFFFFu);
+  CHECK(num::from_f32_bits(f(-40000.0f), Dtype::int16) == 0x8000u);
+  CHECK(num::from_f32_bits(f(2147483648.0f), Dtype::int32) == 0x7FFFFFFFu);
+  CHECK(num::from_f32_bits(f(-2147483648.0f), Dtype::int32) == 0x80000000u);
+  CHECK(num::from_f32_bits(f(4294967040.0f), Dtype::uint32) == 4294967040u);
+  CHECK(num::from_f32_bits(f(1e30f), Dtype::uint32) == 0xFFFFFFFFu);
+  CHECK(num::from_f32_bits(0x7F800000u, Dtype::int32) == 0x7FFFFFFFu);  // +inf
+  CHECK(num::from_f32_bits(0xFF800000u, Dtype::int32) == 0x80000000u);  // -inf
+  CHECK(num::from_f32_bits(0x7FC00000u, Dtype::int32) == 0u);           // NaN
+  CHECK(num::from_f32_bits(0xFFC00001u, Dtype::uint8) == 0u);
+}
+
 TEST_CASE("bf16 and fp16 rounding agree with a nearest-by-distance reference", "[numerics]") {
   const DistanceRef bf16(Dtype::bf16, std::ldexp(2.0 - std::ldexp(1.0, -8), 127), 0x7F80);
   const DistanceRef fp16(Dtype::fp16, 65520.0, 0x7C00);

@@ -121,6 +121,16 @@ std::vector<std::string> census_bins(const Preset& preset) {
     for (const char* d : {"hbm", "sbuf"}) b.push_back(fmt::format("dma.{}->{}", s, d));
   for (const char* s : dtypes)
     for (const char* d : dtypes) b.push_back(fmt::format("dma.cast.{}->{}", s, d));
+  // The integer dtypes: every lane and DMA instruction writes each; DMA copies each bit for bit
+  // and to and from fp32.
+  for (const char* t : {"int8", "uint8", "int16", "uint16", "int32", "uint32"}) {
+    for (const auto& info : isa::kInsnInfo)
+      if ((info.engine == isa::Engine::dve || info.engine == isa::Engine::act || info.engine == isa::Engine::dma) &&
+          info.opcode != Opcode::sem_wait)
+        b.push_back(fmt::format("dtype.{}.{}", info.name, t));
+    for (const std::string& c : {fmt::format("{}->{}", t, t), fmt::format("{}->fp32", t), fmt::format("fp32->{}", t)})
+      b.push_back("dma.cast." + c);
+  }
   for (unsigned q = 0; q < preset.dma_queues; ++q) b.push_back(fmt::format("dma.queue.{}", q));
   for (unsigned n = 1; n <= 4; ++n) {
     b.push_back(fmt::format("ap.dims.{}", n));

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <iterator>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -68,7 +69,12 @@ class Gen {
  private:
   uint32_t below(uint64_t n) { return n ? g_.below(n) : 0; }
   bool chance(unsigned pct) { return g_.chance(pct); }
-  Dtype dtype() { return g_.dtype(); }
+  // A lane or DMA operand's dtype: mostly a float, sometimes an integer (the engines convert
+  // both through fp32); the tensor engine's operands are floats only (float_dtype).
+  Dtype dtype() { return chance(20) ? kIntDtypes[below(std::size(kIntDtypes))] : g_.dtype(); }
+  Dtype float_dtype() { return g_.dtype(); }
+  static constexpr Dtype kIntDtypes[] = {Dtype::int8,   Dtype::uint8, Dtype::int16,
+                                         Dtype::uint16, Dtype::int32, Dtype::uint32};
   // Any ALU op of the ISA but bypass.
   AluOp alu_op() { return isa::kAluOpValues[1 + below(isa::kAluOpValues.size() - 1)]; }
 
@@ -297,7 +303,7 @@ bool Gen::make_ls(Insn& i) {
   i.engine = Engine::pe;
   const uint32_t k = parts();
   const uint32_t m = chance(30) ? P_ : 1 + below(P_);
-  const Dtype dt = dtype();
+  const Dtype dt = float_dtype();
   if (!lane_ap(i.src0, Buffer::sbuf, dt, start_for(k), k, m, true)) return false;
   loaded_ = true;
   k_ = k;

@@ -306,11 +306,16 @@ int run(const Options& o) {
       const auto dot = bin.rfind('.');
       table[bin.substr(6, dot - 6)][bin.substr(dot + 1)] = n;
     }
-  std::cout << fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>10}\n", "opcode", "all", "fp32", "bf16", "fp16");
+  std::string head = fmt::format("  {:<16} {:>8}", "opcode", "all");
+  for (isa::Dtype d : isa::kDtypeValues) head += fmt::format(" {:>8}", isa::to_string(d));
+  std::cout << head << "\n";
   for (const auto& [op, m] : table) {
-    auto get = [&](const char* d) { return m.count(d) ? m.at(d) : 0; };
-    std::cout << fmt::format("  {:<16} {:>10} {:>10} {:>10} {:>10}\n", op, census[std::string("opcode.") + op],
-                             get("fp32"), get("bf16"), get("fp16"));
+    std::string row = fmt::format("  {:<16} {:>8}", op, census[std::string("opcode.") + op]);
+    for (isa::Dtype d : isa::kDtypeValues) {
+      const auto it = m.find(isa::to_string(d));
+      row += fmt::format(" {:>8}", it == m.end() ? 0 : it->second);
+    }
+    std::cout << row << "\n";
   }
   std::cout << fmt::format("  {:<16} {:>10}\n", "sem_wait", census["opcode.sem_wait"]);
   std::vector<std::string> bins, missed;  // every preset's bins, once

@@ -95,11 +95,17 @@ inline constexpr bool is_valid(Buffer v) {
 }
 inline constexpr std::array<Buffer, 3> kBufferValues = {Buffer::hbm, Buffer::sbuf, Buffer::psum};  // every value, in the description's order
 
-// Element types. Engines and DMA compute through fp32 and round once (RNE) to the destination.
+// Element types. Engines and DMA compute through fp32 and round once (RNE) to the destination. An integer element widens to fp32 exactly (a 32-bit one beyond 2^24 rounds to nearest even); an fp32 value becomes an integer rounded to the nearest, ties to even, saturated to the type's range, NaN as 0. Equal dtypes copy bits.
 enum class Dtype : uint8_t {
   fp32 = 0,  // IEEE binary32
   bf16 = 1,  // bfloat16 (1, 8, 7)
   fp16 = 2,  // IEEE binary16
+  int8 = 3,  // signed 8-bit integer (NKI int8; bool_ is a uint8 holding 0 or 1)
+  uint8 = 4,  // unsigned 8-bit integer
+  int16 = 5,  // signed 16-bit integer
+  uint16 = 6,  // unsigned 16-bit integer
+  int32 = 7,  // signed 32-bit integer
+  uint32 = 8,  // unsigned 32-bit integer
 };
 inline constexpr unsigned kDtypeWidth = 4;
 inline constexpr const char* to_string(Dtype v) {
@@ -107,6 +113,12 @@ inline constexpr const char* to_string(Dtype v) {
     case Dtype::fp32: return "fp32";
     case Dtype::bf16: return "bf16";
     case Dtype::fp16: return "fp16";
+    case Dtype::int8: return "int8";
+    case Dtype::uint8: return "uint8";
+    case Dtype::int16: return "int16";
+    case Dtype::uint16: return "uint16";
+    case Dtype::int32: return "int32";
+    case Dtype::uint32: return "uint32";
   }
   return "?";
 }
@@ -114,6 +126,12 @@ inline bool from_string(std::string_view s, Dtype& out) {
   if (s == "fp32") { out = Dtype::fp32; return true; }
   if (s == "bf16") { out = Dtype::bf16; return true; }
   if (s == "fp16") { out = Dtype::fp16; return true; }
+  if (s == "int8") { out = Dtype::int8; return true; }
+  if (s == "uint8") { out = Dtype::uint8; return true; }
+  if (s == "int16") { out = Dtype::int16; return true; }
+  if (s == "uint16") { out = Dtype::uint16; return true; }
+  if (s == "int32") { out = Dtype::int32; return true; }
+  if (s == "uint32") { out = Dtype::uint32; return true; }
   return false;
 }
 inline constexpr bool is_valid(Dtype v) {
@@ -121,11 +139,17 @@ inline constexpr bool is_valid(Dtype v) {
     case Dtype::fp32:
     case Dtype::bf16:
     case Dtype::fp16:
+    case Dtype::int8:
+    case Dtype::uint8:
+    case Dtype::int16:
+    case Dtype::uint16:
+    case Dtype::int32:
+    case Dtype::uint32:
       return true;
   }
   return false;
 }
-inline constexpr std::array<Dtype, 3> kDtypeValues = {Dtype::fp32, Dtype::bf16, Dtype::fp16};  // every value, in the description's order
+inline constexpr std::array<Dtype, 9> kDtypeValues = {Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int8, Dtype::uint8, Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32};  // every value, in the description's order
 
 // Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32.
 enum class AluOp : uint8_t {
@@ -552,6 +576,12 @@ inline constexpr unsigned dtype_bytes(Dtype d) {
     case Dtype::fp32: return 4;
     case Dtype::bf16: return 2;
     case Dtype::fp16: return 2;
+    case Dtype::int8: return 1;
+    case Dtype::uint8: return 1;
+    case Dtype::int16: return 2;
+    case Dtype::uint16: return 2;
+    case Dtype::int32: return 4;
+    case Dtype::uint32: return 4;
   }
   return 0;
 }

@@ -693,7 +693,7 @@ int random_bits(Dtype dtype) { return dtype == Dtype::float32 ? 24 : dtype == Dt
 
 Tensor rand(const Shape& shape, Dtype dtype, Loc loc) {
   TracerImpl& tr = detail::require("rand", loc);
-  if (!is_supported(dtype))
+  if (!is_float(dtype))
     tr.fail(loc, fmt::format("dtype {} of 'rand' is not supported by this model (supported: float32, bfloat16, "
                              "float16)",
                              to_string(dtype)));

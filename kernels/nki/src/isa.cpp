@@ -422,6 +422,9 @@ Lowered pe_operand(TracerImpl& tr, const Ctx& c, const char* param, const Tensor
     tr.fail(c.loc, fmt::format("Expected operand '{}' of '{}' to be in address space '{}', but got a tile in '{}' "
                                "instead.",
                                param, c.op, to_string(want), to_string(t.buffer())));
+  if (!is_float(t.dtype()))
+    tr.fail(c.loc, fmt::format("operand '{}' of '{}' is {}: the tensor engine multiplies float32, bfloat16 or float16",
+                               param, c.op, to_string(t.dtype())));
   Lowered l = tr.lower_onchip(t, c, param);
   check_start(tr, c, param, t, l.ap);
   return l;

@@ -18,14 +18,9 @@ const char* to_string(Dtype d) {
     case Dtype::tfloat32: return "tfloat32";
     case Dtype::float8_e4m3: return "float8_e4m3";
     case Dtype::float8_e5m2: return "float8_e5m2";
-    case Dtype::int8: return "int8";
-    case Dtype::uint8: return "uint8";
-    case Dtype::int16: return "int16";
-    case Dtype::uint16: return "uint16";
-    case Dtype::int32: return "int32";
-    case Dtype::uint32: return "uint32";
+    case Dtype::bool_: return "bool_";
+    default: return ncore::isa::to_string(to_isa(d));  // the integers: the ISA's names are NKI's
   }
-  return "?";
 }
 
 int64_t dtype_bytes(Dtype d) {
@@ -41,22 +36,38 @@ int64_t dtype_bytes(Dtype d) {
     case Dtype::float8_e4m3:
     case Dtype::float8_e5m2:
     case Dtype::int8:
-    case Dtype::uint8: return 1;
+    case Dtype::uint8:
+    case Dtype::bool_: return 1;
   }
   return 0;
 }
 
-bool is_supported(Dtype d) { return d == Dtype::float32 || d == Dtype::bfloat16 || d == Dtype::float16; }
+bool is_float(Dtype d) { return d == Dtype::float32 || d == Dtype::bfloat16 || d == Dtype::float16; }
+
+bool is_supported(Dtype d) {
+  return !(d == Dtype::tfloat32 || d == Dtype::float8_e4m3 || d == Dtype::float8_e5m2);
+}
+
+const char* supported_dtypes() {
+  return "float32, bfloat16, float16, int8, uint8, int16, uint16, int32, uint32, bool_";
+}
 
 ncore::isa::Dtype to_isa(Dtype d) {
   switch (d) {
     case Dtype::float32: return ncore::isa::Dtype::fp32;
     case Dtype::bfloat16: return ncore::isa::Dtype::bf16;
     case Dtype::float16: return ncore::isa::Dtype::fp16;
+    case Dtype::int8: return ncore::isa::Dtype::int8;
+    case Dtype::uint8:
+    case Dtype::bool_: return ncore::isa::Dtype::uint8;
+    case Dtype::int16: return ncore::isa::Dtype::int16;
+    case Dtype::uint16: return ncore::isa::Dtype::uint16;
+    case Dtype::int32: return ncore::isa::Dtype::int32;
+    case Dtype::uint32: return ncore::isa::Dtype::uint32;
     default: break;
   }
   throw ncore::KernelError(
-      fmt::format("dtype {} is not supported by this model (supported: float32, bfloat16, float16)", to_string(d)));
+      fmt::format("dtype {} is not supported by this model (supported: {})", to_string(d), supported_dtypes()));
 }
 
 Dtype from_isa(ncore::isa::Dtype d) {
@@ -64,6 +75,12 @@ Dtype from_isa(ncore::isa::Dtype d) {
     case ncore::isa::Dtype::fp32: return Dtype::float32;
     case ncore::isa::Dtype::bf16: return Dtype::bfloat16;
     case ncore::isa::Dtype::fp16: return Dtype::float16;
+    case ncore::isa::Dtype::int8: return Dtype::int8;
+    case ncore::isa::Dtype::uint8: return Dtype::uint8;
+    case ncore::isa::Dtype::int16: return Dtype::int16;
+    case ncore::isa::Dtype::uint16: return Dtype::uint16;
+    case ncore::isa::Dtype::int32: return Dtype::int32;
+    case ncore::isa::Dtype::uint32: return Dtype::uint32;
   }
   throw ncore::KernelError(fmt::format("invalid ISA dtype {}", static_cast<unsigned>(d)));
 }

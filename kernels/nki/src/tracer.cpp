@@ -180,9 +180,8 @@ Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype
     name = fmt::format("{}_{}", name, k);
   }
   if (!is_supported(dtype))
-    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
-                          "float16)",
-                          to_string(dtype), name));
+    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: {})", to_string(dtype), name,
+                          supported_dtypes()));
   if (shape.empty()) fail(loc, fmt::format("HBM tensor `{}` needs at least one dimension", name));
   for (int64_t d : shape)
     if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
@@ -339,9 +338,8 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
   ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
   if (!is_supported(dtype))
-    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
-                          "float16)",
-                          to_string(dtype), name));
+    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: {})", to_string(dtype), name,
+                          supported_dtypes()));
   if (shape.empty()) fail(loc, fmt::format("on-chip tensor `{}` needs a partition dimension", name));
   for (int64_t d : shape)
     if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
@@ -458,9 +456,8 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
   ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
   if (!is_supported(dtype))
-    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: float32, bfloat16, "
-                          "float16)",
-                          to_string(dtype), name));
+    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: {})", to_string(dtype), name,
+                          supported_dtypes()));
   if (shape.empty()) fail(loc, fmt::format("on-chip tensor `{}` needs a partition dimension", name));
   for (int64_t d : shape)
     if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
@@ -783,9 +780,8 @@ Tensor TracerImpl::identity(ncore::isa::Dtype dt, const Loc& loc) {
 Tensor TracerImpl::constant(const std::string& name, const Shape& shape, Dtype dtype, const std::vector<float>& values,
                             const Loc& loc) {
   if (!is_supported(dtype))
-    fail(loc, fmt::format("dtype {} of constant `{}` is not supported by this model (supported: float32, bfloat16, "
-                          "float16)",
-                          to_string(dtype), name));
+    fail(loc, fmt::format("dtype {} of constant `{}` is not supported by this model (supported: {})", to_string(dtype), name,
+                          supported_dtypes()));
   if (static_cast<int64_t>(values.size()) != shape.elements())
     fail(loc, fmt::format("constant `{}` of shape {} needs {} values, got {}", name, shape.str(), shape.elements(),
                           values.size()));

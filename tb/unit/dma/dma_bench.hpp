@@ -427,7 +427,7 @@ class Bench {
         std::memcpy(&v, hbm_.data() + addr, n);
       } else {
         const uint32_t word = dut_->rootp->ncore_dma_tb__DOT__u_sbuf__DOT__mem_q[part][uint64_t(addr) / 4];
-        v = (n == 4) ? word : ((addr & 2) ? word >> 16 : word & 0xffff);
+        v = ncore::num::elem_of_word(word, addr, n);
       }
       return v;
     };

@@ -34,7 +34,9 @@ namespace {
 using ncore::isa::ActFunc;
 constexpr auto kOps = ncore::isa::kAluOpValues;
 constexpr auto kFuncs = ncore::isa::kActFuncValues;
-constexpr Dtype kDtypes[] = {Dtype::fp32, Dtype::bf16, Dtype::fp16};
+constexpr Dtype kDtypes[] = {Dtype::fp32,  Dtype::bf16,   Dtype::fp16,  Dtype::int8,  Dtype::uint8,
+                             Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32};
+constexpr Dtype kIntDtypes[] = {Dtype::int8, Dtype::uint8, Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32};
 
 std::string hex(uint32_t v) {
   char b[16];
@@ -103,6 +105,8 @@ class Bench {
     expect(std::string("round trip ") + ncore::isa::to_string(dt), raw, 0, dut_->from_f32_o, want);
   }
 
+  uint32_t last_to_f32() const { return dut_->to_f32_o; }
+  uint32_t last_from_f32() const { return dut_->from_f32_o; }
   uint64_t failures() const { return failures_; }
   uint64_t pairs() const { return pairs_; }
   uint64_t conversions() const { return conversions_; }
@@ -296,6 +300,39 @@ TEST_CASE("all bf16 and fp16 patterns to fp32 and back", "[fp]") {
   INFO(bench.report());
   CHECK(bench.failures() == 0);
   CHECK(bench.conversions() == 2 * 2 * 0x10000);
+}
+
+TEST_CASE("integer dtypes: every 8- and 16-bit pattern to fp32 and back, 32-bit walks", "[fp]") {
+  Bench bench;
+  uint64_t not_exact = 0;
+  for (Dtype dt : kIntDtypes) {
+    const uint32_t n = num::dtype_bytes(dt) == 4 ? 0 : 1u << (8 * num::dtype_bytes(dt));
+    for (uint32_t raw = 0; raw < n; ++raw) {
+      bench.check_to_f32(raw, dt);
+      bench.check_from_f32(bench.last_to_f32(), dt);
+      not_exact += bench.last_from_f32() != raw;  // exact both ways
+    }
+  }
+  CHECK(not_exact == 0);
+  // 32-bit: a strided walk (values beyond 2^24 round on the way to fp32) and the extremes.
+  for (uint64_t raw = 0; raw < (1ull << 32); raw += 65521)
+    for (Dtype dt : {Dtype::int32, Dtype::uint32}) bench.check_to_f32(static_cast<uint32_t>(raw), dt);
+  for (uint32_t raw : {0u, 1u, 0x7FFFFFFFu, 0x80000000u, 0x80000001u, 0xFFFFFFFFu, 0x00FFFFFFu, 0x01000001u,
+                       0x01000003u, 0xFEFFFFFFu})
+    for (Dtype dt : {Dtype::int32, Dtype::uint32}) bench.check_to_f32(raw, dt);
+  // fp32 to every integer dtype: each k + {0, 0.25, 0.5, 0.75} for k across and beyond every
+  // range (ties to even, saturation), and every fp32 exponent with random mantissas.
+  std::mt19937 rng(5);
+  for (int64_t k = -70000; k <= 70000; ++k)
+    for (float frac : {0.0f, 0.25f, 0.5f, 0.75f})
+      for (Dtype dt : kIntDtypes) bench.check_from_f32(num::float_to_bits(static_cast<float>(k) + frac), dt);
+  for (uint32_t e = 0; e < 256; ++e)
+    for (int i = 0; i < 64; ++i) {
+      const uint32_t f = (rng() & 0x80000000u) | e << 23 | (rng() & 0x7FFFFFu);
+      for (Dtype dt : kIntDtypes) bench.check_from_f32(f, dt);
+    }
+  INFO(bench.report());
+  CHECK(bench.failures() == 0);
 }
 
 TEST_CASE("fp32 to bf16/fp16: dense sweep over every rounding point and tie", "[fp]") {

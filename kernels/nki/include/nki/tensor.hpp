@@ -31,15 +31,18 @@ inline constexpr int kMaxDims = 8;
 using AluOp = ncore::isa::AluOp;
 using ActFunc = ncore::isa::ActFunc;
 
-// Element types by their NKI names. Only float32, bfloat16 and float16 are modelled; the
-// others exist so that a kernel using them gets a clear error rather than a compile error.
+// Element types by their NKI names. float32, bfloat16, float16, the integers and bool_ (a uint8
+// holding 0 or 1) are modelled; tfloat32 and the float8 types exist so that a kernel using them
+// gets a clear error rather than a compile error.
 enum class Dtype : uint8_t {
   float32, bfloat16, float16, tfloat32, float8_e4m3, float8_e5m2,
-  int8, uint8, int16, uint16, int32, uint32,
+  int8, uint8, int16, uint16, int32, uint32, bool_,
 };
 const char* to_string(Dtype d);
 int64_t dtype_bytes(Dtype d);
 bool is_supported(Dtype d);
+bool is_float(Dtype d);               // float32, bfloat16 or float16
+const char* supported_dtypes();       // their names, for messages
 ncore::isa::Dtype to_isa(Dtype d);  // throws ncore::KernelError for unsupported types
 Dtype from_isa(ncore::isa::Dtype d);
 

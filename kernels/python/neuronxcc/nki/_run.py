@@ -84,12 +84,19 @@ def current_preset():
 
 # --- tracing ------------------------------------------------------------------------------------
 
+_HOST_DTYPES = ("float32", "float16", "int8", "uint8", "int16", "uint16", "int32", "uint32")
+
+
 def _host_dtype(a, name):
+    """The NKI dtype of a kernel argument's HBM tensor: the array's own (bool as bool_)."""
     k = a.dtype.name
-    if k in ("float32", "float16"):
+    if k in _HOST_DTYPES:
         return k
-    raise ValueError(f"argument '{name}' is a numpy array of {k}: the model's HBM tensors are float32 or float16 "
-                     f"(pass {name}.astype(np.float32))")
+    if k == "bool":
+        return "bool_"
+    hint = "np.int32" if a.dtype.kind in "iu" else "np.float32"
+    raise ValueError(f"argument '{name}' is a numpy array of {k}: the model's HBM tensors are float32, float16, "
+                     f"int8, uint8, int16, uint16, int32, uint32 or bool (pass {name}.astype({hint}))")
 
 
 def launch_grid(grid):
@@ -166,7 +173,7 @@ def trace(func, args, kwargs, grid=()):
                     order.append(("input", given))
                 else:
                     tracer.output(n, _core.location(def_file, def_line))
-                    order.append(("output", n.name))
+                    order.append(("output", n.name, n.dtype))
             result["order"] = order
             result["tuple"] = isinstance(ret, (tuple, list))
             result["none"] = ret is None
@@ -239,11 +246,12 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), fi
         print(f"[ncore] {func.__name__}: {lat}, {stats['instructions']} instructions, "
               f"{stats['dma_transfer_count']} DMA transfers", file=sys.stderr)
     values = []
-    for kind, name in meta["order"]:
+    for kind, name, *dtype in meta["order"]:
         if kind == "input":
-            values.append(updated.get(name, arrays[name]))
+            values.append(updated.get(name, arrays[name]).astype(arrays[name].dtype, copy=False))
         else:
-            values.append(outs[name])
+            # a bool_ tensor comes back from the model as its uint8 bytes
+            values.append(outs[name].astype(bool) if dtype == ["bool_"] else outs[name])
     if meta["none"]:
         return None, stats
     if meta["tuple"]:

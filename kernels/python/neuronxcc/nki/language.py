@@ -238,7 +238,9 @@ _PY_ALU = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply"
            "power": lambda a, b: a ** b, "mod": lambda a, b: a % b, "fmod": math.fmod,
            "logical_and": lambda a, b: bool(a) and bool(b), "logical_or": lambda a, b: bool(a) or bool(b),
            "logical_xor": lambda a, b: bool(a) != bool(b)}
-# The ops whose NKI default dtype is bool: 1.0 / 0.0 in the tile's dtype here.
+# The ops whose NKI default dtype is bool: a bool_ tile (uint8 0 or 1) unless a dtype is given;
+# dtype=None gives the operands' dtype (1.0 / 0.0 in a float tile).
+_BOOL_DEFAULT = "bool_"
 _COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
                 "logical_xor", "logical_not")
 
@@ -283,7 +285,7 @@ def _matmul_accumulation(x, y, loc):
 
 def _ew(op):
     @maskable(op)
-    def fn(x, y, dtype=None, **kwargs):
+    def fn(x, y, dtype=_BOOL_DEFAULT if op in _COMPARISONS else None, **kwargs):
         _core.require_trace(op)
         loc = caller()
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
@@ -292,8 +294,6 @@ def _ew(op):
             acc = _matmul_accumulation(x, y, loc)
             if acc is not None:
                 return acc
-        if op in _COMPARISONS and dtype is not None and _core.dtype_name(dtype) == "bool_":
-            dtype = None  # NKI's default dtype=bool: 1.0 / 0.0 in the tile's dtype (the model has no bool)
         xo, yo = _partition_broadcast(_operand(x), _operand(y), loc)
         dt = None if dtype is None else _dtype(dtype).name
 
@@ -308,8 +308,8 @@ def _ew(op):
     fn.__doc__ = f"nl.{op}(x, y): element-wise on the vector engine (tile and tile, tile and scalar, " \
                  "tile and (P, 1) tile)."
     if op in _COMPARISONS:
-        fn.__doc__ += " 1.0 where it holds, 0.0 where not, in the tile's dtype (NKI's default dtype bool is not " \
-                      "modelled)."
+        fn.__doc__ += " 1 where it holds, 0 where not: a bool_ tile by default, else in the given dtype " \
+                      "(dtype=None: the operands' dtype)."
     return fn
 
 
@@ -334,9 +334,9 @@ logical_xor = _ew("logical_xor")
 _logical_not2 = _ew("logical_not")
 
 
-def logical_not(x, dtype=None, mask=None, **kwargs):
-    """nl.logical_not(x): 1.0 where x is zero, 0.0 elsewhere (NaN is nonzero), in the tile's dtype: the
-    vector engine's unary logical_not (one tensor_scalar)."""
+def logical_not(x, dtype=_BOOL_DEFAULT, mask=None, **kwargs):
+    """nl.logical_not(x): 1 where x is zero, 0 elsewhere (NaN is nonzero), a bool_ tile by default (dtype=None:
+    x's dtype): the vector engine's unary logical_not (one tensor_scalar)."""
     if not isinstance(x, Tensor):
         return not bool(x)
     return _logical_not2(x, 0.0, dtype=dtype, mask=mask)
@@ -469,8 +469,8 @@ def _unmodelled(name, kind):
 for _n in ["atomic_rmw", "all_reduce", "dynamic_range"]:
     globals()[_n] = _unmodelled(_n, "an operation the model does not have")
 for _n in ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert"]:
-    globals()[_n] = _unmodelled(_n, "a bitwise operation on integer dtypes; the model's engines compute in float32 and it "
-                                    "has no integer dtypes")
+    globals()[_n] = _unmodelled(_n, "a bitwise operation on integer bit patterns; the model's engines widen every "
+                                    "element to float32")
 
 
 # --- calls lowered to instruction sequences (kernels/nki/src/compose.cpp; README, "Composite calls") --
@@ -502,14 +502,12 @@ def where(condition, x, y, *, dtype=None, mask=None, **kwargs):
     return _core.pending("where", emit, loc)
 
 
-def _reduction_call(name, native_fn):
-    def fn(x, axis, *, dtype=None, mask=None, **kwargs):
+def _reduction_call(name, native_fn, default_dtype=None):
+    def fn(x, axis, *, dtype=default_dtype, mask=None, **kwargs):
         _core.require_trace(name)
         _no_mask(mask, name)
         loc = caller()
         xn, ax = _core.native(x), _axes(axis)
-        if name == "all" and dtype is not None and _core.dtype_name(dtype) == "bool_":
-            dtype = None  # NKI's default dtype=bool: 1.0 / 0.0 in x's dtype (the model has no bool)
         dt = _out_dtype(dtype)
         return _core.pending(name, lambda dst, acc: native_fn(dst, xn, ax, dt, loc), loc)
 
@@ -519,8 +517,9 @@ def _reduction_call(name, native_fn):
 
 var = _reduction_call("var", _native.var)
 var.__doc__ = "nl.var(x, axis): the population variance over free axes (NumPy's ddof=0), on the vector engine."
-all = _reduction_call("all", _native.all)
-all.__doc__ = "nl.all(x, axis): 1.0 where every element over the free axes is non-zero, 0.0 where not."
+all = _reduction_call("all", _native.all, default_dtype=_BOOL_DEFAULT)
+all.__doc__ = "nl.all(x, axis): 1 where every element over the free axes is non-zero, 0 where not (a bool_ tile " \
+              "unless a dtype is given)."
 _softmax = _reduction_call("softmax", _native.softmax)
 
 
