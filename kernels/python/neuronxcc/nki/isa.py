@@ -5,6 +5,8 @@ checks the hardware's rules in NKI's words. An instruction with a result returns
 accumulates into psum.
 """
 from enum import IntEnum
+import functools
+import inspect
 
 import numpy as np
 
@@ -444,6 +446,65 @@ class constants:
                    gpsimd=gpsimd_engine, dma=dma_engine)
     oob_mode = _Enum(error=0, skip=1)
     dge_mode = _Enum(unknown=0, none=1, swdge=2, hwdge=3)
+
+
+engine = constants.engine  # nisa.engine.vector, as NKI's newer releases spell it
+
+
+# --- the dst= form -----------------------------------------------------------------------------------
+
+# Keywords of NKI's ISA calls that change nothing this model computes: accepted and ignored.
+# Any other keyword a call does not take is an error (never silently dropped).
+_IGNORED_KEYWORDS = {"name", "engine", "dge_mode", "oob_mode", "perf_mode", "tile_position", "tile_size",
+                     "is_transpose", "is_stationary_onezero", "is_moving_onezero", "reduce_cmd"}
+
+
+def _dst_form(fn):
+    """NKI's newer spelling of an ISA call, the destination first (nisa.tensor_copy(dst=t, src=s)):
+    the instruction writes into dst as `t[...] = nisa.tensor_copy(s)` does. nc_matmul's accumulate
+    is NKI's: True adds to dst, False overwrites it, None (the default) overwrites the first time a
+    PSUM location is written and adds after that. activation with reduce_res is activation_reduce.
+    A keyword the call does not take raises TypeError."""
+    params = inspect.signature(fn).parameters
+    taken = {n for n, p in params.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        dst = kwargs.pop("dst", None)
+        acc = kwargs.pop("accumulate", None) if name == "nc_matmul" else False
+        target = fn
+        if name == "activation" and "reduce_res" in kwargs:
+            target = activation_reduce
+            kwargs.setdefault("reduce_op", "add")
+        elif name == "memset" and dst is not None:
+            kwargs.setdefault("shape", dst.shape)
+            kwargs.setdefault("dtype", dst.dtype)
+        allowed = taken | ({"reduce_op", "reduce_res"} if target is activation_reduce else set())
+        unknown = sorted(k for k in kwargs if k not in allowed and k not in _IGNORED_KEYWORDS)
+        if unknown:
+            raise TypeError(f"{caller()}: nisa.{name}() got an unexpected keyword argument '{unknown[0]}'")
+        for k in _IGNORED_KEYWORDS & set(kwargs) - taken:
+            kwargs.pop(k)
+        res = target(*args, **kwargs)
+        if dst is None:
+            return res
+        if not isinstance(dst, _core.Tensor):
+            raise TypeError(f"{caller()}: dst of nisa.{name} must be a tile or tensor, not {type(dst).__name__}")
+        if isinstance(res, _core.Tensor) and res._pending():
+            _core.emit_into(res, dst._native(), acc)
+        else:
+            _core.assign(dst, res, caller())
+        return dst
+
+    return call
+
+
+for _n in ["tensor_tensor", "tensor_scalar", "tensor_copy", "memset", "tensor_reduce", "activation",
+           "activation_reduce", "nc_matmul", "nc_transpose", "iota", "affine_select", "scalar_tensor_tensor",
+           "tensor_scalar_reduce", "tensor_tensor_scan", "bn_stats", "bn_aggr", "max8", "nc_find_index8",
+           "dropout", "reciprocal"]:
+    globals()[_n] = _dst_form(globals()[_n])
 
 
 def __getattr__(name):
