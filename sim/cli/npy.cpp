@@ -22,9 +22,25 @@ const char kMagic[] = "\x93NUMPY";
   throw InputError(fmt::format("{}: not a usable .npy file: {}", what, msg));
 }
 
+// The integer element types and the dtype whose values they hold ('|b1', bool, as uint8).
+struct IntDescr {
+  const char* descr;
+  isa::Dtype dtype;
+};
+constexpr IntDescr kIntDescrs[] = {{"|i1", isa::Dtype::int8},   {"|u1", isa::Dtype::uint8},  {"|b1", isa::Dtype::uint8},
+                                   {"<i2", isa::Dtype::int16},  {"<u2", isa::Dtype::uint16}, {"<i4", isa::Dtype::int32},
+                                   {"<u4", isa::Dtype::uint32}};
+
+const IntDescr* int_descr(const std::string& descr) {
+  for (const auto& d : kIntDescrs)
+    if (descr == d.descr) return &d;
+  return nullptr;
+}
+
 unsigned elem_size(const std::string& descr) {
   if (descr == "<f4") return 4;
-  if (descr == "<f2" || descr == "<u2") return 2;
+  if (descr == "<f2") return 2;
+  if (const IntDescr* d = int_descr(descr)) return isa::dtype_bytes(d->dtype);
   return 0;
 }
 
@@ -81,9 +97,13 @@ NpyArray npy_parse(const std::vector<uint8_t>& b, const std::string& what) {
   const std::string h(reinterpret_cast<const char*>(b.data() + hstart), hlen);
   NpyArray a;
   a.descr = dict_value(h, "descr", what);
-  if (a.descr == "|u2" || a.descr == "=u2") a.descr = "<u2";
+  // native byte order is little-endian here; one-byte types carry no order
+  if (a.descr.size() == 3 && a.descr[0] == '=') a.descr[0] = a.descr[2] == '1' ? '|' : '<';
+  if (a.descr.size() == 3 && a.descr[0] == '<' && a.descr[2] == '1') a.descr[0] = '|';
+  if (a.descr == "|u2") a.descr = "<u2";
   if (!elem_size(a.descr))
-    bad(what, fmt::format("element type '{}' is not supported (use float32 '<f4', float16 '<f2', or '<u2' bfloat16 bits)",
+    bad(what, fmt::format("element type '{}' is not supported (use float32 '<f4', float16 '<f2', '<u2' bfloat16 "
+                          "bits, or an integer or bool array)",
                           a.descr));
   if (dict_value(h, "fortran_order", what) != "False") bad(what, "Fortran-ordered arrays are not supported");
   const std::string shape = dict_value(h, "shape", what);
@@ -174,10 +194,16 @@ run::Array npy_to_array(const NpyArray& a, isa::Dtype dt, const std::string& wha
       std::memcpy(&h, a.data.data() + 2 * i, 2);
       put(i, dt == isa::Dtype::fp16 ? h : num::from_f32_bits(num::to_f32_bits(h, isa::Dtype::fp16), dt));
     }
-  } else {  // <u2: bfloat16 bit patterns
-    if (dt != isa::Dtype::bf16)
-      throw InputError(what + ": '<u2' data (bfloat16 bits) given for a " + std::string(isa::to_string(dt)) + " kernel");
+  } else if (a.descr == "<u2" && dt == isa::Dtype::bf16) {  // bfloat16 bit patterns
     out.bytes = a.data;
+  } else {  // integers (or bools): their own bytes for their own dtype, else each value converted
+    const isa::Dtype src = int_descr(a.descr)->dtype;
+    if (isa::dtype_bytes(src) == esz && (src == dt || a.descr == "|b1")) {
+      out.bytes = a.data;
+    } else {
+      const unsigned ssz = isa::dtype_bytes(src);
+      for (uint64_t i = 0; i < n; ++i) put(i, num::from_f32_bits(num::to_f32_bits(num::load_bytes(a.data.data() + i * ssz, ssz), src), dt));
+    }
   }
   return out;
 }
@@ -190,6 +216,12 @@ NpyArray array_to_npy(const run::Array& a) {
     n.data = a.bytes;
     return n;
   }
+  for (const auto& d : kIntDescrs)
+    if (d.dtype == a.dtype) {  // integers as their own type (uint8 as uint8, not bool)
+      n.descr = d.descr;
+      n.data = a.bytes;
+      return n;
+    }
   n.descr = "<f4";
   const unsigned esz = isa::dtype_bytes(a.dtype);
   const uint64_t count = a.bytes.size() / esz;

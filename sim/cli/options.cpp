@@ -140,7 +140,8 @@ void add_run_options(CLI::App& app, Options& o, std::vector<std::string>& input_
       ->check(CLI::IsMember({"rtl", "golden"}));
   app.add_option("--input", input_files,
                  "input NAME=FILE.npy (repeatable), any input of the kernel by name; float32 (rounded to the dtype), "
-                 "float16 for fp16 kernels, '<u2' bit patterns or float32 for bf16");
+                 "float16 for fp16 kernels, '<u2' bit patterns or float32 for bf16, integer or bool arrays for "
+                 "the integer tensors of a Program image");
   app.add_option("--out", o.out_path, "write the output to FILE.npy (bf16 output is written as float32)");
   app.add_option("--json", o.json_path, "write the figures as JSON to FILE");
   app.add_option("--listing", o.listing_path, "write the Program's readable listing to FILE");

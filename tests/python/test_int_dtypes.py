@@ -267,3 +267,28 @@ def test_int64_arguments_are_refused_with_a_hint():
 
     with pytest.raises(ValueError, match=r"numpy array of int64.*astype\(np\.int32\)"):
         nki.simulate_kernel(k, np.arange(8).reshape(2, 4))
+
+
+
+@pytest.mark.parametrize("da, db, want", [
+    (np.int32, np.float16, "float16"), (np.uint16, np.float32, "float32"), (np.float16, "bfloat16", "float32"),
+    (np.int16, np.int32, "int32"), (np.uint8, np.uint16, "uint16"), (np.uint16, np.int32, "int32"),
+    (np.int8, np.uint8, "int16"), (np.int8, np.uint16, "int32"), (np.int32, np.uint32, "float32"),
+    (np.float32, "bfloat16", "float32")])
+def test_type_promotion_of_two_tiles(da, db, want):
+    """NKI's type promotion table (the programming guide's examples)."""
+    a = np.ones((4, 8), da)
+    b = np.full((4, 8), 2, np.float32 if db == "bfloat16" else db)
+
+    @nki.jit
+    def k(a, b):
+        tb = nl.load(b)
+        if db == "bfloat16":
+            tb = nl.copy(tb, dtype=nl.bfloat16)
+        r = nl.add(nl.load(a), tb)
+        assert r.dtype == want, r.dtype
+        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
+    np.testing.assert_array_equal(nki.simulate_kernel(k, a, b), np.full((4, 8), 3, np.float32))

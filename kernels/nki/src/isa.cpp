@@ -606,7 +606,7 @@ void dma_copy(const Tensor& dst_in, const Tensor& src_in, Loc loc) {
 }
 
 Tensor tensor_tensor(const Tensor& data1, const Tensor& data2, AluOp op, Loc loc) {
-  return tensor_tensor_impl(nullptr, data1, data2, op, data1.dtype(), loc);
+  return tensor_tensor_impl(nullptr, data1, data2, op, promote(data1.dtype(), data2.dtype()), loc);
 }
 
 Tensor tensor_tensor(const Tensor& data1, const Tensor& data2, AluOp op, Dtype dtype, Loc loc) {

@@ -48,6 +48,20 @@ bool is_supported(Dtype d) {
   return !(d == Dtype::tfloat32 || d == Dtype::float8_e4m3 || d == Dtype::float8_e5m2);
 }
 
+Dtype promote(Dtype a, Dtype b) {
+  if (a == Dtype::bool_) a = Dtype::uint8;
+  if (b == Dtype::bool_) b = Dtype::uint8;
+  if (a == b) return a;
+  if (is_float(a) && is_float(b)) return Dtype::float32;  // differ: one is float32, or float16 with bfloat16
+  if (is_float(a) || is_float(b)) return is_float(a) ? a : b;
+  auto is_signed = [](Dtype d) { return d == Dtype::int8 || d == Dtype::int16 || d == Dtype::int32; };
+  if (is_signed(a) == is_signed(b)) return dtype_bytes(a) >= dtype_bytes(b) ? a : b;
+  const Dtype s = is_signed(a) ? a : b, u = is_signed(a) ? b : a;
+  if (dtype_bytes(u) < dtype_bytes(s)) return s;
+  // the unsigned one is at least as wide: a signed type of twice its width (none beyond 32 bits)
+  return dtype_bytes(u) == 1 ? Dtype::int16 : dtype_bytes(u) == 2 ? Dtype::int32 : Dtype::float32;
+}
+
 const char* supported_dtypes() {
   return "float32, bfloat16, float16, int8, uint8, int16, uint16, int32, uint32, bool_";
 }

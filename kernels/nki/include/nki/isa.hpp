@@ -69,7 +69,7 @@ namespace nisa {
 // dst <- src between HBM and SBUF (either way) or within one of them; casts through fp32.
 void dma_copy(const Tensor& dst, const Tensor& src, Loc loc = Loc::here());
 
-// data1 op data2, elementwise.
+// data1 op data2, elementwise; the result in the operands' promoted dtype (promote).
 Tensor tensor_tensor(const Tensor& data1, const Tensor& data2, AluOp op, Loc loc = Loc::here());
 Tensor tensor_tensor(const Tensor& data1, const Tensor& data2, AluOp op, Dtype dtype, Loc loc = Loc::here());
 void tensor_tensor(const Tensor& dst, const Tensor& data1, const Tensor& data2, AluOp op, Loc loc = Loc::here());

@@ -42,6 +42,10 @@ const char* to_string(Dtype d);
 int64_t dtype_bytes(Dtype d);
 bool is_supported(Dtype d);
 bool is_float(Dtype d);               // float32, bfloat16 or float16
+// NKI's type promotion of two operands' dtypes (an arithmetic op's default result dtype): a
+// float over an integer; the wider float, float32 for float16 with bfloat16; the wider integer, or
+// a signed one wide enough for both (int8 and uint8: int16), float32 for int32 with uint32.
+Dtype promote(Dtype a, Dtype b);
 const char* supported_dtypes();       // their names, for messages
 ncore::isa::Dtype to_isa(Dtype d);  // throws ncore::KernelError for unsupported types
 Dtype from_isa(ncore::isa::Dtype d);
