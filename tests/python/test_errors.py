@@ -94,16 +94,6 @@ def test_unmodelled_alu_op_is_named():
     raises(k, np.zeros((128, 4), np.float32), match="'bitwise_and' is not an ALU operator this model has")
 
 
-def test_bitwise_ops_say_they_are_not_modelled():
-    @nki.jit
-    def k(a):
-        x = nl.load(a)
-        return nl.bitwise_xor(x, x)
-
-    msg = raises(k, np.zeros((128, 4), np.float32), match="nl.bitwise_xor is not supported by this model")
-    assert "integer bit patterns" in msg and f"{HERE}:{line_of(k, 'nl.bitwise_xor')}:" in msg
-
-
 def test_reduce_with_a_comparison_is_refused():
     @nki.jit
     def k(a):
