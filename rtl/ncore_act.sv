@@ -97,6 +97,7 @@ module ncore_act
   logic               elem_wr;   // ... and its write is granted
   logic               red_wr;    // this cycle offers the (P,1) add-reduce result to the write port
   logic [1:0]         unused_data_boff;
+  logic               unused_bits;
   logic               unused_src0, unused_fold, unused_first;
   dtype_e             unused_data_dt;
   logic               mul_q;     // multiply by the scale (not the immediate +1.0)
@@ -116,7 +117,7 @@ module ncore_act
     .clk_i, .rst_ni, .ce_i, .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
     .rd_req_o, .rd_psum_o, .rd_addr_o, .rd_mask_o, .rd_gnt_i, .rd_data_i,
     .wr_req_o, .wr_psum_o, .wr_addr_o, .wr_mask_o, .wr_ben_o, .wr_gnt_i,
-    .insn_o(insn), .mask_o(mask), .accept_o(accept), .data_o(cvt), .data_boff_o(unused_data_boff),
+    .insn_o(insn), .mask_o(mask), .accept_o(accept), .data_o(cvt), .data_boff_o(unused_data_boff), .bits_o(unused_bits),
     .data_dt_o(unused_data_dt), .s0_o(scale), .s1_o(bias), .src0_o(unused_src0), .fold_o(unused_fold),
     .first_o(unused_first), .elem_o(compute), .elem_wr_o(elem_wr), .red_o(red_wr));
 

@@ -71,6 +71,7 @@ module ncore_dve
   logic [P-1:0][31:0] cvt;           // the data on the read port as fp32
   logic [1:0]         data_boff;     // ... its byte offset in its word (1- and 2-byte dtypes)
   dtype_e             data_dt;       // ... its dtype
+  logic               bits;          // a bitvec op: cvt, o0, o1 and the result are bits, not fp32
   logic [P-1:0][31:0] o0, o1;        // tensor_scalar operands as fp32 (vectors or immediates)
   logic               src0, fold, first, compute;
   logic               unused_accept, unused_elem_wr, unused_red;
@@ -86,7 +87,7 @@ module ncore_dve
     .clk_i, .rst_ni, .ce_i, .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
     .rd_req_o, .rd_psum_o, .rd_addr_o, .rd_mask_o, .rd_gnt_i, .rd_data_i,
     .wr_req_o, .wr_psum_o, .wr_addr_o, .wr_mask_o, .wr_ben_o, .wr_gnt_i,
-    .insn_o(insn), .mask_o(mask), .accept_o(unused_accept), .data_o(cvt), .data_boff_o(data_boff),
+    .insn_o(insn), .mask_o(mask), .accept_o(unused_accept), .data_o(cvt), .data_boff_o(data_boff), .bits_o(bits),
     .data_dt_o(data_dt), .s0_o(o0), .s1_o(o1), .src0_o(src0), .fold_o(fold), .first_o(first),
     .elem_o(compute), .elem_wr_o(unused_elem_wr), .red_o(unused_red));
 
@@ -140,6 +141,8 @@ module ncore_dve
           // tensor_copy between equal dtypes is a bit copy; everything else rounds once.
           if (insn.opcode == OP_TENSOR_COPY && insn.dst.dtype == data_dt) begin
             result[p] = ap_elem_of_word(rd[p], data_boff, data_dt);
+          end else if (bits) begin
+            result[p] = elem_bits(r, insn.dst.dtype);
           end else begin
             result[p] = fp_from_f32(r, insn.dst.dtype);
           end
@@ -180,6 +183,8 @@ module ncore_dve
       c_tensor_copy_fp16: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_FP16);
       c_vector_int_dst:   cover (insn_i.dst.dtype >= DT_INT8);   // any opcode, an integer result
       c_vector_int_src:   cover (insn_i.opcode != OP_MEMSET && insn_i.src0.dtype >= DT_INT8);
+      c_vector_bitvec:    cover (insn_i.opcode != OP_MEMSET && insn_i.opcode != OP_TENSOR_COPY &&
+                                 alu_is_bitvec(insn_i.op0));
       c_memset_fp32: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_FP32);
       c_memset_bf16: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_BF16);
       c_memset_fp16: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_FP16);

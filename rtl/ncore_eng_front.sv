@@ -81,6 +81,7 @@ module ncore_eng_front
   output logic                 accept_o,   // an instruction is taken at this edge (from insn_i)
   output logic [P-1:0][31:0]   data_o,     // the data on the read port as fp32, when it is used
   output logic [1:0]           data_boff_o,  // ... its element's byte offset in its word
+  output logic                 bits_o,     // the lanes carry the elements' bits, not fp32 (a bitvec op)
   output dtype_e               data_dt_o,  // ... its dtype
   output logic [P-1:0][31:0]   s0_o,       // operand0 per lane, fp32: s0 or imm0
   output logic [P-1:0][31:0]   s1_o,       // operand1 per lane, fp32: s1 or imm1
@@ -117,6 +118,7 @@ module ncore_eng_front
   logic               scal_phase_q;  // SCAL: 0 reading s0, 1 reading s1
   logic               first_rd_q;    // rd_start not yet pulsed
   logic [1:0]         data_boff_q;   // byte offset of the element on the port in its word
+  logic               bits_q;        // a bitvec instruction: data_o, s0_o, s1_o are bits (alu_is_bitvec)
   dtype_e             data_dt_q;
   logic [P-1:0][31:0] s0_q, s1_q;
 
@@ -193,7 +195,9 @@ module ncore_eng_front
     if (use_data) begin
       rd = rd_data_i;
       for (int p = 0; p < P; p++) begin
-        if (mask_q[p]) data_o[p] = fp_to_f32(ap_elem_of_word(rd[p], data_boff_q, data_dt_q), data_dt_q);
+        if (mask_q[p])
+          data_o[p] = bits_q ? ap_elem_of_word(rd[p], data_boff_q, data_dt_q)
+                             : fp_to_f32(ap_elem_of_word(rd[p], data_boff_q, data_dt_q), data_dt_q);
       end
     end
   end
@@ -201,6 +205,7 @@ module ncore_eng_front
   assign insn_o    = insn_q;
   assign mask_o    = mask_q;
   assign data_boff_o = data_boff_q;
+  assign bits_o      = bits_q;
   assign data_dt_o = data_dt_q;
   assign s0_o      = s0_q;
   assign s1_o      = s1_q;
@@ -285,6 +290,7 @@ module ncore_eng_front
       scal_phase_q <= 1'b0;
       first_rd_q   <= 1'b0;
       data_boff_q  <= 2'b0;
+      bits_q       <= 1'b0;
       data_dt_q    <= DT_FP32;
       s0_q         <= '0;
       s1_q         <= '0;
@@ -306,6 +312,9 @@ module ncore_eng_front
           end
           nw_q         <= ap_elems(insn_i.dst.size);
           two_q        <= TwoSrc && insn_i.opcode == OP_TENSOR_TENSOR;
+          bits_q       <= insn_i.opcode inside {OP_TENSOR_TENSOR, OP_TENSOR_SCALAR, OP_TENSOR_REDUCE} &&
+                          (alu_is_bitvec(insn_i.op0) ||
+                           (insn_i.opcode == OP_TENSOR_SCALAR && alu_is_bitvec(insn_i.op1)));
           gen_q        <= insn_i.opcode == OP_MEMSET;
           need_s0_q    <= needs_s(insn_i.opcode, insn_i.s0_vec, insn_i.op0);
           need_s1_q    <= needs_s(insn_i.opcode, insn_i.s1_vec, insn_i.op1);

@@ -136,11 +136,7 @@ package ncore_fp_pkg;
     endcase
     if (s < lo) s = lo;
     if (s > hi) s = hi;
-    unique case (dtype_bytes(dt))
-      3'd1:    return {24'd0, s[7:0]};
-      3'd2:    return {16'd0, s[15:0]};
-      default: return s[31:0];
-    endcase
+    return elem_bits(s[31:0], dt);
   endfunction
 
   // Element bits (in the LSBs of raw) to fp32, exactly (32-bit integers beyond 2^24: nearest
@@ -1066,9 +1062,32 @@ package ncore_fp_pkg;
       ALU_LOGICAL_OR: r = f32_truth(a[30:0] != 31'd0 || b[30:0] != 31'd0);
       ALU_LOGICAL_XOR: r = f32_truth((a[30:0] != 31'd0) != (b[30:0] != 31'd0));
       ALU_LOGICAL_NOT: r = f32_truth(a[30:0] == 31'd0);
+      // bitvec: a and b are elements' bits (zero-extended), not fp32 (alu_is_bitvec)
+      ALU_BITWISE_AND: r = a & b;
+      ALU_BITWISE_OR: r = a | b;
+      ALU_BITWISE_XOR: r = a ^ b;
+      ALU_INVERT: r = ~a;
+      ALU_LEFT_SHIFT: r = (b >= 32'd32) ? 32'd0 : a << b[4:0];
+      ALU_RIGHT_SHIFT: r = (b >= 32'd32) ? 32'd0 : a >> b[4:0];
       default: r = a;
     endcase
     return r;
+  endfunction
+
+  // The bitvec ops: their operands are the elements' bits, zero-extended to 32 (no conversion to
+  // fp32), and their result is written as bits, cut to the destination's width.
+  function automatic logic alu_is_bitvec(alu_op_e op);
+    return op inside {ALU_BITWISE_AND, ALU_BITWISE_OR, ALU_BITWISE_XOR, ALU_INVERT, ALU_LEFT_SHIFT,
+                      ALU_RIGHT_SHIFT};
+  endfunction
+
+  // Bits of an element of dtype dt (1, 2 or 4 bytes) kept from a 32-bit value.
+  function automatic logic [31:0] elem_bits(logic [31:0] v, dtype_e dt);
+    unique case (dtype_bytes(dt))
+      3'd1:    return {24'd0, v[7:0]};
+      3'd2:    return {16'd0, v[15:0]};
+      default: return v;
+    endcase
   endfunction
 
   //////////////////////////////////////////

@@ -12,6 +12,7 @@
 
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
+#include "ncore/isa_kinds.hpp"
 #include "ncore/program.hpp"
 
 namespace ncore {
@@ -140,6 +141,29 @@ void check_partitions(const isa::Insn& insn, const char* nki_name, const isa::Ap
 }
 
 // tensor_reduce: dst[p, outer] = op over the red_axes innermost free dimensions of src0.
+// A bitvec op (bitwise_and ... right_shift) works on the elements' bits: every operand and the
+// result one integer dtype, and in tensor_scalar no arithmetic op beside it.
+void check_bitvec(const isa::Insn& insn) {
+  const bool ts = insn.opcode == isa::Opcode::tensor_scalar;
+  const bool bv0 = isa::is_bitvec(insn.op0), bv1 = ts && isa::is_bitvec(insn.op1);
+  if (!bv0 && !bv1) return;
+  const isa::AluOp op = bv0 ? insn.op0 : insn.op1;
+  if (ts && ((bv0 && !bv1 && insn.op1 != isa::AluOp::bypass) || (bv1 && !bv0 && insn.op0 != isa::AluOp::bypass)))
+    bad(insn, fmt::format("the bitvec op {} cannot be combined with the arithmetic op {} in one tensor_scalar",
+                          isa::to_string(op), isa::to_string(bv0 ? insn.op1 : insn.op0)));
+  const isa::Dtype dt = insn.dst.dtype;
+  auto same = [&](isa::Dtype d, const char* what) {
+    if (!isa::is_integer(d) || d != dt)
+      bad(insn, fmt::format("the bitvec op {} needs every operand of one integer dtype; dst is {}, {} is {}",
+                            isa::to_string(op), isa::to_string(dt), what, isa::to_string(d)));
+  };
+  same(dt, "dst");
+  same(insn.src0.dtype, "src0");
+  if (insn.opcode == isa::Opcode::tensor_tensor) same(insn.src1.dtype, "src1");
+  if (ts && insn.s0_vec) same(insn.s0.dtype, "s0");
+  if (ts && insn.s1_vec) same(insn.s1.dtype, "s1");
+}
+
 void check_tensor_reduce(const isa::Insn& insn) {
   const isa::Ap& s = insn.src0;
   const isa::Ap& d = insn.dst;
@@ -148,10 +172,13 @@ void check_tensor_reduce(const isa::Insn& insn) {
     case isa::AluOp::multiply:
     case isa::AluOp::max:
     case isa::AluOp::min:
+    case isa::AluOp::bitwise_and:
+    case isa::AluOp::bitwise_or:
+    case isa::AluOp::bitwise_xor:
       break;
     default:
       bad(insn, fmt::format("reduce op '{}' of 'tensor_reduce' is not supported by the vector engine; use add, "
-                            "multiply, max or min",
+                            "multiply, max, min, bitwise_and, bitwise_or or bitwise_xor",
                             isa::to_string(insn.op0)));
   }
   if (insn.red_axes < 1 || insn.red_axes > 4)
@@ -322,6 +349,7 @@ void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) 
                                                    (insn.opcode == isa::Opcode::tensor_tensor &&
                                                     insn.src1.start_part != insn.dst.start_part)))
         bad(insn, "engine operands must use the same partitions (lane p reads and writes partition start_part + p)");
+      check_bitvec(insn);
       if (insn.opcode == isa::Opcode::tensor_scalar) {
         if (insn.s0_vec) check_sref(insn, "s0", insn.s0, insn.src0, pr);
         if (insn.s1_vec) check_sref(insn, "s1", insn.s1, insn.src0, pr);
@@ -333,6 +361,7 @@ void validate_insn(const isa::Insn& insn, const Preset& pr, uint64_t hbm_bytes) 
     }
     case isa::Opcode::tensor_reduce:
       check_tensor_reduce(insn);
+      check_bitvec(insn);
       check_overlap(insn, insn.src0, "src0");
       break;
     case isa::Opcode::activation:

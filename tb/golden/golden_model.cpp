@@ -168,10 +168,10 @@ void GoldenModel::scatter(const isa::Ap& ap, const std::vector<uint32_t>& bits) 
   });
 }
 
-uint32_t GoldenModel::sref_f32(const isa::Sref& s, uint32_t lane) const {
+uint32_t GoldenModel::sref_lane(const isa::Sref& s, uint32_t lane, bool bits) const {
   const unsigned nb = isa::dtype_bytes(s.dtype);
   const uint8_t* e = elem_ptr(s.mem, s.start_part + lane, static_cast<int64_t>(s.offset), nb);
-  return num::to_f32_bits(num::load_elem(e, s.dtype), s.dtype);
+  return num::lane_in(num::load_elem(e, s.dtype), s.dtype, bits);
 }
 
 void GoldenModel::execute(const isa::Insn& insn) {
@@ -194,10 +194,11 @@ void GoldenModel::execute(const isa::Insn& insn) {
     case isa::Opcode::tensor_tensor: {
       std::vector<uint32_t> a = gather(insn.src0);
       const std::vector<uint32_t> b = gather(insn.src1);
+      const bool bits = num::is_bitvec(insn.op0);
       for (size_t k = 0; k < a.size(); ++k)
-        a[k] = num::from_f32_bits(num::alu(insn.op0, num::to_f32_bits(a[k], insn.src0.dtype),
-                                           num::to_f32_bits(b[k], insn.src1.dtype)),
-                                  dt);
+        a[k] = num::lane_out(num::alu(insn.op0, num::lane_in(a[k], insn.src0.dtype, bits),
+                                      num::lane_in(b[k], insn.src1.dtype, bits)),
+                             dt, bits);
       scatter(insn.dst, a);
       return;
     }
@@ -205,15 +206,16 @@ void GoldenModel::execute(const isa::Insn& insn) {
     case isa::Opcode::tensor_scalar: {
       std::vector<uint32_t> v = gather(insn.src0);
       const uint64_t free = ap_free_elems(insn.src0);
+      const bool bits = num::is_bitvec(insn.op0) || num::is_bitvec(insn.op1);
       for (uint32_t p = 0; p < insn.src0.num_part; ++p) {
-        const uint32_t o0 = insn.s0_vec ? sref_f32(insn.s0, p) : insn.imm0;
-        const uint32_t o1 = insn.s1_vec ? sref_f32(insn.s1, p) : insn.imm1;
+        const uint32_t o0 = insn.s0_vec ? sref_lane(insn.s0, p, bits) : insn.imm0;
+        const uint32_t o1 = insn.s1_vec ? sref_lane(insn.s1, p, bits) : insn.imm1;
         for (uint64_t i = 0; i < free; ++i) {
           uint32_t& e = v[p * free + i];
-          uint32_t r = num::to_f32_bits(e, insn.src0.dtype);
+          uint32_t r = num::lane_in(e, insn.src0.dtype, bits);
           if (insn.op0 != isa::AluOp::bypass) r = insn.rev0 ? num::alu(insn.op0, o0, r) : num::alu(insn.op0, r, o0);
           if (insn.op1 != isa::AluOp::bypass) r = insn.rev1 ? num::alu(insn.op1, o1, r) : num::alu(insn.op1, r, o1);
-          e = num::from_f32_bits(r, dt);
+          e = num::lane_out(r, dt, bits);
         }
       }
       scatter(insn.dst, v);
@@ -289,13 +291,14 @@ void GoldenModel::tensor_reduce(const isa::Insn& insn) {
   for (unsigned k = 0; k < insn.red_axes; ++k) r *= s.size[k];
   const std::vector<uint32_t> x = gather(s);
   const uint64_t n = ap_free_elems(s), outer = n / r;
+  const bool bits = num::is_bitvec(insn.op0);
   std::vector<uint32_t> out(uint64_t{s.num_part} * outer);
   for (uint64_t p = 0; p < s.num_part; ++p) {
     for (uint64_t o = 0; o < outer; ++o) {
       const uint32_t* g = &x[p * n + o * r];
-      uint32_t acc = num::to_f32_bits(g[0], s.dtype);
-      for (uint64_t i = 1; i < r; ++i) acc = num::alu(insn.op0, acc, num::to_f32_bits(g[i], s.dtype));
-      out[p * outer + o] = num::from_f32_bits(acc, insn.dst.dtype);
+      uint32_t acc = num::lane_in(g[0], s.dtype, bits);
+      for (uint64_t i = 1; i < r; ++i) acc = num::alu(insn.op0, acc, num::lane_in(g[i], s.dtype, bits));
+      out[p * outer + o] = num::lane_out(acc, insn.dst.dtype, bits);
     }
   }
   scatter(insn.dst, out);
@@ -311,8 +314,8 @@ void GoldenModel::activation(const isa::Insn& insn) {
   const uint64_t n = ap_free_elems(s);
   std::vector<uint32_t> sums(s.num_part);
   for (uint32_t p = 0; p < s.num_part; ++p) {
-    const uint32_t scale = insn.s0_vec ? sref_f32(insn.s0, p) : insn.imm0;
-    const uint32_t bias = insn.s1_vec ? sref_f32(insn.s1, p) : insn.imm1;
+    const uint32_t scale = insn.s0_vec ? sref_lane(insn.s0, p, false) : insn.imm0;
+    const uint32_t bias = insn.s1_vec ? sref_lane(insn.s1, p, false) : insn.imm1;
     uint32_t acc = 0;  // +0
     for (uint64_t i = 0; i < n; ++i) {
       uint32_t& e = v[p * n + i];

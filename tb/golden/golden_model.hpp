@@ -70,7 +70,8 @@ class GoldenModel {
   bool for_rows(const isa::Ap& ap, F&& f) const;
   std::vector<uint32_t> gather(const isa::Ap& ap) const;        // element bits in ap_for_each order
   void scatter(const isa::Ap& ap, const std::vector<uint32_t>& bits);
-  uint32_t sref_f32(const isa::Sref& s, uint32_t lane) const;   // per-partition operand as fp32
+  // a per-partition operand as an ALU lane holds it: fp32, or its bits for a bitvec op (bits)
+  uint32_t sref_lane(const isa::Sref& s, uint32_t lane, bool bits) const;
 
   void load_stationary(const isa::Insn& insn);
   void multiply_moving(const isa::Insn& insn);

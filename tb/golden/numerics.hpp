@@ -31,6 +31,7 @@
 
 #include "act_math.hpp"
 #include "ncore/isa_gen.hpp"
+#include "ncore/isa_kinds.hpp"
 
 #if !defined(__FLT16_MAX__)
 #error "numerics.hpp needs the _Float16 type (GCC >= 12 or Clang on x86-64 / AArch64)"
@@ -59,19 +60,8 @@ inline uint32_t float_to_bits(float f) {
 inline bool f32_bits_is_nan(uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
 
 // The integer dtypes: their range, and the value of an element's bits.
-inline bool is_integer(isa::Dtype dt) {
-  switch (dt) {
-    case isa::Dtype::int8: case isa::Dtype::uint8: case isa::Dtype::int16: case isa::Dtype::uint16:
-    case isa::Dtype::int32: case isa::Dtype::uint32:
-      return true;
-    default:
-      return false;
-  }
-}
-
-inline bool is_signed_integer(isa::Dtype dt) {
-  return dt == isa::Dtype::int8 || dt == isa::Dtype::int16 || dt == isa::Dtype::int32;
-}
+using isa::is_integer;
+using isa::is_signed_integer;
 
 inline std::pair<int64_t, int64_t> int_range(isa::Dtype dt) {
   const unsigned bits = 8 * dtype_bytes(dt);
@@ -182,8 +172,26 @@ inline uint32_t alu(isa::AluOp op, uint32_t a, uint32_t b) {
     case isa::AluOp::logical_or: return detail::truth(fa != 0.0f || fb != 0.0f);
     case isa::AluOp::logical_xor: return detail::truth((fa != 0.0f) != (fb != 0.0f));
     case isa::AluOp::logical_not: return detail::truth(fa == 0.0f);
+    // bitvec: a and b are the elements' bits (see lane_in), not fp32
+    case isa::AluOp::bitwise_and: return a & b;
+    case isa::AluOp::bitwise_or: return a | b;
+    case isa::AluOp::bitwise_xor: return a ^ b;
+    case isa::AluOp::invert: return ~a;
+    case isa::AluOp::left_shift: return b >= 32 ? 0 : a << b;
+    case isa::AluOp::right_shift: return b >= 32 ? 0 : a >> b;
     default: return a;  // bypass
   }
+}
+
+// The bitvec ops take and give the elements' bits; the others fp32.
+using isa::is_bitvec;
+
+// An element as an ALU lane holds it: its bits for a bitvec instruction, else fp32; and back.
+inline uint32_t lane_in(uint32_t raw, isa::Dtype dt, bool bits) { return bits ? raw : to_f32_bits(raw, dt); }
+inline uint32_t lane_out(uint32_t r, isa::Dtype dt, bool bits) {
+  if (!bits) return from_f32_bits(r, dt);
+  const unsigned n = 8 * dtype_bytes(dt);
+  return n == 32 ? r : r & ((1u << n) - 1);
 }
 
 // The scalar engine's activation function `f` on fp32 bits (codes outside the enumeration: copy,

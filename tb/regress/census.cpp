@@ -147,7 +147,8 @@ std::vector<std::string> census_bins(const Preset& preset) {
     b.push_back(fmt::format("tensor_scalar.op1.{}", isa::to_string(op)));
   }
   for (isa::ActFunc f : isa::kActFuncValues) b.push_back(fmt::format("activation.{}", isa::to_string(f)));
-  for (const char* op : {"add", "multiply", "max", "min"}) b.push_back(fmt::format("reduce.{}", op));
+  for (const char* op : {"add", "multiply", "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor"})
+    b.push_back(fmt::format("reduce.{}", op));
   for (unsigned v = 1; v <= 5; ++v) b.push_back(fmt::format("sem.op.{}", isa::to_string(static_cast<isa::SemOp>(v))));
   for (unsigned v = 1; v <= 6; ++v) b.push_back(fmt::format("sem.cond.{}", isa::to_string(static_cast<isa::SemCond>(v))));
   for (const char* s : {"pe", "act", "pool", "dve", "sp", "dma"}) b.push_back(fmt::format("sem_wait.{}", s));

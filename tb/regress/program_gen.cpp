@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <climits>
 #include <iterator>
+#include <optional>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -28,6 +29,7 @@
 
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
+#include "ncore/isa_kinds.hpp"
 #include "ncore/scheduler.hpp"
 #include "ncore/semaphores.hpp"
 #include "ncore/validate.hpp"
@@ -73,6 +75,13 @@ class Gen {
   // both through fp32); the tensor engine's operands are floats only (float_dtype).
   Dtype dtype() { return chance(20) ? kIntDtypes[below(std::size(kIntDtypes))] : g_.dtype(); }
   Dtype float_dtype() { return g_.dtype(); }
+  Dtype int_dtype() { return kIntDtypes[below(std::size(kIntDtypes))]; }
+  // The operands' dtype: `one` for a bitvec instruction (every operand one integer dtype), else any.
+  Dtype dtype_or(std::optional<Dtype> one) { return one ? *one : dtype(); }
+  // A bitvec op's immediate: a shift amount mostly below 32, else any bits.
+  uint32_t bitvec_imm(AluOp op) {
+    return (op == AluOp::left_shift || op == AluOp::right_shift) && chance(80) ? below(40) : static_cast<uint32_t>(rng_());
+  }
   static constexpr Dtype kIntDtypes[] = {Dtype::int8,   Dtype::uint8, Dtype::int16,
                                          Dtype::uint16, Dtype::int32, Dtype::uint32};
   // Any ALU op of the ISA but bypass.
@@ -226,9 +235,11 @@ bool Gen::make_dma(Insn& i) {
 }
 
 bool Gen::make_reduce(Insn& i, uint32_t sp, uint32_t np) {
-  static constexpr AluOp kOps[] = {AluOp::add, AluOp::multiply, AluOp::max, AluOp::min};
-  i.op0 = kOps[below(4)];
-  if (!lane_ap(i.src0, lane_mem(25), dtype(), sp, np, free_count(opt_.max_free), true)) return false;
+  static constexpr AluOp kOps[] = {AluOp::add,         AluOp::multiply,   AluOp::max,        AluOp::min,
+                                   AluOp::bitwise_and, AluOp::bitwise_or, AluOp::bitwise_xor};
+  i.op0 = kOps[below(std::size(kOps))];
+  const std::optional<Dtype> one = isa::is_bitvec(i.op0) ? std::optional<Dtype>(int_dtype()) : std::nullopt;
+  if (!lane_ap(i.src0, lane_mem(25), dtype_or(one), sp, np, free_count(opt_.max_free), true)) return false;
   i.red_axes = 1 + below(4);
   uint64_t outer = 1;
   for (unsigned k = i.red_axes; k < 4; ++k) outer *= i.src0.size[k];
@@ -236,7 +247,7 @@ bool Gen::make_reduce(Insn& i, uint32_t sp, uint32_t np) {
     i.dst = i.src0;  // one-element groups, in place
     return true;
   }
-  return lane_ap(i.dst, lane_mem(25), dtype(), sp, np, static_cast<uint32_t>(outer), false);
+  return lane_ap(i.dst, lane_mem(25), dtype_or(one), sp, np, static_cast<uint32_t>(outer), false);
 }
 
 bool Gen::make_lane(Kind k, Insn& i) {
@@ -252,34 +263,42 @@ bool Gen::make_lane(Kind k, Insn& i) {
     i.imm0 = scalar_bits();
     return lane_ap(i.dst, lane_mem(25), dtype(), sp, np, n, false) && !repeats(i.dst);
   }
-  if (!lane_ap(i.src0, lane_mem(25), dtype(), sp, np, n, true)) return false;
+  // The ops first: a bitvec op makes every operand one integer dtype, and no arithmetic op
+  // shares a tensor_scalar with it.
+  if (k == Kind::tt) i.op0 = alu_op();
+  if (k == Kind::ts) {
+    i.op0 = chance(10) ? AluOp::bypass : alu_op();
+    i.op1 = chance(25) ? AluOp::bypass : alu_op();
+    if (isa::is_bitvec(i.op0) != isa::is_bitvec(i.op1)) (isa::is_bitvec(i.op0) ? i.op1 : i.op0) = AluOp::bypass;
+  }
+  const bool bits = isa::is_bitvec(i.op0) || (k == Kind::ts && isa::is_bitvec(i.op1));
+  const std::optional<Dtype> one = bits ? std::optional<Dtype>(int_dtype()) : std::nullopt;
+  if (!lane_ap(i.src0, lane_mem(25), dtype_or(one), sp, np, n, true)) return false;
   if (k == Kind::tt) {
-    i.op0 = alu_op();
     const Buffer m1 = i.src0.mem == Buffer::psum ? Buffer::sbuf : lane_mem(25);
     if (chance(15)) {
       i.src1 = i.src0;  // x op x
-    } else if (!lane_ap(i.src1, m1, dtype(), sp, np, n, true)) {
+    } else if (!lane_ap(i.src1, m1, dtype_or(one), sp, np, n, true)) {
       return false;
     }
   }
   if (chance(15)) {
     i.dst = (k == Kind::tt && chance(50)) ? i.src1 : i.src0;  // in place, maybe as the other 16-bit type
-    if (isa::dtype_bytes(i.dst.dtype) == 2 && chance(50)) i.dst.dtype = i.dst.dtype == Dtype::bf16 ? Dtype::fp16 : Dtype::bf16;
-  } else if (!lane_ap(i.dst, lane_mem(25), dtype(), sp, np, n, false)) {
+    if (!bits && isa::dtype_bytes(i.dst.dtype) == 2 && chance(50))
+      i.dst.dtype = i.dst.dtype == Dtype::bf16 ? Dtype::fp16 : Dtype::bf16;
+  } else if (!lane_ap(i.dst, lane_mem(25), dtype_or(one), sp, np, n, false)) {
     return false;
   }
   if (repeats(i.dst)) return false;
   if (k == Kind::ts) {
-    i.op0 = chance(10) ? AluOp::bypass : alu_op();
-    i.op1 = chance(25) ? AluOp::bypass : alu_op();
     i.rev0 = chance(50);
     i.rev1 = chance(50);
-    i.imm0 = scalar_bits();
-    i.imm1 = scalar_bits();
+    i.imm0 = bits ? bitvec_imm(i.op0) : scalar_bits();
+    i.imm1 = bits ? bitvec_imm(i.op1) : scalar_bits();
     i.s0_vec = chance(50);
     i.s1_vec = chance(50);
-    if (i.s0_vec) sref(i.s0, dtype(), sp);
-    if (i.s1_vec) sref(i.s1, dtype(), sp);
+    if (i.s0_vec) sref(i.s0, dtype_or(one), sp);
+    if (i.s1_vec) sref(i.s1, dtype_or(one), sp);
   } else if (k == Kind::act) {
     i.func = chance(25) ? ActFunc::copy : isa::kActFuncValues[below(isa::kActFuncValues.size())];
     i.imm0 = scalar_bits();

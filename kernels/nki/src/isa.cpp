@@ -5,11 +5,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <exception>
 
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
+#include "ncore/isa_kinds.hpp"
 #include "nki/language.hpp"
 #include "tracer_impl.hpp"
 
@@ -151,6 +153,7 @@ Tensor tensor_tensor_impl(const Tensor* dst_in, const Tensor& data1, const Tenso
   if (l1.ap.mem == isa::Buffer::psum && l2.ap.mem == isa::Buffer::psum)
     tr.fail(loc, "'tensor_tensor' cannot read both data1 and data2 from PSUM");
   const Tensor dst = dst_in ? *dst_in : tr.new_result(data1, dtype, "tensor_tensor", loc);
+  check_bitvec(tr, c, op, {{"data1", &data1}, {"data2", &data2}, {"dst", &dst}});
   const Lowered ld = engine_operand(tr, c, "dst", dst);
   same_tile_shape(tr, c, "dst", dst, ld, "data1", data1, l1);
   isa::Insn i = engine_insn(isa::Opcode::tensor_tensor);
@@ -163,13 +166,34 @@ Tensor tensor_tensor_impl(const Tensor* dst_in, const Tensor& data1, const Tenso
   return dst;
 }
 
-// One tensor_scalar operand: nothing, an immediate, or a (P, 1) tile on data's partitions.
+// A bitvec op (bitwise_and ... right_shift) works on the elements' bits: the tiles it reads and
+// writes must share one integer dtype.
+void check_bitvec(TracerImpl& tr, const Ctx& c, AluOp op, std::initializer_list<std::pair<const char*, const Tensor*>> ts) {
+  if (!isa::is_bitvec(op)) return;
+  const Tensor* first = nullptr;
+  for (const auto& [param, t] : ts) {
+    if (!t) continue;
+    if (!isa::is_integer(to_isa(t->dtype())) || (first && t->dtype() != first->dtype()))
+      tr.fail(c.loc, fmt::format("'{}' of '{}' is a bitwise operation on integers: its operands and result must have "
+                                 "one integer dtype, but {} is {}{}",
+                                 isa::to_string(op), c.op, param, to_string(t->dtype()),
+                                 first ? fmt::format(" and {} is {}", ts.begin()->first, to_string(first->dtype())) : ""));
+    if (!first) first = t;
+  }
+}
+
+// One tensor_scalar operand: nothing, an immediate, or a (P, 1) tile on data's partitions. A bitvec
+// op's immediate is an integer, given as its bits.
 void scalar_operand(TracerImpl& tr, const Ctx& c, const char* param, const Operand& o, const Tensor& data,
-                    const Lowered& ld, bool& vec, isa::Sref& s, uint32_t& imm, ncore::Access& acc, bool& has_acc) {
+                    const Lowered& ld, bool& vec, isa::Sref& s, uint32_t& imm, ncore::Access& acc, bool& has_acc,
+                    bool bits) {
   vec = false;
   has_acc = false;
   if (o.is_imm()) {
-    imm = float_bits(o.value());
+    const double v = o.value();
+    if (bits && (v != std::floor(v) || v < -2147483648.0 || v > 4294967295.0))
+      tr.fail(c.loc, fmt::format("{} of '{}' must be an integer for a bitwise operation, got {}", param, c.op, v));
+    imm = bits ? static_cast<uint32_t>(static_cast<int64_t>(v)) : float_bits(o.value());
     return;
   }
   if (!o.is_tile()) return;
@@ -207,13 +231,22 @@ Tensor tensor_scalar_impl(const Tensor* dst_in, const Tensor& data, AluOp op0, c
   size_t n = 0;
   acc[n++] = ncore::Access{lx.region, false};
   bool has = false;
-  scalar_operand(tr, c, "operand0", operand0, data, lx, i.s0_vec, i.s0, i.imm0, acc[n], has);
+  const bool bits = isa::is_bitvec(op0) || isa::is_bitvec(op1);
+  if (bits && op0 != AluOp::bypass && op1 != AluOp::bypass && isa::is_bitvec(op0) != isa::is_bitvec(op1))
+    tr.fail(loc, fmt::format("'tensor_scalar' cannot combine the bitwise operation '{}' with the arithmetic operation "
+                             "'{}' (the first works on integer bits, the second in float32): issue two instructions",
+                             isa::to_string(isa::is_bitvec(op0) ? op0 : op1), isa::to_string(isa::is_bitvec(op0) ? op1 : op0)));
+  scalar_operand(tr, c, "operand0", operand0, data, lx, i.s0_vec, i.s0, i.imm0, acc[n], has, bits);
   n += has;
   if (op1 != AluOp::bypass) {
-    scalar_operand(tr, c, "operand1", operand1, data, lx, i.s1_vec, i.s1, i.imm1, acc[n], has);
+    scalar_operand(tr, c, "operand1", operand1, data, lx, i.s1_vec, i.s1, i.imm1, acc[n], has, bits);
     n += has;
   }
   const Tensor dst = dst_in ? *dst_in : tr.new_result(data, data.dtype(), "tensor_scalar", loc);
+  for (AluOp op : {op0, op1})
+    check_bitvec(tr, c, op, {{"data", &data}, {"dst", &dst},
+                             {"operand0", operand0.is_tile() ? &operand0.tensor() : nullptr},
+                             {"operand1", operand1.is_tile() ? &operand1.tensor() : nullptr}});
   const Lowered ld = engine_operand(tr, c, "dst", dst);
   same_tile_shape(tr, c, "dst", dst, ld, "data", data, lx);
   i.dst = ld.ap;
@@ -249,9 +282,10 @@ Tensor tensor_reduce_impl(const Tensor* dst_in, AluOp op, const Tensor& data, co
                           bool keepdims, const Loc& loc) {
   TracerImpl& tr = detail::require("tensor_reduce", loc);
   const Ctx c{"tensor_reduce", loc};
-  if (op != AluOp::add && op != AluOp::multiply && op != AluOp::max && op != AluOp::min)
-    tr.fail(loc, fmt::format("op '{}' of 'tensor_reduce' is not supported: use nl::add, nl::multiply, nl::maximum or "
-                             "nl::minimum",
+  if (op != AluOp::add && op != AluOp::multiply && op != AluOp::max && op != AluOp::min &&
+      op != AluOp::bitwise_and && op != AluOp::bitwise_or && op != AluOp::bitwise_xor)
+    tr.fail(loc, fmt::format("op '{}' of 'tensor_reduce' is not supported: use nl::add, nl::multiply, nl::maximum, "
+                             "nl::minimum, nl::bitwise_and, nl::bitwise_or or nl::bitwise_xor",
                              isa::is_valid(op) ? isa::to_string(op) : "?"));
   Lowered lx = engine_operand(tr, c, "data", data);
   const Shape s = tile_shape(data);

@@ -230,7 +230,8 @@ Tensor AluFn::operator()(const Operand& x, const Operand& y, Dtype dtype, Loc lo
 }
 
 Tensor AluFn::operator()(const Tensor& x, Loc loc) const {
-  return elementwise(op, x, op == AluOp::logical_not ? Operand(0.0f) : Operand(), std::nullopt, loc);
+  const bool unary = op == AluOp::logical_not || op == AluOp::invert;  // the ALU ignores b
+  return elementwise(op, x, unary ? Operand(0.0f) : Operand(), std::nullopt, loc);
 }
 
 Tensor ActFn::operator()(const Tensor& x, Loc loc) const { return nisa::activation(f, x, {}, 1.0f, x.dtype(), loc); }

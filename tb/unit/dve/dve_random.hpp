@@ -28,6 +28,7 @@
 #include "operand_gen.hpp"
 #include "ncore/ap.hpp"
 #include "ncore/isa_gen.hpp"
+#include "ncore/isa_kinds.hpp"
 #include "ncore/presets_gen.hpp"
 
 namespace dve_tb {
@@ -62,10 +63,14 @@ class InsnGen {
   uint32_t below(uint64_t n) { return g_.below(n); }
   bool chance(unsigned pct) { return g_.chance(pct); }
   Dtype dtype() { return g_.dtype(); }
-  // Any ALU op of the ISA (bypass only when bypass_ok).
+  // Any arithmetic ALU op of the ISA (bypass only when bypass_ok); the bitvec ops, which need
+  // integer operands throughout, are the random-program generator's (tb/regress).
   AluOp op(bool bypass_ok) {
     const auto& ops = ncore::isa::kAluOpValues;
-    return bypass_ok ? ops[below(ops.size())] : ops[1 + below(ops.size() - 1)];
+    for (;;) {
+      const AluOp o = bypass_ok ? ops[below(ops.size())] : ops[1 + below(ops.size() - 1)];
+      if (!ncore::isa::is_bitvec(o)) return o;
+    }
   }
 
   // An SBUF operand of `n` free elements over partitions [sp, sp + np), placed at random.

@@ -116,6 +116,14 @@ inline constexpr AluFn logical_xor{AluOp::logical_xor};
 // logical_not: the ALU's unary op (its second operand unused); nl::logical_not(x) is one
 // tensor_scalar.
 inline constexpr AluFn logical_not{AluOp::logical_not};
+// The bitvec ops, on integer tiles (every operand and the result one integer dtype): the
+// elements' bits, not float32. invert is unary, as logical_not; the shifts are logical.
+inline constexpr AluFn bitwise_and{AluOp::bitwise_and};
+inline constexpr AluFn bitwise_or{AluOp::bitwise_or};
+inline constexpr AluFn bitwise_xor{AluOp::bitwise_xor};
+inline constexpr AluFn invert{AluOp::invert};
+inline constexpr AluFn left_shift{AluOp::left_shift};
+inline constexpr AluFn right_shift{AluOp::right_shift};
 inline constexpr AluOp bypass = AluOp::bypass;
 
 // An activation function by its NKI name. It is the op argument of nisa::activation

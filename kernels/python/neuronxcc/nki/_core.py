@@ -540,6 +540,34 @@ class Tensor:
     def __truediv__(self, o):
         return self._ew("divide", o)
 
+    def __and__(self, o):
+        return self._ew("bitwise_and", o)
+
+    def __rand__(self, o):
+        return self._ew("bitwise_and", o, True)
+
+    def __or__(self, o):
+        return self._ew("bitwise_or", o)
+
+    def __ror__(self, o):
+        return self._ew("bitwise_or", o, True)
+
+    def __xor__(self, o):
+        return self._ew("bitwise_xor", o)
+
+    def __rxor__(self, o):
+        return self._ew("bitwise_xor", o, True)
+
+    def __lshift__(self, o):
+        return self._ew("left_shift", o)
+
+    def __rshift__(self, o):
+        return self._ew("right_shift", o)
+
+    def __invert__(self):
+        from . import language as nl
+        return nl.invert(self)
+
     def __rtruediv__(self, o):
         return self._ew("divide", o, True)
 

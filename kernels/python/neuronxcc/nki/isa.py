@@ -42,7 +42,9 @@ _NUMPY_ALU = {"add": "add", "subtract": "subtract", "multiply": "multiply", "max
               "sum": "add", "divide": "divide", "true_divide": "divide", "equal": "equal", "not_equal": "not_equal",
               "greater": "greater", "greater_equal": "greater_equal", "less": "less", "less_equal": "less_equal",
               "power": "power", "remainder": "mod", "mod": "mod", "fmod": "fmod", "logical_and": "logical_and",
-              "logical_or": "logical_or", "logical_xor": "logical_xor", "logical_not": "logical_not"}
+              "logical_or": "logical_or", "logical_xor": "logical_xor", "logical_not": "logical_not",
+              "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or", "bitwise_xor": "bitwise_xor",
+              "invert": "invert", "bitwise_not": "invert", "left_shift": "left_shift", "right_shift": "right_shift"}
 # The engines' ALU ops and the scalar engine's activation functions, as the ISA description lists
 # them (firmware/isa/ncore_isa.json), and the NumPy ufuncs NKI accepts for the functions.
 _ALU = tuple(_native.alu_names())

@@ -237,7 +237,11 @@ _PY_ALU = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply"
            "greater_equal": lambda a, b: a >= b, "less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b,
            "power": lambda a, b: a ** b, "mod": lambda a, b: a % b, "fmod": math.fmod,
            "logical_and": lambda a, b: bool(a) and bool(b), "logical_or": lambda a, b: bool(a) or bool(b),
-           "logical_xor": lambda a, b: bool(a) != bool(b)}
+           "logical_xor": lambda a, b: bool(a) != bool(b), "bitwise_and": lambda a, b: a & b,
+           "bitwise_or": lambda a, b: a | b, "bitwise_xor": lambda a, b: a ^ b, "left_shift": lambda a, b: a << b,
+           "right_shift": lambda a, b: a >> b}
+# The bitvec ops: on integer tiles' bits (every operand and the result one integer dtype).
+_BITVEC = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert")
 # The ops whose NKI default dtype is bool: a bool_ tile (uint8 0 or 1) unless a dtype is given;
 # dtype=None gives the operands' dtype (1.0 / 0.0 in a float tile).
 _BOOL_DEFAULT = "bool_"
@@ -294,6 +298,11 @@ def _ew(op):
             acc = _matmul_accumulation(x, y, loc)
             if acc is not None:
                 return acc
+        if op in _BITVEC:
+            for v in (x, y):
+                if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and float(np.float32(v)) != v:
+                    raise ValueError(f"{loc}: the integer {v} of nl.{op} is not exact in the model's float32 "
+                                     "immediates (up to 2^24, or a few bits wide): give it as a (P, 1) tile")
         xo, yo = _partition_broadcast(_operand(x), _operand(y), loc)
         dt = None if dtype is None else _dtype(dtype).name
 
@@ -332,6 +341,24 @@ logical_and = _ew("logical_and")
 logical_or = _ew("logical_or")
 logical_xor = _ew("logical_xor")
 _logical_not2 = _ew("logical_not")
+bitwise_and = _ew("bitwise_and")
+bitwise_or = _ew("bitwise_or")
+bitwise_xor = _ew("bitwise_xor")
+left_shift = _ew("left_shift")
+right_shift = _ew("right_shift")
+_invert2 = _ew("invert")
+
+
+def invert(x, dtype=None, mask=None, **kwargs):
+    """nl.invert(x): ~x, the bits of an integer tile inverted within its dtype (vector engine: the
+    unary invert, one tensor_scalar)."""
+    if not isinstance(x, Tensor):
+        return ~x
+    return _invert2(x, 0, dtype=dtype, mask=mask)
+
+
+invert._nki_alu = "invert"
+bitwise_not = invert
 
 
 def logical_not(x, dtype=_BOOL_DEFAULT, mask=None, **kwargs):
@@ -468,9 +495,6 @@ def _unmodelled(name, kind):
 
 for _n in ["atomic_rmw", "all_reduce", "dynamic_range"]:
     globals()[_n] = _unmodelled(_n, "an operation the model does not have")
-for _n in ["bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert"]:
-    globals()[_n] = _unmodelled(_n, "a bitwise operation on integer bit patterns; the model's engines widen every "
-                                    "element to float32")
 
 
 # --- calls lowered to instruction sequences (kernels/nki/src/compose.cpp; README, "Composite calls") --
