@@ -39,7 +39,7 @@ package ncore_isa_pkg;
     DT_UINT32 = 4'd8  // unsigned 32-bit integer
   } dtype_e;
 
-  // Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32.
+  // Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32; the bitvec ops (bitwise_and ... right_shift) on the integer elements' bits.
   typedef enum logic [4:0] {
     ALU_BYPASS = 5'd0,  // result is the data operand (op absent)
     ALU_ADD = 5'd1,  // a + b
@@ -60,7 +60,13 @@ package ncore_isa_pkg;
     ALU_LOGICAL_AND = 5'd16,  // 1.0 if a != 0 and b != 0 else 0.0 (NaN is nonzero)
     ALU_LOGICAL_OR = 5'd17,  // 1.0 if a != 0 or b != 0 else 0.0 (NaN is nonzero)
     ALU_LOGICAL_XOR = 5'd18,  // 1.0 if exactly one of a, b is nonzero else 0.0 (NaN is nonzero)
-    ALU_LOGICAL_NOT = 5'd19  // 1.0 if a == 0 (either zero) else 0.0; b is not used
+    ALU_LOGICAL_NOT = 5'd19,  // 1.0 if a == 0 (either zero) else 0.0; b is not used
+    ALU_BITWISE_AND = 5'd20,  // bitvec: a & b on the elements' bits (every operand and the result one integer dtype; the lanes carry the bits, not fp32)
+    ALU_BITWISE_OR = 5'd21,  // bitvec: a | b
+    ALU_BITWISE_XOR = 5'd22,  // bitvec: a ^ b
+    ALU_INVERT = 5'd23,  // bitvec: ~a, within the dtype's width; b is not used
+    ALU_LEFT_SHIFT = 5'd24,  // bitvec: a << b, within the dtype's width (b >= 32 gives 0)
+    ALU_RIGHT_SHIFT = 5'd25  // bitvec: a >> b, logical (zeros in), within the dtype's width (b >= 32 gives 0)
   } alu_op_e;
 
   // Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (README, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.

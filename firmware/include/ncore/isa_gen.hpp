@@ -151,7 +151,7 @@ inline constexpr bool is_valid(Dtype v) {
 }
 inline constexpr std::array<Dtype, 9> kDtypeValues = {Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int8, Dtype::uint8, Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32};  // every value, in the description's order
 
-// Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32.
+// Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32; the bitvec ops (bitwise_and ... right_shift) on the integer elements' bits.
 enum class AluOp : uint8_t {
   bypass = 0,  // result is the data operand (op absent)
   add = 1,  // a + b
@@ -173,6 +173,12 @@ enum class AluOp : uint8_t {
   logical_or = 17,  // 1.0 if a != 0 or b != 0 else 0.0 (NaN is nonzero)
   logical_xor = 18,  // 1.0 if exactly one of a, b is nonzero else 0.0 (NaN is nonzero)
   logical_not = 19,  // 1.0 if a == 0 (either zero) else 0.0; b is not used
+  bitwise_and = 20,  // bitvec: a & b on the elements' bits (every operand and the result one integer dtype; the lanes carry the bits, not fp32)
+  bitwise_or = 21,  // bitvec: a | b
+  bitwise_xor = 22,  // bitvec: a ^ b
+  invert = 23,  // bitvec: ~a, within the dtype's width; b is not used
+  left_shift = 24,  // bitvec: a << b, within the dtype's width (b >= 32 gives 0)
+  right_shift = 25,  // bitvec: a >> b, logical (zeros in), within the dtype's width (b >= 32 gives 0)
 };
 inline constexpr unsigned kAluOpWidth = 5;
 inline constexpr const char* to_string(AluOp v) {
@@ -197,6 +203,12 @@ inline constexpr const char* to_string(AluOp v) {
     case AluOp::logical_or: return "logical_or";
     case AluOp::logical_xor: return "logical_xor";
     case AluOp::logical_not: return "logical_not";
+    case AluOp::bitwise_and: return "bitwise_and";
+    case AluOp::bitwise_or: return "bitwise_or";
+    case AluOp::bitwise_xor: return "bitwise_xor";
+    case AluOp::invert: return "invert";
+    case AluOp::left_shift: return "left_shift";
+    case AluOp::right_shift: return "right_shift";
   }
   return "?";
 }
@@ -221,6 +233,12 @@ inline bool from_string(std::string_view s, AluOp& out) {
   if (s == "logical_or") { out = AluOp::logical_or; return true; }
   if (s == "logical_xor") { out = AluOp::logical_xor; return true; }
   if (s == "logical_not") { out = AluOp::logical_not; return true; }
+  if (s == "bitwise_and") { out = AluOp::bitwise_and; return true; }
+  if (s == "bitwise_or") { out = AluOp::bitwise_or; return true; }
+  if (s == "bitwise_xor") { out = AluOp::bitwise_xor; return true; }
+  if (s == "invert") { out = AluOp::invert; return true; }
+  if (s == "left_shift") { out = AluOp::left_shift; return true; }
+  if (s == "right_shift") { out = AluOp::right_shift; return true; }
   return false;
 }
 inline constexpr bool is_valid(AluOp v) {
@@ -245,11 +263,17 @@ inline constexpr bool is_valid(AluOp v) {
     case AluOp::logical_or:
     case AluOp::logical_xor:
     case AluOp::logical_not:
+    case AluOp::bitwise_and:
+    case AluOp::bitwise_or:
+    case AluOp::bitwise_xor:
+    case AluOp::invert:
+    case AluOp::left_shift:
+    case AluOp::right_shift:
       return true;
   }
   return false;
 }
-inline constexpr std::array<AluOp, 20> kAluOpValues = {AluOp::bypass, AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max, AluOp::min, AluOp::divide, AluOp::equal, AluOp::not_equal, AluOp::greater, AluOp::greater_equal, AluOp::less, AluOp::less_equal, AluOp::power, AluOp::mod, AluOp::fmod, AluOp::logical_and, AluOp::logical_or, AluOp::logical_xor, AluOp::logical_not};  // every value, in the description's order
+inline constexpr std::array<AluOp, 26> kAluOpValues = {AluOp::bypass, AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max, AluOp::min, AluOp::divide, AluOp::equal, AluOp::not_equal, AluOp::greater, AluOp::greater_equal, AluOp::less, AluOp::less_equal, AluOp::power, AluOp::mod, AluOp::fmod, AluOp::logical_and, AluOp::logical_or, AluOp::logical_xor, AluOp::logical_not, AluOp::bitwise_and, AluOp::bitwise_or, AluOp::bitwise_xor, AluOp::invert, AluOp::left_shift, AluOp::right_shift};  // every value, in the description's order
 
 // Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (README, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.
 enum class ActFunc : uint8_t {
