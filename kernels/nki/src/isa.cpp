@@ -142,6 +142,22 @@ Tensor fit_hbm(TracerImpl& tr, const Ctx& c, const Tensor& h, const Shape& targe
   }
 }
 
+// A bitvec op (bitwise_and ... right_shift) works on the elements' bits: the tiles it reads and
+// writes must share one integer dtype.
+void check_bitvec(TracerImpl& tr, const Ctx& c, AluOp op, std::initializer_list<std::pair<const char*, const Tensor*>> ts) {
+  if (!isa::is_bitvec(op)) return;
+  const Tensor* first = nullptr;
+  for (const auto& [param, t] : ts) {
+    if (!t) continue;
+    if (!isa::is_integer(to_isa(t->dtype())) || (first && t->dtype() != first->dtype()))
+      tr.fail(c.loc, fmt::format("'{}' of '{}' is a bitwise operation on integers: its operands and result must have "
+                                 "one integer dtype, but {} is {}{}",
+                                 isa::to_string(op), c.op, param, to_string(t->dtype()),
+                                 first ? fmt::format(" and {} is {}", ts.begin()->first, to_string(first->dtype())) : ""));
+    if (!first) first = t;
+  }
+}
+
 Tensor tensor_tensor_impl(const Tensor* dst_in, const Tensor& data1, const Tensor& data2, AluOp op, Dtype dtype,
                           const Loc& loc) {
   TracerImpl& tr = detail::require("tensor_tensor", loc);
@@ -166,27 +182,11 @@ Tensor tensor_tensor_impl(const Tensor* dst_in, const Tensor& data1, const Tenso
   return dst;
 }
 
-// A bitvec op (bitwise_and ... right_shift) works on the elements' bits: the tiles it reads and
-// writes must share one integer dtype.
-void check_bitvec(TracerImpl& tr, const Ctx& c, AluOp op, std::initializer_list<std::pair<const char*, const Tensor*>> ts) {
-  if (!isa::is_bitvec(op)) return;
-  const Tensor* first = nullptr;
-  for (const auto& [param, t] : ts) {
-    if (!t) continue;
-    if (!isa::is_integer(to_isa(t->dtype())) || (first && t->dtype() != first->dtype()))
-      tr.fail(c.loc, fmt::format("'{}' of '{}' is a bitwise operation on integers: its operands and result must have "
-                                 "one integer dtype, but {} is {}{}",
-                                 isa::to_string(op), c.op, param, to_string(t->dtype()),
-                                 first ? fmt::format(" and {} is {}", ts.begin()->first, to_string(first->dtype())) : ""));
-    if (!first) first = t;
-  }
-}
-
 // One tensor_scalar operand: nothing, an immediate, or a (P, 1) tile on data's partitions. A bitvec
 // op's immediate is an integer, given as its bits.
 void scalar_operand(TracerImpl& tr, const Ctx& c, const char* param, const Operand& o, const Tensor& data,
                     const Lowered& ld, bool& vec, isa::Sref& s, uint32_t& imm, ncore::Access& acc, bool& has_acc,
-                    bool bits) {
+                    bool bits = false) {
   vec = false;
   has_acc = false;
   if (o.is_imm()) {
