@@ -483,3 +483,47 @@ TEST_CASE("validate_insn finds partly overlapping operands run by run", "[firmwa
   again.src0.offset += 5 * esz;
   CHECK_THROWS_WITH(ncore::validate_insn(again, pr, 256), Catch::Contains("the destination overlaps operand"));
 }
+
+// The bitvec ALU ops work on the elements' bits: every operand one integer dtype, and no
+// arithmetic op beside them in a tensor_scalar; the tensor engine takes float operands only.
+TEST_CASE("validate_insn: bitvec ops need one integer dtype, the tensor engine floats", "[firmware][image]") {
+  const ncore::Preset& pr = trn2();
+  isa::Insn ts = copy_activation();
+  ts.opcode = isa::Opcode::tensor_scalar;
+  ts.engine = isa::Engine::dve;
+  ts.src0.dtype = ts.dst.dtype = isa::Dtype::int32;
+  ts.op0 = isa::AluOp::bitwise_and;
+  ts.imm0 = 0xFF;
+  ncore::validate_insn(ts, pr, 256);  // int32 throughout: accepted
+
+  isa::Insn f = ts;
+  f.dst.dtype = isa::Dtype::fp32;
+  CHECK_THROWS_WITH(ncore::validate_insn(f, pr, 256),
+                    Catch::Contains("the bitvec op bitwise_and needs every operand of one integer dtype; dst is fp32"));
+  isa::Insn mixed = ts;  // two integer dtypes
+  mixed.src0.dtype = isa::Dtype::int16;
+  mixed.dst.dtype = isa::Dtype::uint16;
+  CHECK_THROWS_WITH(ncore::validate_insn(mixed, pr, 256), Catch::Contains("src0 is int16"));
+  isa::Insn both = ts;
+  both.op1 = isa::AluOp::add;
+  CHECK_THROWS_WITH(ncore::validate_insn(both, pr, 256),
+                    Catch::Contains("the bitvec op bitwise_and cannot be combined with the arithmetic op add"));
+
+  isa::Insn red = ts;  // a bitwise_or reduction over int32: accepted; over fp32: refused
+  red.opcode = isa::Opcode::tensor_reduce;
+  red.op0 = isa::AluOp::bitwise_or;
+  red.red_axes = 1;
+  red.dst.size = {1, 1, 1, 1};
+  red.dst.offset = 256;  // apart from the 16 int32 of src0
+  ncore::validate_insn(red, pr, 256);
+  red.src0.dtype = isa::Dtype::fp32;
+  CHECK_THROWS_WITH(ncore::validate_insn(red, pr, 256), Catch::Contains("src0 is fp32"));
+
+  isa::Insn ls = ts;
+  ls.opcode = isa::Opcode::load_stationary;
+  ls.engine = isa::Engine::pe;
+  ls.src0.dtype = isa::Dtype::int8;
+  CHECK_THROWS_WITH(ncore::validate_insn(ls, pr, 256),
+                    Catch::Contains("the stationary operand is int8: the tensor engine multiplies float32, bfloat16 "
+                                    "or float16"));
+}
