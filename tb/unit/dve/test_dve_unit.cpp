@@ -355,8 +355,8 @@ TEST_CASE("DVE tensor_reduce that breaks a rule is refused in NKI's words", "[dv
   };
   Insn b = ok;
   b.op0 = AluOp::subtract;
-  refused(b, "reduce op 'subtract' of 'tensor_reduce' is not supported by the vector engine; use add, multiply, max "
-             "or min");
+  refused(b, "reduce op 'subtract' of 'tensor_reduce' is not supported by the vector engine; use add, multiply, max, "
+             "min, bitwise_and, bitwise_or or bitwise_xor");
   b = ok;
   b.red_axes = 0;
   refused(b, "'tensor_reduce' reduces the last 1 to 4 free axes of src0[4, 2, 8]; 0 axes is outside 1..4");
