@@ -533,7 +533,8 @@ inline float pow_pos(uint32_t a, uint32_t b) {
   for (int j = 11; j >= 0; --j) h = kPowLogC[j] + static_cast<uint64_t>((static_cast<u128>(h) * s) >> 64);
   const uint64_t g = static_cast<uint64_t>((static_cast<u128>(t) * h) >> 63);
   const uint64_t l = static_cast<uint64_t>((static_cast<u128>(g) * kPowK) >> 62);
-  const i128 y0 = (static_cast<i128>(k) << 64) + (tneg ? -static_cast<i128>(l) : static_cast<i128>(l));
+  // k 2^64 as a product: k is negative for a below 1, and a negative value shifted left is undefined
+  const i128 y0 = static_cast<i128>(k) * (i128{1} << 64) + (tneg ? -static_cast<i128>(l) : static_cast<i128>(l));
   const bool yneg = (y0 < 0) != ((b >> 31) != 0);
   const u128 p = static_cast<u128>(y0 < 0 ? -y0 : y0) * mb;  // |y| = p 2^(eb - 150 - 64)
   const int hi_bit = 127 - ((p >> 64) != 0 ? __builtin_clzll(static_cast<uint64_t>(p >> 64))

@@ -2,6 +2,7 @@
 // semaphores written out by hand, run in check mode and compared with independent answers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "core/core_sim.hpp"
+#include "golden_model.hpp"
 #include "ncore/error.hpp"
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
@@ -224,4 +226,72 @@ TEST_CASE("an RTL assertion failure stops the run with its cycle and message", "
   // Reported once: the next run is clean.
   std::vector<uint8_t> hbm2(prog.hbm_bytes, 0);
   CHECK(sim::Core::get(p).run(prog, hbm2, {}).instructions == 1);
+}
+
+// A check-mode run cut short by a difference stops the core with writes in flight, and the next
+// run on the same core starts from zeroed memories all the same. Run 1 (the tiny preset): the
+// vector engine fills a few SBUF lines with 1.0, then the tensor engine multiplies them into every
+// PSUM bank while a small load, whose HBM source the golden model sees changed (a planted
+// difference), completes: the run stops with the multiplies' results (16.0) still being written.
+// Run 2 copies the whole PSUM out to HBM: it must read the zeros a fresh run starts from, in check
+// mode and in the HBM it writes. The reset used to clear the memories before its two clock edges,
+// and the PSUM write in flight landed on the first of them.
+TEST_CASE("a run cut short by a check difference leaves no write in flight to the next run", "[sim]") {
+  const Preset& p = *find_preset("tiny");
+  const uint32_t parts = p.num_partitions, bank = static_cast<uint32_t>(p.psum_bank_bytes / 4);
+  const uint32_t banks = static_cast<uint32_t>(p.psum_bytes / p.psum_bank_bytes);
+  const unsigned pe = 0, dve = 3, q0 = 5;
+  const uint64_t ones_at = 1024;
+  const uint32_t F = 16;
+  auto& core = sim::Core::get(p, 1);
+  // a transfer on DMA queue 0 once the vector engine's first instruction is done
+  auto q0_after_fill = [&](const isa::Ap& dst, const isa::Ap& src) {
+    isa::Insn i = op(isa::Opcode::dma_copy, isa::Engine::dma, q0);
+    i.dma_queue = 0;
+    wait_on(i, dve, 1);
+    i.dst = dst;
+    i.src0 = src;
+    return i;
+  };
+
+  Program cut = empty_program(p);
+  cut.hbm_bytes = parts * F * 4;
+  isa::Insn ones = op(isa::Opcode::memset, isa::Engine::dve, dve);
+  ones.dst = sbuf_ap(parts, ones_at, parts + bank);
+  const float one = 1.0f;
+  std::memcpy(&ones.imm0, &one, 4);
+  cut.streams[dve].insns.push_back({ones, 0});
+  isa::Insn ls = op(isa::Opcode::load_stationary, isa::Engine::pe, pe);
+  ls.upd_op = isa::SemOp::none;
+  wait_on(ls, dve, 1);
+  ls.src0 = sbuf_ap(parts, ones_at, parts);
+  cut.streams[pe].insns.push_back({ls, 0});
+  for (uint32_t b = 0; b < banks; ++b) {
+    isa::Insn mm = op(isa::Opcode::multiply_moving, isa::Engine::pe, pe);
+    mm.src0 = sbuf_ap(parts, ones_at + 4 * parts, bank);
+    mm.dst = sbuf_ap(parts, b * p.psum_bank_bytes, bank);
+    mm.dst.mem = isa::Buffer::psum;
+    cut.streams[pe].insns.push_back({mm, 0});
+  }
+  cut.streams[q0].insns.push_back({q0_after_fill(sbuf_ap(parts, 0, F), hbm_ap(parts, 0, F)), 0});
+  std::vector<uint8_t> hbm(cut.hbm_bytes, 0);
+  sim::RunOptions planted;
+  planted.check = true;
+  planted.golden_setup = [](GoldenModel& g) { g.hbm()[3] ^= 0x80; };  // element 0's sign: -0.0
+  REQUIRE_THROWS_WITH(core.run(cut, hbm, planted), Catch::StartsWith("check:") && Catch::Contains("q0[0]"));
+
+  const uint32_t n = static_cast<uint32_t>(p.psum_bytes / 4);
+  Program read = empty_program(p);
+  read.hbm_bytes = static_cast<uint64_t>(parts) * n * 4;
+  isa::Insn copy = op(isa::Opcode::tensor_copy, isa::Engine::dve, dve);
+  copy.src0 = sbuf_ap(parts, 0, n);
+  copy.src0.mem = isa::Buffer::psum;
+  copy.dst = sbuf_ap(parts, 0, n);
+  read.streams[dve].insns.push_back({copy, 0});
+  read.streams[q0].insns.push_back({q0_after_fill(hbm_ap(parts, 0, n), sbuf_ap(parts, 0, n)), 0});
+  std::vector<uint8_t> out(read.hbm_bytes, 0xff);
+  sim::RunOptions check;
+  check.check = true;
+  REQUIRE_NOTHROW(core.run(read, out, check));
+  CHECK(std::all_of(out.begin(), out.end(), [](uint8_t b) { return b == 0; }));
 }
