@@ -166,6 +166,9 @@ class VerilatedRtl final : public RtlModel {
   void trace(VerilatedFstC& fst) override { m_->trace(&fst, 99); }
   std::string name() const override { return m_->name(); }
 
+  // The model's final blocks before it goes (the fast PE array frees its C++ state in one).
+  ~VerilatedRtl() override { m_->final(); }
+
  private:
   std::unique_ptr<typename T::Model> m_;
   RtlState state_;
