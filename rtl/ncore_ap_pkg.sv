@@ -9,6 +9,7 @@
 //          element at byte 2  element at byte 0     ->  lane {16'b0, element}
 package ncore_ap_pkg;
   import ncore_isa_pkg::*;
+  import ncore_fp_pkg::elem_bits;
 
   // log2 of an element's bytes: the shift from element strides to byte strides.
   function automatic logic [1:0] ap_esz_log2(dtype_e dt);
@@ -27,11 +28,7 @@ package ncore_ap_pkg;
   // The element of dtype `dt` in `word`, in the low bits: the whole word, the half or the byte
   // at byte offset `boff` (the element's byte address bits 1:0).
   function automatic logic [31:0] ap_elem_of_word(logic [31:0] word, logic [1:0] boff, dtype_e dt);
-    unique case (dtype_bytes(dt))
-      3'd4:    return word;
-      3'd2:    return {16'b0, boff[1] ? word[31:16] : word[15:0]};
-      default: return {24'b0, 8'(word >> {boff, 3'b0})};
-    endcase
+    return elem_bits(word >> {boff, 3'b0}, dt);
   endfunction
 
   // The write byte enables of one element of dtype `dt` at byte offset 0 of its word (the

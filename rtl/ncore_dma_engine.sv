@@ -288,7 +288,7 @@ module ncore_dma_engine
           if (KW'(i) < h.k) begin
             so  = (LineSh + 1)'(h.s_off) + (LineSh + 1)'(i * dtype_bytes(h.s_dt));
             dof = (LineSh + 1)'(h.d_off) + (LineSh + 1)'(i * dtype_bytes(h.d_dt));
-            raw = ap_elem_of_word(32'(h_src >> (8 * so)), 2'b0, h.s_dt);
+            raw = elem_bits(32'(h_src >> (8 * so)), h.s_dt);
             v = fp_from_f32(fp_to_f32(raw, h.s_dt), h.d_dt);  // upper bits zero
             w_data = w_data | (LineW'(v) << (8 * dof));
             w_ben  = w_ben | (LineB'(ap_elem_ben(h.d_dt)) << dof);

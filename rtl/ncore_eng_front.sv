@@ -190,14 +190,17 @@ module ncore_eng_front
   // evaluate that selection, P x 32 bits wide, once per lane.
   always_comb begin
     logic [P-1:0][31:0] rd;
+    logic [31:0] e;
     data_o = '0;
     rd     = '0;
+    e      = '0;
     if (use_data) begin
       rd = rd_data_i;
       for (int p = 0; p < P; p++) begin
-        if (mask_q[p])
-          data_o[p] = bits_q ? ap_elem_of_word(rd[p], data_boff_q, data_dt_q)
-                             : fp_to_f32(ap_elem_of_word(rd[p], data_boff_q, data_dt_q), data_dt_q);
+        if (mask_q[p]) begin
+          e = ap_elem_of_word(rd[p], data_boff_q, data_dt_q);
+          data_o[p] = bits_q ? e : fp_to_f32(e, data_dt_q);
+        end
       end
     end
   end

@@ -140,8 +140,8 @@ package ncore_fp_pkg;
   endfunction
 
   // Element bits (in the LSBs of raw) to fp32, exactly (32-bit integers beyond 2^24: nearest
-  // even). NaNs become the canonical fp32 NaN. Codes outside the enumeration read as fp32. Work is done only in the branch that needs it
-  // (Verilator then skips it for the other dtypes).
+  // even). NaNs become the canonical fp32 NaN. Codes outside the enumeration read as fp32. Work
+  // is done only in the branch that needs it (Verilator then skips it for the other dtypes).
   function automatic logic [31:0] fp_to_f32(logic [31:0] raw, dtype_e dt);
     logic [31:0] r;
     logic [9:0] m16;

@@ -140,7 +140,6 @@ void check_partitions(const isa::Insn& insn, const char* nki_name, const isa::Ap
                           an, bn, nki_name, a.start_part, b.start_part));
 }
 
-// tensor_reduce: dst[p, outer] = op over the red_axes innermost free dimensions of src0.
 // A bitvec op (bitwise_and ... right_shift) works on the elements' bits: every operand and the
 // result one integer dtype, and in tensor_scalar no arithmetic op beside it.
 void check_bitvec(const isa::Insn& insn) {
@@ -152,18 +151,21 @@ void check_bitvec(const isa::Insn& insn) {
     bad(insn, fmt::format("the bitvec op {} cannot be combined with the arithmetic op {} in one tensor_scalar",
                           isa::to_string(op), isa::to_string(bv0 ? insn.op1 : insn.op0)));
   const isa::Dtype dt = insn.dst.dtype;
+  if (!isa::is_integer(dt))
+    bad(insn, fmt::format("the bitvec op {} needs every operand of one integer dtype; dst is {}", isa::to_string(op),
+                          isa::to_string(dt)));
   auto same = [&](isa::Dtype d, const char* what) {
-    if (!isa::is_integer(d) || d != dt)
+    if (d != dt)
       bad(insn, fmt::format("the bitvec op {} needs every operand of one integer dtype; dst is {}, {} is {}",
                             isa::to_string(op), isa::to_string(dt), what, isa::to_string(d)));
   };
-  same(dt, "dst");
   same(insn.src0.dtype, "src0");
   if (insn.opcode == isa::Opcode::tensor_tensor) same(insn.src1.dtype, "src1");
   if (ts && insn.s0_vec) same(insn.s0.dtype, "s0");
   if (ts && insn.s1_vec) same(insn.s1.dtype, "s1");
 }
 
+// tensor_reduce: dst[p, outer] = op over the red_axes innermost free dimensions of src0.
 void check_tensor_reduce(const isa::Insn& insn) {
   const isa::Ap& s = insn.src0;
   const isa::Ap& d = insn.dst;

@@ -202,7 +202,8 @@ run::Array npy_to_array(const NpyArray& a, isa::Dtype dt, const std::string& wha
       out.bytes = a.data;
     } else {
       const unsigned ssz = isa::dtype_bytes(src);
-      for (uint64_t i = 0; i < n; ++i) put(i, num::from_f32_bits(num::to_f32_bits(num::load_bytes(a.data.data() + i * ssz, ssz), src), dt));
+      for (uint64_t i = 0; i < n; ++i)
+        put(i, num::from_f32_bits(num::to_f32_bits(num::load_bytes(a.data.data() + i * ssz, ssz), src), dt));
     }
   }
   return out;

@@ -69,9 +69,12 @@ inline std::pair<int64_t, int64_t> int_range(isa::Dtype dt) {
   return {0, (int64_t{1} << bits) - 1};
 }
 
+// The low n bytes of v (n = 1, 2 or 4).
+inline uint32_t low_bytes(uint32_t v, unsigned n) { return n == 4 ? v : v & ((1u << (8 * n)) - 1); }
+
 inline int64_t int_value(uint32_t raw, isa::Dtype dt) {
   const unsigned bits = 8 * dtype_bytes(dt);
-  const uint64_t u = bits == 32 ? raw : raw & ((uint32_t{1} << bits) - 1);
+  const uint64_t u = low_bytes(raw, dtype_bytes(dt));
   if (is_signed_integer(dt) && (u >> (bits - 1)) & 1) return static_cast<int64_t>(u) - (int64_t{1} << bits);
   return static_cast<int64_t>(u);
 }
@@ -130,8 +133,7 @@ inline uint32_t from_f32_bits(uint32_t f, isa::Dtype dt) {
         const double r = std::nearbyint(static_cast<double>(bits_to_float(f)));
         const auto [lo, hi] = int_range(dt);
         const int64_t v = r < lo ? lo : r > hi ? hi : static_cast<int64_t>(r);
-        const unsigned bits = 8 * dtype_bytes(dt);
-        return static_cast<uint32_t>(static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1));
+        return low_bytes(static_cast<uint32_t>(v), dtype_bytes(dt));  // two's complement bits
       }
   }
 }
@@ -189,9 +191,7 @@ using isa::is_bitvec;
 // An element as an ALU lane holds it: its bits for a bitvec instruction, else fp32; and back.
 inline uint32_t lane_in(uint32_t raw, isa::Dtype dt, bool bits) { return bits ? raw : to_f32_bits(raw, dt); }
 inline uint32_t lane_out(uint32_t r, isa::Dtype dt, bool bits) {
-  if (!bits) return from_f32_bits(r, dt);
-  const unsigned n = 8 * dtype_bytes(dt);
-  return n == 32 ? r : r & ((1u << n) - 1);
+  return bits ? low_bytes(r, dtype_bytes(dt)) : from_f32_bits(r, dt);
 }
 
 // The scalar engine's activation function `f` on fp32 bits (codes outside the enumeration: copy,
@@ -251,8 +251,7 @@ inline bool host_float_is_ieee() {
   return sub_sum == 0x00000002u && down == 0x3F800000u && up == 0x3F800002u;
 }
 
-// Element load and store, little-endian, dtype_bytes(dt) bytes at p.
-// By byte count (for readers that know the size, not the dtype): 1, 2 or 4 bytes.
+// Element load and store, little-endian: nbytes (1, 2 or 4) at p, or dtype_bytes(dt).
 inline uint32_t load_bytes(const uint8_t* p, unsigned nbytes) {
   uint32_t v = 0;
   for (unsigned i = 0; i < nbytes; ++i) v |= uint32_t{p[i]} << (8 * i);
@@ -265,8 +264,7 @@ inline void store_bytes(uint8_t* p, unsigned nbytes, uint32_t bits) {
 
 // The n-byte element at byte address addr in the 32-bit memory word that holds it.
 inline uint32_t elem_of_word(uint32_t word, int64_t addr, unsigned n) {
-  const uint32_t v = word >> (8 * (addr & 3));
-  return n == 4 ? v : v & ((1u << (8 * n)) - 1);
+  return low_bytes(word >> (8 * (addr & 3)), n);
 }
 
 inline uint32_t load_elem(const uint8_t* p, isa::Dtype dt) { return load_bytes(p, dtype_bytes(dt)); }

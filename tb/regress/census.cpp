@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "ncore/ap.hpp"
+#include "ncore/isa_kinds.hpp"
 #include "program_gen.hpp"
 
 namespace ncore::regress {
@@ -123,7 +124,9 @@ std::vector<std::string> census_bins(const Preset& preset) {
     for (const char* d : dtypes) b.push_back(fmt::format("dma.cast.{}->{}", s, d));
   // The integer dtypes: every lane and DMA instruction writes each; DMA copies each bit for bit
   // and to and from fp32.
-  for (const char* t : {"int8", "uint8", "int16", "uint16", "int32", "uint32"}) {
+  for (isa::Dtype dt : isa::kDtypeValues) {
+    if (!isa::is_integer(dt)) continue;
+    const char* t = isa::to_string(dt);
     for (const auto& info : isa::kInsnInfo)
       if ((info.engine == isa::Engine::dve || info.engine == isa::Engine::act || info.engine == isa::Engine::dma) &&
           info.opcode != Opcode::sem_wait)

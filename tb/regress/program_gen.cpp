@@ -17,9 +17,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <iterator>
 #include <optional>
-#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <utility>
@@ -73,7 +73,7 @@ class Gen {
   bool chance(unsigned pct) { return g_.chance(pct); }
   // A lane or DMA operand's dtype: mostly a float, sometimes an integer (the engines convert
   // both through fp32); the tensor engine's operands are floats only (float_dtype).
-  Dtype dtype() { return chance(20) ? kIntDtypes[below(std::size(kIntDtypes))] : g_.dtype(); }
+  Dtype dtype() { return chance(20) ? int_dtype() : g_.dtype(); }
   Dtype float_dtype() { return g_.dtype(); }
   Dtype int_dtype() { return kIntDtypes[below(std::size(kIntDtypes))]; }
   // The operands' dtype: `one` for a bitvec instruction (every operand one integer dtype), else any.

@@ -112,36 +112,25 @@ def test_tensor_scalar_with_two_bitvec_ops():
     np.testing.assert_array_equal(nki.simulate_kernel(masked_scalar, a), (a & 0xF0) >> 4)
 
 
-def test_bitwise_on_float_tiles_is_an_error():
+# A bitwise call the model refuses: the input's dtype, the call, and the message.
+REFUSED = {
+    "float_tiles": (np.float32, lambda t: nl.bitwise_and(t, t),
+                    r"'bitwise_and' of 'tensor_tensor' is a bitwise operation on integers: its operands and result "
+                    r"must have one integer dtype, but data1 is float32"),
+    "bitvec_and_arithmetic": (np.int32, lambda t: nisa.tensor_scalar(t, nl.bitwise_and, 3, op1=nl.add, operand1=1),
+                              r"cannot combine the bitwise operation 'bitwise_and' with the arithmetic operation 'add'"),
+    "inexact_immediate": (np.int32, lambda t: nl.bitwise_and(t, 0x7FFFFFFF), r"the integer 2147483647 of nl.bitwise_and is not exact"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_refused_bitwise_calls(case):
+    dt, body, match = REFUSED[case]
+
     @nki.jit
     def k(a):
-        t = nl.load(a)
-        nl.store(a, nl.bitwise_and(t, t))
+        nl.store(a, body(nl.load(a)))
         return a
 
-    with pytest.raises(ValueError, match=r"'bitwise_and' of 'tensor_tensor' is a bitwise operation on integers: its "
-                                         r"operands and result must have one integer dtype, but data1 is float32"):
-        nki.simulate_kernel(k, np.zeros((8, 8), np.float32))
-
-
-def test_bitvec_and_arithmetic_in_one_tensor_scalar_is_an_error():
-    @nki.jit
-    def k(a):
-        t = nl.load(a)
-        nl.store(a, nisa.tensor_scalar(t, nl.bitwise_and, 3, op1=nl.add, operand1=1))
-        return a
-
-    with pytest.raises(ValueError, match=r"cannot combine the bitwise operation 'bitwise_and' with the arithmetic "
-                                         r"operation 'add'"):
-        nki.simulate_kernel(k, np.zeros((8, 8), np.int32))
-
-
-def test_an_inexact_immediate_is_an_error():
-    @nki.jit
-    def k(a):
-        t = nl.load(a)
-        nl.store(a, nl.bitwise_and(t, 0x7FFFFFFF))
-        return a
-
-    with pytest.raises(ValueError, match=r"the integer 2147483647 of nl.bitwise_and is not exact"):
-        nki.simulate_kernel(k, np.zeros((8, 8), np.int32))
+    with pytest.raises(ValueError, match=match):
+        nki.simulate_kernel(k, np.zeros((8, 8), dt))

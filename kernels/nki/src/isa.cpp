@@ -146,15 +146,17 @@ Tensor fit_hbm(TracerImpl& tr, const Ctx& c, const Tensor& h, const Shape& targe
 // writes must share one integer dtype.
 void check_bitvec(TracerImpl& tr, const Ctx& c, AluOp op, std::initializer_list<std::pair<const char*, const Tensor*>> ts) {
   if (!isa::is_bitvec(op)) return;
-  const Tensor* first = nullptr;
-  for (const auto& [param, t] : ts) {
+  const std::pair<const char*, const Tensor*>* first = nullptr;
+  for (const auto& e : ts) {
+    const auto& [param, t] = e;
     if (!t) continue;
-    if (!isa::is_integer(to_isa(t->dtype())) || (first && t->dtype() != first->dtype()))
+    if (!isa::is_integer(to_isa(t->dtype())) || (first && t->dtype() != first->second->dtype()))
       tr.fail(c.loc, fmt::format("'{}' of '{}' is a bitwise operation on integers: its operands and result must have "
                                  "one integer dtype, but {} is {}{}",
                                  isa::to_string(op), c.op, param, to_string(t->dtype()),
-                                 first ? fmt::format(" and {} is {}", ts.begin()->first, to_string(first->dtype())) : ""));
-    if (!first) first = t;
+                                 first ? fmt::format(" and {} is {}", first->first, to_string(first->second->dtype()))
+                                       : ""));
+    if (!first) first = &e;
   }
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ncore/error.hpp"
+#include "ncore/isa_kinds.hpp"
 #include "tracer_impl.hpp"
 
 namespace nki {
@@ -54,7 +55,7 @@ Dtype promote(Dtype a, Dtype b) {
   if (a == b) return a;
   if (is_float(a) && is_float(b)) return Dtype::float32;  // differ: one is float32, or float16 with bfloat16
   if (is_float(a) || is_float(b)) return is_float(a) ? a : b;
-  auto is_signed = [](Dtype d) { return d == Dtype::int8 || d == Dtype::int16 || d == Dtype::int32; };
+  auto is_signed = [](Dtype d) { return ncore::isa::is_signed_integer(to_isa(d)); };
   if (is_signed(a) == is_signed(b)) return dtype_bytes(a) >= dtype_bytes(b) ? a : b;
   const Dtype s = is_signed(a) ? a : b, u = is_signed(a) ? b : a;
   if (dtype_bytes(u) < dtype_bytes(s)) return s;

@@ -473,6 +473,8 @@ def _dst_form(fn):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if not kwargs:
+            return fn(*args)  # positional only: nothing to check or route
         dst = kwargs.pop("dst", None)
         acc = kwargs.pop("accumulate", None) if name == "nc_matmul" else False
         target = fn
