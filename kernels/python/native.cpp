@@ -288,6 +288,9 @@ void bind_locations(py::module_& m) {
   });
   m.def("caller", [] { return caller_locs().get(); });
   m.def("alu_names", &alu_names);
+  m.def("promote", [](const std::string& a, const std::string& b) {
+    return std::string(nki::to_string(nki::promote(dtype_of(a), dtype_of(b))));
+  });
   m.def("act_names", &act_names);
   py::class_<nki::Loc>(m, "Loc")
       .def(py::init([](const std::string& file, int line) { return nki::Loc{intern(file), line}; }))

@@ -292,3 +292,82 @@ def test_type_promotion_of_two_tiles(da, db, want):
         return out
 
     np.testing.assert_array_equal(nki.simulate_kernel(k, a, b), np.full((4, 8), 3, np.float32))
+
+
+def _bf16(x):
+    """float32 values rounded to bfloat16 (nearest, ties to even) and widened back."""
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    b = (b + 0x7FFF + ((b >> 16) & 1)) >> 16 << 16
+    return b.astype(np.uint32).view(np.float32)
+
+
+@pytest.mark.parametrize("tile, scalar, want", [
+    ("bfloat16", 1.0, "float32"), ("float16", 1.5, "float32"), ("float16", 2, "float16"),
+    ("float32", 2, "float32"), ("int8", 2, "int32"), ("uint8", True, "uint8"), ("int16", 0.5, "float32"),
+    ("int8", np.int8(2), "int8"), ("float16", np.float16(2), "float16"), ("bfloat16", np.float32(2), "float32"),
+    ("uint8", np.uint8(3), "uint8"), ("int16", np.int64(3), "int32")])
+def test_weakly_typed_scalars(tile, scalar, want):
+    """A Python scalar in an arithmetic call is typed as the widest the hardware has (bool uint8, int
+    int32, float float32) and promoted with the tile, in either order and through the operators; a
+    NumPy scalar keeps its own dtype (the programming guide's weakly typed scalar rule)."""
+    a = np.arange(32, dtype=np.float32).reshape(4, 8)
+
+    @nki.jit
+    def k(a):
+        t = nl.copy(nl.load(a), dtype=tile)
+        results = [nl.add(t, scalar), nl.multiply(scalar, t), t + scalar, scalar * t, nl.maximum(t, scalar)]
+        for r in results:
+            assert r.dtype == want, (r.dtype, want)
+        assert nl.add(t, scalar, dtype=nl.bfloat16).dtype == "bfloat16"
+        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, results[0])
+        return out
+
+    np.testing.assert_array_equal(nki.simulate_kernel(k, a), a + np.float32(scalar))
+
+
+def test_weak_float_scalar_keeps_float32_precision():
+    """bfloat16 * 1.0078125 is a float32 tile in NKI: the product is not rounded to bfloat16 before the
+    store (rounded, 3 * 1.0078125 = 3.0234375 would come back as 3.03125)."""
+    a = np.full((4, 8), 3.0, np.float32)
+
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, nl.multiply(nl.load(a, dtype=nl.bfloat16), 1.0078125))
+        return out
+
+    got = nki.simulate_kernel(k, a)
+    np.testing.assert_array_equal(got, np.full((4, 8), 3.0234375, np.float32))
+    assert not np.array_equal(got, _bf16(got))
+
+
+def test_per_partition_tile_promotes_like_a_tile():
+    """A (P, 1) float32 operand against a bfloat16 tile gives float32, as two tiles do."""
+    a = np.full((4, 8), 3.0, np.float32)
+    s = np.full((4, 1), 1.0078125, np.float32)
+
+    @nki.jit
+    def k(a, s):
+        r = nl.multiply(nl.load(a, dtype=nl.bfloat16), nl.load(s))
+        assert r.dtype == "float32", r.dtype
+        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
+    np.testing.assert_array_equal(nki.simulate_kernel(k, a, s), np.full((4, 8), 3.0234375, np.float32))
+
+
+def test_bitvec_scalar_keeps_the_tile_dtype():
+    """A shift's scalar does not widen the tile: bitvec ops keep one integer dtype."""
+    a = np.arange(32, dtype=np.int8).reshape(4, 8)
+
+    @nki.jit
+    def k(a):
+        r = nl.left_shift(nl.load(a), 2)
+        assert r.dtype == "int8", r.dtype
+        out = nl.ndarray(a.shape, dtype=nl.int8, buffer=nl.shared_hbm)
+        nl.store(out, r)
+        return out
+
+    np.testing.assert_array_equal(nki.simulate_kernel(k, a), (a.astype(np.int32) << 2).astype(np.int8))

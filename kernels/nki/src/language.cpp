@@ -199,7 +199,11 @@ Tensor elementwise_impl(const Tensor* dst_in, AluOp op, const Operand& x, const 
   const bool y_small = !y.is_tile() || (x.is_tile() && per_partition(y.tensor()) && !per_partition(x.tensor()));
   if (y_small || x_small) {
     const Tensor& data = y_small ? x.tensor() : y.tensor();
-    const Tensor dst = dst_in ? *dst_in : tr.new_result(data, dtype.value_or(data.dtype()), isa_name(op), loc);
+    // A (P, 1) tile promotes with the data as any two tiles do; a scalar leaves the data's dtype
+    // (the Python front end gives NKI's dtype of a weakly typed scalar as `dtype`).
+    const Operand& small = y_small ? y : x;
+    const Dtype out = dtype ? *dtype : small.is_tile() ? promote(data.dtype(), small.tensor().dtype()) : data.dtype();
+    const Tensor dst = dst_in ? *dst_in : tr.new_result(data, out, isa_name(op), loc);
     nisa::tensor_scalar(dst, data, op, y_small ? y : x, x_small, AluOp::bypass, {}, false, loc);
     return dst;
   }

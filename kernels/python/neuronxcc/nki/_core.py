@@ -374,6 +374,9 @@ class Tensor:
     Shapes, dtypes, indexing, reshape and the arithmetic operators work as in NKI."""
 
     __slots__ = ("_t", "_emit", "_loc", "_kind", "_mask", "_defer", "__weakref__")
+    # NumPy scalars on the left (np.float16(2) * t) hand the operation to the tile's reflected
+    # operator instead of treating the tile as an array.
+    __array_ufunc__ = None
 
     def __init__(self, t=None, emit=None, loc=None, kind=None, defer=None):
         self._t = t

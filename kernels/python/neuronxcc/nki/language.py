@@ -249,6 +249,33 @@ _COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_
                 "logical_xor", "logical_not")
 
 
+# NumPy scalar types the hardware has no dtype for, as NKI reads them.
+_NP_SCALAR = {"float64": "float32", "int64": "int32", "uint64": "uint32", "bool": "uint8"}
+
+
+def _scalar_dtype(v):
+    """NKI's dtype of a scalar operand of an arithmetic call: a NumPy scalar's own (np.float16(2)
+    is float16); a weakly typed Python scalar the widest the hardware has: bool uint8, int int32,
+    float float32 (the programming guide's "Weakly Typed Scalar Type Inference")."""
+    if isinstance(v, np.generic):
+        name = v.dtype.name
+        return _NP_SCALAR.get(name, name)
+    if isinstance(v, bool):
+        return "uint8"
+    if isinstance(v, (int, _core.Sym)):
+        return "int32"
+    return "float32"
+
+
+def _promoted(x, y):
+    """The dtype NKI gives tile op scalar (either order): the tile's promoted with the scalar's
+    (bfloat16 * 2.0 is float32, int8 + 2 is int32, float16 * 2 stays float16)."""
+    t, v = (x, y) if isinstance(x, Tensor) else (y, x)
+    if isinstance(v, Tensor):
+        return None  # two tiles: the tracer promotes them
+    return _native.promote(t.dtype.name, _scalar_dtype(v))
+
+
 def _partition_broadcast(x, y, loc):
     """Two operands of an element-wise call, a tile of one partition against a tile of several
     copied onto as many partitions (NKI broadcasts the partition dimension too; it costs a
@@ -303,8 +330,11 @@ def _ew(op):
                 if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and float(np.float32(v)) != v:
                     raise ValueError(f"{loc}: the integer {v} of nl.{op} is not exact in the model's float32 "
                                      "immediates (up to 2^24, or a few bits wide): give it as a (P, 1) tile")
+        if dtype is None and op not in _BITVEC and op != "logical_not":
+            dt = _promoted(x, y)
+        else:
+            dt = None if dtype is None else _dtype(dtype).name
         xo, yo = _partition_broadcast(_operand(x), _operand(y), loc)
-        dt = None if dtype is None else _dtype(dtype).name
 
         def emit(dst, acc):
             return _native.elementwise(dst, op, xo, yo, dt, loc)
