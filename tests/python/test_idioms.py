@@ -252,3 +252,62 @@ def test_a_kernel_calls_another_jit_kernel_inline():
 
     a = rand(128, 128)
     np.testing.assert_array_equal(sim(k, a), a.T)
+
+
+def test_size_one_free_axes_broadcast_as_numpy():
+    """The select-and-scatter sample's nl.equal(max_val, windows): a (128, 8, 1, 1) tile against a
+    (128, 8, 3, 3) one, the size-1 axes repeated; and (128, 1, 4) + (128, 3, 4)."""
+    w = rng.integers(0, 3, size=(128, 8, 3, 3)).astype(np.float32)
+    a = rand(128, 1, 4)
+    b = rand(128, 3, 4)
+
+    @nki.jit
+    def k(w, a, b):
+        t = nl.load(w)
+        m = nl.max(t, axis=[2, 3], keepdims=True)
+        eq = nl.equal(m, t, dtype=nl.int8)
+        out1 = nl.ndarray(w.shape, dtype=nl.int8, buffer=nl.shared_hbm)
+        nl.store(out1, eq)
+        out2 = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.shared_hbm)
+        nl.store(out2, nl.add(nl.load(a), nl.load(b)))
+        return out1, out2
+
+    eq, s = sim(k, w, a, b)
+    np.testing.assert_array_equal(eq, (w == w.max(axis=(2, 3), keepdims=True)).astype(np.int8))
+    np.testing.assert_array_equal(s, a + b)
+
+    @nki.jit
+    def bad(a, b):
+        nl.add(nl.load(a), nl.load(b))
+
+    with pytest.raises(ValueError, match=r"cannot be broadcast together \(dimension 1: 2 and 3\)"):
+        ncore.trace(bad, rand(128, 2, 4), b)
+
+
+def test_mgrid_components_have_the_whole_grid_shape():
+    """nl.mgrid is dense, as NumPy's: an iota of 3 * g.y + g.z spans all four axes of g."""
+    @nki.jit
+    def k():
+        g = nl.mgrid[0:128, 0:8, 0:3, 0:3]
+        t = nisa.iota(3 * g.y + g.z, dtype=nl.int32)
+        assert t.shape == (128, 8, 3, 3), t.shape
+        out = nl.ndarray((128, 8, 3, 3), dtype=nl.int32, buffer=nl.shared_hbm)
+        nl.store(out, t)
+        return out
+
+    want = np.broadcast_to((3 * np.arange(3)[:, None] + np.arange(3)[None, :]), (128, 8, 3, 3))
+    np.testing.assert_array_equal(sim(k), want)
+
+
+def test_finfo_and_iinfo():
+    """nl.finfo and nl.iinfo give NumPy's limits, bfloat16's too (the vision samples fill padding
+    with nl.finfo(dtype).min)."""
+    assert nl.finfo(nl.float32).max == np.finfo(np.float32).max
+    assert nl.finfo(np.float16).min == np.finfo(np.float16).min
+    bf = nl.finfo(nl.bfloat16)
+    assert (bf.bits, bf.max, bf.min, bf.eps) == (16, 3.3895313892515355e38, -3.3895313892515355e38, 2.0 ** -7)
+    assert nl.iinfo(nl.int8).min == -128 and nl.iinfo(nl.uint16).max == 65535
+    with pytest.raises(ValueError, match="not a floating-point dtype"):
+        nl.finfo(nl.int8)
+    with pytest.raises(ValueError, match="not an integer dtype"):
+        nl.iinfo(nl.float32)

@@ -268,3 +268,79 @@ def test_element_wise_call_broadcasts_a_one_partition_operand():
     a = rng.uniform(-1, 1, (128, 32)).astype(np.float32)
     b = rng.uniform(-1, 1, (1, 32)).astype(np.float32)
     np.testing.assert_array_equal(nki.simulate_kernel(k, a, b), b - a)
+
+
+# --- an nl call over more than one instruction's elements ------------------------------------------------
+
+def _maxpool(c, h, w, k, stride, pad):
+    """2-D max pooling written as the contributed MaxPool2D sample writes it: one nl.max over a
+    five-axis window view of the whole image, the padding cut away by a four-comparison mask."""
+    hout, wout = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray((c, hout, wout), dtype=x.dtype, buffer=nl.shared_hbm)
+        i0 = nl.arange(c)[:, None, None, None, None]
+        i1 = nl.arange(hout)[None, :, None, None, None]
+        i2 = nl.arange(wout)[None, None, :, None, None]
+        i3 = nl.arange(k)[None, None, None, :, None]
+        i4 = nl.arange(k)[None, None, None, None, :]
+        t = nl.load(x)
+        r = nl.max(t[i0, stride * i1 - pad + i3, stride * i2 - pad + i4], axis=[3, 4],
+                   mask=(stride * i1 - pad + i3 >= 0) & (stride * i2 - pad + i4 >= 0) &
+                        (stride * i1 - pad + i3 < h) & (stride * i2 - pad + i4 < w))
+        nl.store(out, value=r)
+        return out
+
+    return kernel
+
+
+def _maxpool_ref(x, k, stride, pad):
+    c, h, w = x.shape
+    xp = np.full((c, h + 2 * pad, w + 2 * pad), -np.inf)
+    xp[:, pad:pad + h, pad:pad + w] = x
+    hout, wout = (h + 2 * pad - k) // stride + 1, (w + 2 * pad - k) // stride + 1
+    win = np.lib.stride_tricks.sliding_window_view(xp, (k, k), axis=(1, 2))[:, ::stride, ::stride][:, :hout, :wout]
+    return win.max(axis=(3, 4)).astype(x.dtype)
+
+
+@pytest.mark.parametrize("k, stride, pad", [(4, 2, 1), (4, 1, 2)])
+def test_nl_call_over_64k_elements_is_split(k, stride, pad):
+    """nl.max over a window view of 110 x 110 x 4 x 4 (or 221 x 221 x 4 x 4) elements per partition,
+    more than one instruction takes (64K): issued as several tensor_reduce instructions along the
+    output rows, as NKI's compiler tiles a high-level call; the result is PyTorch's max_pool2d."""
+    x = rng.integers(-100, 100, size=(64, 224, 224)).astype(np.int8)
+    kern = _maxpool(64, 224, 224, k, stride, pad)
+    np.testing.assert_array_equal(nki.simulate_kernel(kern, x), _maxpool_ref(x, k, stride, pad))
+    prog = ncore.trace(kern, x)
+    reduces = prog.opcode_counts()["tensor_reduce"]
+    assert reduces > 9  # the 9 boxes of the padding mask, the big one cut to 64K elements each
+    rows = (224 + 2 * pad - k) // stride + 1
+    assert reduces >= math.ceil(rows * rows * k * k / 65536)
+
+
+def test_nl_elementwise_over_64k_elements_is_split_and_nisa_is_refused():
+    """nl.add of two (128, 70000) uint8 tiles is two instructions; nisa.tensor_tensor of the same
+    tiles is one instruction, which is over the limit and refused in NKI's words."""
+    import neuronxcc.nki.isa as nisa
+    a = rng.integers(0, 100, size=(128, 70000)).astype(np.uint8)
+
+    @nki.jit
+    def nl_add(a):
+        t = nl.load(a)
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.add(t, t, dtype=a.dtype))
+        return out
+
+    @nki.jit
+    def nisa_add(a):
+        t = nl.load(a)
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.tensor_tensor(t, t, nl.add))
+        return out
+
+    assert counts(nl_add, a)["tensor_tensor"] == 2
+    np.testing.assert_array_equal(nki.simulate_kernel(nl_add, a), 2 * a)
+    with pytest.raises(ValueError, match="is 70000 elements per partition, exceeding the architecture limitation "
+                                         "of 65536"):
+        ncore.trace(nisa_add, a)

@@ -137,6 +137,9 @@ class _TraceState(threading.local):
         self.shared = []      # the shared_hbm tensors of the first instance, in allocation order
         self.shared_next = 0  # how many the instance being traced has allocated
         self.mask = None      # the box of the mask= of the op being traced (_mask.Box), or None
+        # An nl call is being traced: an engine instruction over more elements per partition than
+        # one instruction takes is issued as several (the compiler's tiling; see _mask._boxes).
+        self.split = False
 
 
 def shared_hbm_tensor(shape, dtype, make):
@@ -385,7 +388,7 @@ class Tensor:
         self._kind = kind  # what produced a pending tile ("nc_matmul", ...)
         self._defer = defer  # an index past the tensor's end: (base, offset, coeff, grid, error), see _mask
         if emit is not None:
-            self._mask = _state.mask  # the mask the result was made under
+            self._mask = (_state.mask, _state.split)  # the mask (and nl call) the result was made under
             _state.pending.append(self)
 
     # -- pending results
@@ -396,12 +399,12 @@ class Tensor:
         if self in _state.pending:
             _state.pending.remove(self)
         emit, self._emit = self._emit, None
-        outer = _state.mask
-        _state.mask = self._mask
+        outer = _state.mask, _state.split
+        _state.mask, _state.split = self._mask
         try:
             self._t = emit(dst, accumulate)
         finally:
-            _state.mask = outer
+            _state.mask, _state.split = outer
         return self._t
 
     def _native(self):

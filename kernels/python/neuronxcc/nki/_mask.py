@@ -219,17 +219,76 @@ def _shape(x):
 
 # --- the native calls, cut to the current box ---------------------------------------------------------
 
-def _masked(fn):
+# Elements per partition one engine instruction takes (the ISA's size; the tracer refuses more).
+MAX_FREE = 65536
+
+
+def _extent(b, shape, a):
+    lo, hi = b.bounds.get(a, (0, shape[a]))
+    return hi - lo
+
+
+def _fit(b, shape, reduced, out):
+    """b, or b split along its outermost kept free axes into boxes of at most MAX_FREE elements per
+    partition (a box whose reduced axes alone hold more stays whole: the instruction refuses it)."""
+    ext = [_extent(b, shape, a) for a in range(len(shape))]
+    if _numel(ext[1:]) <= MAX_FREE:
+        out.append(b)
+        return
+    for a in range(1, len(shape)):
+        if a in reduced or ext[a] <= 1:
+            continue
+        step = max(1, MAX_FREE // _numel(ext[a + 1:]))
+        lo, hi = b.bounds.get(a, (0, shape[a]))
+        sizes = dict(b.sizes)
+        sizes[a] = shape[a]
+        for s in range(lo, hi, step):
+            bounds = dict(b.bounds)
+            bounds[a] = (s, min(hi, s + step))
+            _fit(Box(bounds, sizes), shape, reduced, out)
+        return
+    out.append(b)
+
+
+def _boxes(m, shape, reduced=frozenset()):
+    """The boxes an engine instruction over the index grid `shape` is issued for: the mask's (the
+    whole grid without one), and within an nl call each cut to at most MAX_FREE elements per
+    partition, as NKI's compiler tiles a high-level call (an nisa call is one instruction)."""
+    boxes = m.boxes(reduced) if m is not None else [Box({}, {})]
+    if not _core._state.split:
+        return boxes
+    out = []
+    for b in boxes:
+        _fit(b, shape, reduced, out)
+    return out
+
+
+def _masked(fn, splits=False):
     real = getattr(_real, fn.__name__)
 
     @functools.wraps(real)
     def call(*args):
-        m = _core._state.mask
-        if m is None:
+        st = _core._state
+        if st.mask is None and not (splits and st.split and fn.oversize(*args)):
             return real(*args)  # no mask, so no deferred index view among the arguments
-        return fn(real, m, *args)
+        return fn(real, st.mask, *args)
 
     return call
+
+
+def _splits(grid):
+    """A native engine call that an nl call issues as several instructions when it is over
+    MAX_FREE elements per partition; grid(*args) gives its index grid and reduced axes."""
+
+    def deco(fn):
+        def oversize(*args):
+            shape, reduced = grid(*args)
+            return len(_boxes(None, shape, reduced)) > 1
+
+        fn.oversize = oversize
+        return _masked(fn, splits=True)
+
+    return deco
 
 
 @_masked
@@ -262,56 +321,66 @@ def _result(dst, like, dtype, loc):
     return _real.result_tile(like, dtype or like.dtype, loc)
 
 
-@_masked
+def _tiles(*xs):
+    return [t for t in xs if isinstance(t, (_real.Tensor, Restricted))]
+
+
+def _largest(*xs):
+    return max(_tiles(*xs), key=lambda t: _numel(_shape(t)), default=None)
+
+
+@_splits(lambda dst, op, x, y, dtype, loc: (_shape(_largest(x, y)) if _tiles(x, y) else (1,), ()))
 def elementwise(real, m, dst, op, x, y, dtype, loc):
-    like = max([t for t in (x, y) if isinstance(t, (_real.Tensor, Restricted))], key=lambda t: _numel(t.shape))
+    like = _largest(x, y)
+    if dst is None and dtype is None and len(_tiles(x, y)) == 2:
+        dtype = _real.promote(x.dtype, y.dtype)
     dst = _result(dst, like, dtype, loc)
-    for b in m.boxes():
+    for b in _boxes(m, _shape(like)):
         real(_cut(dst, b), op, _cut(x, b), _cut(y, b), None, loc)
     return dst
 
 
-@_masked
+@_splits(lambda dst, d1, d2, op, dtype, loc: (_shape(d1), ()))
 def tensor_tensor(real, m, dst, d1, d2, op, dtype, loc):
-    dst = _result(dst, d1, dtype, loc)
-    for b in m.boxes():
+    dst = _result(dst, d1, dtype or _real.promote(d1.dtype, d2.dtype), loc)
+    for b in _boxes(m, _shape(d1)):
         real(_cut(dst, b), _cut(d1, b), _cut(d2, b), op, None, loc)
     return dst
 
 
-@_masked
+@_splits(lambda dst, data, *rest: (_shape(data), ()))
 def tensor_scalar(real, m, dst, data, op0, operand0, reverse0, op1, operand1, reverse1, dtype, loc):
     dst = _result(dst, data, dtype, loc)
-    for b in m.boxes():
+    for b in _boxes(m, _shape(data)):
         real(_cut(dst, b), _cut(data, b), op0, _cut(operand0, b), reverse0, op1, _cut(operand1, b), reverse1, None,
              loc)
     return dst
 
 
-@_masked
+@_splits(lambda dst, src, dtype, loc: (_shape(src), ()))
 def tensor_copy(real, m, dst, src, dtype, loc):
     dst = _result(dst, src, dtype, loc)
-    for b in m.boxes():
+    for b in _boxes(m, _shape(src)):
         real(_cut(dst, b), _cut(src, b), None, loc)
     return dst
 
 
-@_masked
+@_splits(lambda dst, value, loc: (_shape(dst), ()))
 def memset(real, m, dst, value, loc):
-    for b in m.boxes():
+    for b in _boxes(m, _shape(dst)):
         real(_cut(dst, b), value, loc)
 
 
-@_masked
+@_splits(lambda dst, value, loc: (_shape(dst), ()))
 def fill(real, m, dst, value, loc):
-    for b in m.boxes():
+    for b in _boxes(m, _shape(dst)):
         real(_cut(dst, b), value, loc)
 
 
-@_masked
+@_splits(lambda dst, op, data, *rest: (_shape(data), ()))
 def activation(real, m, dst, op, data, bias, scale, dtype, loc):
     dst = _result(dst, data, dtype, loc)
-    for b in m.boxes():
+    for b in _boxes(m, _shape(data)):
         real(_cut(dst, b), op, _cut(data, b), _cut(bias, b), _cut(scale, b), None, loc)
     return dst
 
@@ -325,11 +394,16 @@ def activation_reduce(real, m, dst, op, data, reduce_op, reduce_res, bias, scale
     return dst
 
 
-@_masked
+def _reduced(data, axes):
+    nd = len(_shape(data))
+    return frozenset(a % nd for a in axes)
+
+
+@_splits(lambda dst, op, data, axes, *rest: (_shape(data), _reduced(data, axes)))
 def tensor_reduce(real, m, dst, op, data, axes, dtype, keepdims, loc):
     shape = _shape(data)
     nd = len(shape)
-    red = {a % nd for a in axes}
+    red = _reduced(data, axes)
     if dst is None and isinstance(data, Restricted):
         kept = [1 if d in red else n for d, n in enumerate(shape) if keepdims or d not in red]
         dst = _real.ndarray([(n, False) for n in kept], dtype or data.dtype, "sbuf", "", loc)
@@ -337,7 +411,7 @@ def tensor_reduce(real, m, dst, op, data, axes, dtype, keepdims, loc):
         # the result's layout: data with the reduced axes taken at 0 (or kept as size 1)
         like = data.index([(0, 1, 1) if (d in red and keepdims) else 0 if d in red else None for d in range(nd)], loc)
         dst = _real.result_tile(like, dtype or like.dtype, loc)
-    for b in m.boxes(red):
+    for b in _boxes(m, shape, red):
         # The mask's axes are the data's: a bounded reduced axis sums fewer elements, a bounded
         # kept axis cuts the result too (at its place in the result).
         kept, sizes = {}, {}
@@ -374,23 +448,26 @@ for _fn in (load, store, dma_copy, elementwise, tensor_tensor, tensor_scalar, te
     setattr(native, _fn.__name__, _fn)
 
 
-def maskable(api):
+def maskable(api, nl=False):
     """Decorates an op that takes mask=: while it runs, the mask's box is current (an op called
-    without a mask inside another keeps the outer one)."""
+    without a mask inside another keeps the outer one). nl: a high-level call, whose engine
+    instructions are split to the size one instruction takes (_boxes)."""
 
     def deco(fn):
         @functools.wraps(fn)
         def op(*args, **kwargs):
             mask = kwargs.pop("mask", None)
-            if mask is None:
-                return fn(*args, **kwargs)
             st = _core._state
-            outer = st.mask
-            st.mask = box(mask, api, _core.caller())
+            if mask is None and (not nl or st.split):
+                return fn(*args, **kwargs)
+            outer = st.mask, st.split
+            if mask is not None:
+                st.mask = box(mask, api, _core.caller())
+            st.split = st.split or nl
             try:
                 return fn(*args, **kwargs)
             finally:
-                st.mask = outer
+                st.mask, st.split = outer
 
         return op
 

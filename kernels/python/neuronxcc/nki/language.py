@@ -215,7 +215,7 @@ def store(dst, value, mask=None, **kwargs):
     _native.store(d, v, loc)
 
 
-@maskable("copy")
+@maskable("copy", nl=True)
 def copy(x, dtype=None, mask=None, **kwargs):
     """A copy of an on-chip tile into a new SBUF tile (tensor_copy), cast to `dtype`."""
     from . import isa as nisa
@@ -286,7 +286,34 @@ def _partition_broadcast(x, y, loc):
             x = _core.broadcast_partitions(x, py, loc)
         elif py == 1 and px > 1:
             y = _core.broadcast_partitions(y, px, loc)
+        x, y = _free_broadcast(x, y, loc)
     return x, y
+
+
+def _free_broadcast(x, y, loc):
+    """Two tiles of as many dimensions whose free sizes differ where one of them is 1 ((128, 8, 1, 1)
+    against (128, 8, 3, 3)), NumPy's broadcast: the size-1 dimensions read repeatedly (a view of
+    stride 0). An operand of one element per partition is left to tensor_scalar."""
+    sx, sy = tuple(x.shape), tuple(y.shape)
+    if len(sx) != len(sy) or sx == sy or _numel(sx[1:]) == 1 or _numel(sy[1:]) == 1:
+        return x, y
+    for d in range(1, len(sx)):
+        if sx[d] != sy[d] and 1 not in (sx[d], sy[d]):
+            raise ValueError(f"{loc}: operands of shapes {sx} and {sy} cannot be broadcast together (dimension {d}: "
+                             f"{sx[d]} and {sy[d]})")
+    for d in range(1, len(sx)):
+        if sx[d] == 1 and sy[d] > 1:
+            x = x.broadcast(d, sy[d], loc)
+        elif sy[d] == 1 and sx[d] > 1:
+            y = y.broadcast(d, sx[d], loc)
+    return x, y
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
 
 
 def _matmul_accumulation(x, y, loc):
@@ -315,7 +342,7 @@ def _matmul_accumulation(x, y, loc):
 
 
 def _ew(op):
-    @maskable(op)
+    @maskable(op, nl=True)
     def fn(x, y, dtype=_BOOL_DEFAULT if op in _COMPARISONS else None, **kwargs):
         _core.require_trace(op)
         loc = caller()
@@ -403,7 +430,7 @@ logical_not._nki_alu = "logical_not"
 
 
 def _reduction(op, alu):
-    @maskable(op)
+    @maskable(op, nl=True)
     def fn(x, axis, dtype=None, keepdims=False, **kwargs):
         from . import isa as nisa
         return nisa.tensor_reduce(fn, x, axis, dtype=dtype, keepdims=keepdims)
@@ -420,7 +447,7 @@ sum = _reduction("sum", "add")
 prod = _reduction("prod", "multiply")
 
 
-@maskable("mean")
+@maskable("mean", nl=True)
 def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     """nl.mean(x, axis): the sum over the free axes (tensor_reduce add, in float32) times 1/n in
     float32 (tensor_scalar multiply), n the number of elements summed; in `dtype` (default x's)."""
@@ -462,7 +489,7 @@ _PY_ACT = {"exp": math.exp, "log": math.log, "tanh": math.tanh, "sqrt": math.sqr
 
 
 def _act(name):
-    @maskable(name)
+    @maskable(name, nl=True)
     def fn(x, dtype=None, **kwargs):
         from . import isa as nisa
         if not isinstance(x, Tensor):
@@ -710,6 +737,42 @@ fp32 = _FloatLimits("fp32", -3.4028234663852886e38)   # 0xff7fffff
 bfp16 = _FloatLimits("bfp16", -3.3895313892515355e38)  # 0xff7f
 
 
+class _Bfloat16Info:
+    """NumPy's finfo fields for bfloat16 (1S,8E,7M), which NumPy does not know."""
+    bits = 16
+    dtype = bfloat16
+    eps = 2.0 ** -7
+    epsneg = 2.0 ** -8
+    max = 3.3895313892515355e38   # 0x7f7f
+    min = -max
+    tiny = smallest_normal = 2.0 ** -126
+    smallest_subnormal = 2.0 ** -133
+    precision = 2
+    resolution = 0.01
+
+    def __repr__(self):
+        return f"finfo(resolution={self.resolution}, min={self.min:e}, max={self.max:e}, dtype=bfloat16)"
+
+
+def finfo(dtype):
+    """The limits of a float dtype (nl or NumPy), as np.finfo gives them (bfloat16 too)."""
+    name = _core.dtype_name(dtype)
+    if name == "bfloat16":
+        return _Bfloat16Info()
+    if name in ("float32", "float16"):
+        return np.finfo(name)
+    raise ValueError(f"nl.finfo of {name}: not a floating-point dtype (nl.iinfo gives an integer's limits)")
+
+
+def iinfo(dtype):
+    """The limits of an integer dtype (nl or NumPy), as np.iinfo gives them (bool_ as uint8)."""
+    name = _core.dtype_name(dtype)
+    name = "uint8" if name == "bool_" else name
+    if name in ("int8", "uint8", "int16", "uint16", "int32", "uint32"):
+        return np.iinfo(name)
+    raise ValueError(f"nl.iinfo of {name}: not an integer dtype (nl.finfo gives a float's limits)")
+
+
 def transpose(x, dtype=None, mask=None, **kwargs):
     """x [P <= 128, F <= 128] transposed on the tensor engine (a PSUM tile [F, P]), as NKI lowers it."""
     from . import isa as nisa
@@ -939,12 +1002,15 @@ class _MGrid:
     def __getitem__(self, key):
         if not isinstance(key, tuple):
             key = (key,)
-        out = []
-        for i, k in enumerate(key):
+        ranges = []
+        for k in key:
             if not isinstance(k, builtins.slice):
                 raise IndexError("nl.mgrid takes slices: nl.mgrid[0:128, 0:512]")
-            r = builtins.range(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step)
-            out.append(IndexExpr(r.start, {i: r.step}, {i: len(r)}, len(key)))
+            ranges.append(builtins.range(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step))
+        # Dense, as NumPy's mgrid: every component has the whole grid's shape (an iota of
+        # 3 * g.y + g.z is a tile of all of g's axes).
+        sizes = {i: len(r) for i, r in enumerate(ranges)}
+        out = [IndexExpr(r.start, {i: r.step}, sizes, len(key)) for i, r in enumerate(ranges)]
         return _Grid(out) if len(out) > 1 else out[0]
 
 
