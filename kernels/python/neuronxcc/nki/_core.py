@@ -270,32 +270,53 @@ def _norm_index(key, ndim):
     return items
 
 
-def _affine_index(key, shape):
-    """A key with nl.arange/nl.mgrid expressions as (offset, coeff, grid) for the native affine view:
-    the grid's axes are the expressions' (placed) axes, then one per slice, in order."""
+def _affine_index(key, shape, axes=None, clamp=True):
+    """A key with nl.arange/nl.mgrid expressions as (offset, coeff, grid) for the native affine view.
+    The view's axes are the index axes the expressions use, as NKI shapes a tile from its
+    indices: those of the partition index first, then the others of that grid, then those of
+    the other grids (nl.mgrid calls of another rank) in order of use, each grid's in its axis
+    order; then one per slice and per 1-D nl.arange. A grid axis no index uses is not a view axis
+    (nl.mgrid[0:128, 0:n, 0:1]'s last component indexing a size-1 partition dimension loads a
+    (1, n) tile). `axes`, a dict, receives {(grid rank, grid axis): view axis} when that differs
+    from the grid axis (for the masks of the call the view is given to, see _mask.box). clamp False:
+    a slice past the dimension's end keeps its size (a view a mask keeps inside, see _mask)."""
     key = _expand_ellipsis(key, len(shape))
     if len(key) > len(shape):
         raise IndexError(f"too many indices for a tensor of {len(shape)} dimensions: {len(key)} given")
     key = key + (slice(None),) * (len(shape) - len(key))
-    placed = [k.ndim for k in key if isinstance(k, _IndexExpr) and k.ndim is not None]
-    if len(set(placed)) > 1:
-        raise IndexError("the index expressions of one index must be placed on one grid (same number of axes)")
-    sizes = {}
-    naxes = placed[0] if placed else 0
+    exprs = [k for k in key if isinstance(k, _IndexExpr) and k.ndim is not None]
+    used = {}  # (grid rank, grid axis) -> size
+    for k in exprs:
+        for a in k.terms:
+            ka, size = (k.ndim, a), k.sizes[a]
+            if used.setdefault(ka, size) != size:
+                raise IndexError(f"axis {a} of the index grid has two sizes, {used[ka]} and {size}")
+    first = key[0] if isinstance(key[0], _IndexExpr) and key[0].ndim is not None else None
+    primary = first.ndim if first is not None else (exprs[0].ndim if exprs else None)
+    view = [(primary, a) for a in sorted(first.terms)] if first is not None else []
+    view += sorted(ka for ka in used if ka[0] == primary and ka not in view)
+    for k in exprs:  # the other grids, in order of use
+        view += sorted(ka for ka in used if ka[0] == k.ndim and ka not in view)
+    used = {ka: used[ka] for ka in view}
+    pos = {ka: i for i, ka in enumerate(used)}
+    if axes is not None:
+        axes.update({ka: i for ka, i in pos.items() if ka != (primary, i)})
+    sizes = dict(enumerate(used.values()))
+    naxes = len(sizes)
     terms = []
     for d, k in enumerate(key):
         if isinstance(k, _IndexExpr):
-            t = dict(k.terms)
-            sz = dict(k.sizes)
             if k.ndim is None:  # a 1-D nl.arange: an axis of its own
-                t, sz = {naxes: t[None]}, {naxes: sz[None]}
+                t = {naxes: k.terms[None]}
+                sizes[naxes] = k.sizes[None]
                 naxes += 1
-            for a, n in sz.items():
-                if sizes.setdefault(a, n) != n:
-                    raise IndexError(f"axis {a} of the index grid has two sizes, {sizes[a]} and {n}")
+            else:
+                t = {pos[(k.ndim, a)]: c for a, c in k.terms.items()}
             terms.append((k.start, t))
         elif isinstance(k, slice):
             start, stop, step = k.indices(shape[d])
+            if not clamp and k.stop is not None and as_int(k.stop) > shape[d] and start >= 0 and step > 0:
+                stop = as_int(k.stop)
             n = max(0, (stop - start + step - 1) // step) if step > 0 else 0
             if n == 0:
                 raise IndexError(f"empty slice {k} on dimension {d}")
@@ -357,8 +378,15 @@ def _has_index_expr(key):
     return any(isinstance(k, _IndexExpr) for k in (key if isinstance(key, tuple) else (key,)))
 
 
-def _view(t, key, loc):
-    """The native view t[key]."""
+def _has_long_slice(key, shape):
+    """Whether a slice of key runs past its dimension's end (nl.ds(i * 128, 128) of a last tile)."""
+    ks = _expand_ellipsis(key if isinstance(key, tuple) else (key,), len(shape))
+    return any(isinstance(k, slice) and k.stop is not None and (k.step or 1) > 0 and as_int(k.stop) > n
+               for k, n in zip(ks, shape))
+
+
+def _view(t, key, loc, axes=None):
+    """The native view t[key] (axes: see _affine_index)."""
     items = _fast_index(key)
     if items is not None:
         return t.index(items, loc)
@@ -367,16 +395,22 @@ def _view(t, key, loc):
     if _IndexExpr is None:
         from .language import IndexExpr as _IndexExpr
     if any(isinstance(k, _IndexExpr) for k in ks):
-        offset, coeff, grid = _affine_index(key, t.shape)
+        offset, coeff, grid = _affine_index(key, t.shape, axes)
         return t.affine(offset, coeff, grid, loc)
     return t.index(_resolve_neg(_norm_index(key, t.ndim), t.shape), loc)
+
+
+def _with_axes(t, axes):
+    if axes:
+        t._axes = axes
+    return t
 
 
 class Tensor:
     """A tensor of a kernel being traced: an HBM tensor, an SBUF or PSUM tile, or a view of one.
     Shapes, dtypes, indexing, reshape and the arithmetic operators work as in NKI."""
 
-    __slots__ = ("_t", "_emit", "_loc", "_kind", "_mask", "_defer", "__weakref__")
+    __slots__ = ("_t", "_emit", "_loc", "_kind", "_mask", "_defer", "_axes", "__weakref__")
     # NumPy scalars on the left (np.float16(2) * t) hand the operation to the tile's reflected
     # operator instead of treating the tile as an array.
     __array_ufunc__ = None
@@ -387,6 +421,7 @@ class Tensor:
         self._loc = loc
         self._kind = kind  # what produced a pending tile ("nc_matmul", ...)
         self._defer = defer  # an index past the tensor's end: (base, offset, coeff, grid, error), see _mask
+        self._axes = None  # a view's index axes where they are not the grid's: see _affine_index
         if emit is not None:
             self._mask = (_state.mask, _state.split)  # the mask (and nl call) the result was made under
             _state.pending.append(self)
@@ -466,23 +501,26 @@ class Tensor:
     def __getitem__(self, key):
         # A view's location serves only its errors: found (a walk up the stack) only when there is one.
         t = self._t if self._t is not None else self._native()
+        axes = {}
         try:
-            return Tensor(_view(t, key, _NO_LOC))
+            return _with_axes(Tensor(_view(t, key, _NO_LOC, axes)), axes)
         except ValueError:
             loc = caller()
             try:
-                return Tensor(_view(t, key, loc))
+                return _with_axes(Tensor(_view(t, key, loc)), axes)
             except ValueError as e:
-                # An index expression past the tensor's end: a mask may keep the instruction inside.
-                if not _has_index_expr(key):
+                # An index expression or a slice past the tensor's end: a mask may keep the
+                # instruction inside.
+                if not _has_index_expr(key) and not _has_long_slice(key, t.shape):
                     raise
-                offset, coeff, grid = _affine_index(key, t.shape)
-                return Tensor(defer=(t, offset, coeff, grid, e))
+                offset, coeff, grid = _affine_index(key, t.shape, axes, clamp=False)
+                return _with_axes(Tensor(defer=(t, offset, coeff, grid, e)), axes)
 
     def __setitem__(self, key, value):
         require_trace("assignment")
         loc = caller()
-        dst = Tensor(_view(self._native(), key, loc))
+        axes = {}
+        dst = _with_axes(Tensor(_view(self._native(), key, loc, axes)), axes)
         assign(dst, value, loc)
 
     def reshape(self, *shape, **kwargs):
@@ -503,6 +541,11 @@ class Tensor:
         t = self._native()
         shape = tuple(int(s) for s in shape)
         have = tuple(t.shape)
+        if len(have) > len(shape) and len(shape) >= 1 and all(h == 1 for h in have[len(shape):]):
+            # Trailing size-1 dimensions dropped: the tile of an index grid with a size-1 last axis
+            # (nl.mgrid[0:128, 0:n, 0:1], as the layernorm tutorial loads its parameters).
+            t = t.reshape(list(have[:len(shape)]), loc)
+            have = tuple(t.shape)
         if len(shape) != len(have):
             raise ValueError(f"{loc}: cannot broadcast {self} of shape {have} to {shape}: give the shape with as many "
                              "dimensions (size-1 free dimensions are repeated)")

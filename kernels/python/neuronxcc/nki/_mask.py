@@ -18,6 +18,8 @@ expresses it (nisa.affine_select).
 """
 import functools
 
+import numpy as np
+
 import _ncore_native as _real
 
 from . import _core
@@ -128,8 +130,10 @@ def _constraints(pred, api, loc):
             yield d, bop, k
 
 
-def box(mask, api, loc):
-    """The Mask of a mask= argument (an nl.AffinePredicate, or a bool), or an error in NKI's terms."""
+def box(mask, api, loc, axes=None):
+    """The Mask of a mask= argument (an nl.AffinePredicate, or a bool), or an error in NKI's terms.
+    axes: {(grid rank, grid axis): instruction axis} where the operands' views place a grid axis
+    elsewhere than its number (_core._affine_index)."""
     if isinstance(mask, bool):
         return None if mask else Mask(api, loc, {0: 0}, {0: (0, 0)}, [])
     from .language import AffinePredicate
@@ -138,9 +142,15 @@ def box(mask, api, loc):
                          f"(i_p < n) or (i * 128 + i_p < n) & (i_f < m), got {type(mask).__name__}")
     bounds, sizes, pairs = {}, {}, []
     for e, op, k in _constraints(mask, api, loc):
-        terms = {(0 if a is None else a): c for a, c in e.terms.items() if c != 0}
-        for a, n in e.sizes.items():
-            sizes[0 if a is None else a] = n
+        if axes and any((e.ndim, a) in axes for a in e.terms):
+            at = lambda a: axes.get((e.ndim, a), a)
+            terms = {at(a): c for a, c in e.terms.items() if c != 0}
+            for a in e.terms:
+                sizes[at(a)] = e.sizes[a]
+        else:
+            terms = {(0 if a is None else a): c for a, c in e.terms.items() if c != 0}
+            for a, n in e.sizes.items():
+                sizes.setdefault(0 if a is None else a, n)
         rhs = k - e.start
         if not terms:  # a comparison of constants: all or nothing
             if not (0 <= rhs if op == "<=" else 0 >= rhs):
@@ -431,8 +441,18 @@ def nc_matmul(real, m, dst, stationary, moving, accumulate, loc):
 
 @_masked
 def nc_transpose(real, m, dst, data, loc):
-    raise ValueError(f"{loc}: the mask parameter of 'nc_transpose' is not supported by this model: index the "
-                     "tile with the range you want")
+    # The mask's axes are the data's; the result's are swapped.
+    bs = m.boxes()
+    if len(bs) > 1:
+        raise ValueError(f"{loc}: the mask of 'nc_transpose' keeps more than one box: this model applies masks that "
+                         "keep one range per axis here")
+    if dst is None:
+        shape = _shape(data)
+        dst = _real.ndarray([(shape[1], False), (shape[0], False)], "float32", "psum", "", loc)
+    for b in bs:
+        sizes = {1 - a: n for a, n in b.sizes.items() if a in (0, 1)}
+        real(_cut(dst, Box({1 - a: r for a, r in b.bounds.items() if a in (0, 1)}, sizes)), _cut(data, b), loc)
+    return dst
 
 
 class _Native:
@@ -446,6 +466,75 @@ native = _Native()
 for _fn in (load, store, dma_copy, elementwise, tensor_tensor, tensor_scalar, tensor_copy, memset, fill, activation,
             activation_reduce, tensor_reduce, nc_matmul, nc_transpose):
     setattr(native, _fn.__name__, _fn)
+
+
+def whole(mask, api, loc, args=(), kwargs=None, what="index the tensors with the range you want instead"):
+    """mask= of a call that applies a mask as all or nothing: True when the call runs (no mask, a
+    true bool such as `m == 0` of a loop index, or a predicate that keeps every element of its
+    index grid), False when the mask keeps nothing (the call issues no instruction); a mask that
+    keeps part of the grid is refused."""
+    if mask is None:
+        return True
+    if isinstance(mask, (bool, np.bool_)):
+        return bool(mask)
+    m = box(mask, api, loc, _view_axes(args, kwargs or {}))
+    bs = m.boxes()
+    if not bs:
+        return False
+    if len(bs) == 1 and all(bs[0].bounds[a] == (0, m.sizes[a]) for a in bs[0].bounds):
+        return True
+    raise ValueError(f"{loc}: the mask parameter of '{api}' keeps part of the instruction: this model applies "
+                     f"it only when it keeps all of it or nothing; {what}")
+
+
+@_masked
+def bn_stats(real, m, dst, data, dtype, loc):
+    bs = m.boxes()
+    if len(bs) > 1:
+        raise ValueError(f"{loc}: the mask of 'bn_stats' keeps more than one box of the data: this model applies "
+                         "masks that keep one range per axis here")
+    if not bs:
+        return dst if dst is not None else _real.ndarray([(_shape(data)[0], False), (6, False)],
+                                                         dtype or "float32", "sbuf", "", loc)
+    return real(dst, _cut(data, bs[0]), dtype, loc)
+
+
+native.bn_stats = bn_stats
+
+
+def transposed(m):
+    """The mask m of a 2-D instruction with its two axes swapped (None stays None)."""
+    if m is None:
+        return None
+    swap = lambda d: {(1 - a if a in (0, 1) else a): v for a, v in d.items()}
+    pairs = [(swap(terms), op, rhs) for terms, op, rhs in m.pairs]
+    return Mask(m.api, m.loc, swap(m.sizes), swap(m.bounds), pairs)
+
+
+@_masked
+def tensor_tensor_scan(real, m, dst, data0, data1, initial, op0, op1, reverse0, reverse1, dtype, loc):
+    bs = m.boxes()
+    if len(bs) > 1:
+        raise ValueError(f"{loc}: the mask of 'tensor_tensor_scan' keeps more than one box: this model applies "
+                         "masks that keep one range per axis here (a scan runs along its whole free range)")
+    dst = _result(dst, data0, dtype, loc)
+    for b in bs:
+        real(_cut(dst, b), _cut(data0, b), _cut(data1, b), _cut(initial, b), op0, op1, reverse0, reverse1, None, loc)
+    return dst
+
+
+native.tensor_tensor_scan = tensor_tensor_scan
+
+
+def _view_axes(args, kwargs):
+    """The index axes of the operands' views where they are not their grids' (_core._affine_index):
+    the mask's axes are placed as the operands' are."""
+    axes = {}
+    for x in list(args) + list(kwargs.values()):
+        got = getattr(x, "_axes", None) if isinstance(x, _core.Tensor) else None
+        if got:
+            axes.update(got)
+    return axes
 
 
 def maskable(api, nl=False):
@@ -462,7 +551,7 @@ def maskable(api, nl=False):
                 return fn(*args, **kwargs)
             outer = st.mask, st.split
             if mask is not None:
-                st.mask = box(mask, api, _core.caller())
+                st.mask = box(mask, api, _core.caller(), _view_axes(args, kwargs))
             st.split = st.split or nl
             try:
                 return fn(*args, **kwargs)

@@ -12,6 +12,7 @@ import numpy as np
 
 
 from . import _core
+from . import _mask
 from ._mask import maskable, native as _native
 from ._core import caller, operand as _operand
 
@@ -94,15 +95,20 @@ def _dt(dtype):
     return None if dtype is None else _core.dtype(dtype).name
 
 
-def _no_mask(mask, api):
-    if mask is not None:
-        loc = caller()
-        raise ValueError(f"{loc}: the mask parameter of '{api}' is not supported by this model")
+def _no_mask(mask, api, *operands):
+    """mask= of a call that applies it whole (_mask.whole): True to issue the call, False (a mask
+    that keeps nothing, such as `m == 0` of a loop index past its first iteration) to issue no
+    instruction."""
+    return _mask.whole(mask, api, caller(), operands)
 
 
-def _producer(kind, fn):
-    """A pending result of `kind` whose emit(dst, acc) calls fn(dst)."""
+def _producer(kind, fn, run=True):
+    """A pending result of `kind` whose emit(dst, acc) calls fn(dst). run False (a mask that keeps
+    nothing): assigned or accumulated into a tile it issues nothing and leaves the tile as it is;
+    a result used as a new tile is still computed (NKI leaves its values undefined)."""
     loc = caller()
+    if not run:
+        return _core.pending(kind, lambda dst, acc: dst if dst is not None else fn(None), loc)
     return _core.pending(kind, lambda dst, acc: fn(dst), loc)
 
 
@@ -228,30 +234,39 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     """stationary.T @ moving on the tensor engine into a PSUM tile (float32). `psum += nc_matmul(...)`
     accumulates; assigned to a PSUM tile it overwrites it."""
     _core.require_trace("nc_matmul")
-    _no_mask(mask, "nc_matmul")
+    run = _no_mask(mask, "nc_matmul", stationary, moving)
     loc = caller()
     s, m = _core.native(stationary), _core.native(moving)
 
     def emit(dst, acc):
         # acc: False when assigned (x[...] = nc_matmul(...) overwrites), None when accumulated
         # (psum += nc_matmul(...): the first into a fresh tile overwrites, the next ones add).
+        if not run and dst is not None:
+            return dst  # a mask that keeps nothing: no multiply
         return _native.nc_matmul(dst, s, m, acc, loc)
 
     return _core.pending("nc_matmul", emit, loc)
 
 
+@maskable("nc_transpose")
 def nc_transpose(data, *, mask=None, dtype=None, engine=0, **kwargs):
     """data [P <= 128, F <= 128] transposed on the tensor engine into a PSUM tile [F, P] (float32);
     dtype: then copied to the SBUF in that dtype. engine=vector_engine (a 32x32 transpose on the
     vector engine) also runs on the tensor engine here: the same values, the tensor engine's timing."""
     _core.require_trace("nc_transpose")
-    _no_mask(mask, "nc_transpose")
     loc = caller()
     d = _core.native(data)
     t = _producer("nc_transpose", lambda dst: _native.nc_transpose(dst, d, loc))
     if dtype is not None:
-        # NKI inserts a cast: the PSUM result copied to the SBUF in `dtype`.
-        return tensor_copy(t, dtype=dtype)
+        # NKI inserts a cast: the PSUM result copied to the SBUF in `dtype` (under a mask, the
+        # transposed box of it).
+        st = _core._state
+        outer = st.mask
+        st.mask = _mask.transposed(outer)
+        try:
+            return tensor_copy(t, dtype=dtype)
+        finally:
+            st.mask = outer
     return t
 
 
@@ -283,20 +298,20 @@ def iota(expr, dtype, *, mask=None, **kwargs):
     of `dtype`, shaped like the expression's grid: a constant HBM tensor of the values and one
     dma_copy."""
     _core.require_trace("iota")
-    _no_mask(mask, "iota")
+    run = _no_mask(mask, "iota")
     loc = caller()
     e, dt = _affine(expr, "iota", "expr"), _core.dtype(dtype).name
-    return _producer("iota", lambda dst: _native.iota(dst, e, dt, loc))
+    return _producer("iota", lambda dst: _native.iota(dst, e, dt, loc), run)
 
 
 def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None, **kwargs):
     """on_true_tile where the affine predicate holds, on_false_value (float32) elsewhere: a constant
     tile of bounds loaded by one dma_copy, then a maximum and a minimum (vector engine)."""
     _core.require_trace("affine_select")
-    _no_mask(mask, "affine_select")
+    run = _no_mask(mask, "affine_select", on_true_tile)
     loc = caller()
     p, t, v, dt = _predicate(pred), _core.native(on_true_tile), float(on_false_value), _dt(dtype)
-    return _producer("affine_select", lambda dst: _native.affine_select(dst, p, t, v, dt, loc))
+    return _producer("affine_select", lambda dst: _native.affine_select(dst, p, t, v, dt, loc), run)
 
 
 def tensor_copy_predicated(dst=None, src=None, predicate=None, reverse_pred=False, *, mask=None, dtype=None,
@@ -304,10 +319,12 @@ def tensor_copy_predicated(dst=None, src=None, predicate=None, reverse_pred=Fals
     """dst = src where predicate is non-zero (reverse_pred: where it is zero), dst unchanged
     elsewhere; src a tile of dst's shape and dtype, a (P, 1) tile or a number (vector engine)."""
     _core.require_trace("tensor_copy_predicated")
-    _no_mask(mask, "tensor_copy_predicated")
+    run = _no_mask(mask, "tensor_copy_predicated", dst, src)
     loc = caller()
     if dst is None or src is None or predicate is None:
         raise TypeError("tensor_copy_predicated needs src, dst and predicate")
+    if not run:
+        return
     d, s, p = _core.native(dst), _operand(src), _core.native(predicate)
     _core.flush()
     _native.tensor_copy_predicated(d, s, p, bool(reverse_pred), loc)
@@ -318,12 +335,12 @@ def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, 
     """(data op0 operand0) op1 operand1: operand0 a number or a (P, 1) tile, operand1 a tile of
     data's shape (tensor_scalar, then tensor_tensor)."""
     _core.require_trace("scalar_tensor_tensor")
-    _no_mask(mask, "scalar_tensor_tensor")
+    run = _no_mask(mask, "scalar_tensor_tensor", data)
     loc = caller()
     d, o0, o1 = _core.native(data), alu_name(op0, "op0"), alu_name(op1, "op1")
     x0, x1, dt = _operand(operand0), _core.native(operand1), _dt(dtype)
     return _producer("scalar_tensor_tensor", lambda dst: _native.scalar_tensor_tensor(
-        dst, d, o0, x0, o1, x1, bool(reverse0), bool(reverse1), dt, loc))
+        dst, d, o0, x0, o1, x1, bool(reverse0), bool(reverse1), dt, loc), run)
 
 
 def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
@@ -331,20 +348,20 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
     """data op0 operand0, and its reduce_op (add, multiply, maximum, minimum) over every free axis
     written into reduce_res, a (P, 1) tile (tensor_scalar, then tensor_reduce)."""
     _core.require_trace("tensor_scalar_reduce")
-    _no_mask(mask, "tensor_scalar_reduce")
+    run = _no_mask(mask, "tensor_scalar_reduce", data)
     loc = caller()
     d, o0, x0 = _core.native(data), alu_name(op0, "op0"), _operand(operand0)
     ro, r, dt = alu_name(reduce_op, "reduce_op"), _core.native(reduce_res), _dt(dtype)
     return _producer("tensor_scalar_reduce", lambda dst: _native.tensor_scalar_reduce(
-        dst, d, o0, x0, ro, r, bool(reverse0), dt, loc))
+        dst, d, o0, x0, ro, r, bool(reverse0), dt, loc), run)
 
 
+@maskable("tensor_tensor_scan")
 def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, *, dtype=None, mask=None,
                        **kwargs):
     """The scan r[:, i] = (data0[:, i] op0 r[:, i-1]) op1 data1[:, i] from r[:, -1] = initial (a
     number or a (P, 1) tile), carried in float32: one tensor_scalar per column (vector engine)."""
     _core.require_trace("tensor_tensor_scan")
-    _no_mask(mask, "tensor_tensor_scan")
     loc = caller()
     d0, d1, init = _core.native(data0), _core.native(data1), _operand(initial)
     o0, o1, dt = alu_name(op0, "op0"), alu_name(op1, "op1"), _dt(dtype)
@@ -352,11 +369,11 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
         dst, d0, d1, init, o0, o1, bool(reverse0), bool(reverse1), dt, loc))
 
 
+@maskable("bn_stats")
 def bn_stats(data, *, mask=None, dtype=None, **kwargs):
     """(count, mean, count * variance) of the even-indexed and of the odd-indexed elements of each
     partition (at most 512): a (P, 6) tile (vector and scalar engines)."""
     _core.require_trace("bn_stats")
-    _no_mask(mask, "bn_stats")
     loc = caller()
     d, dt = _core.native(data), _dt(dtype)
     return _producer("bn_stats", lambda dst: _native.bn_stats(dst, d, dt, loc))
@@ -365,50 +382,51 @@ def bn_stats(data, *, mask=None, dtype=None, **kwargs):
 def bn_aggr(data, *, mask=None, dtype=None, **kwargs):
     """The mean and variance, a (P, 2) tile, of the elements the bn_stats triples in data describe."""
     _core.require_trace("bn_aggr")
-    _no_mask(mask, "bn_aggr")
+    run = _no_mask(mask, "bn_aggr", data)
     loc = caller()
     d, dt = _core.native(data), _dt(dtype)
-    return _producer("bn_aggr", lambda dst: _native.bn_aggr(dst, d, dt, loc))
+    return _producer("bn_aggr", lambda dst: _native.bn_aggr(dst, d, dt, loc), run)
 
 
 def max8(*, src, mask=None, dtype=None, **kwargs):
     """The 8 largest values of each partition of src (8 to 16384 elements), in descending order: a
     (P, 8) tile (vector engine: per value a maximum, then its first position set to -inf)."""
     _core.require_trace("max8")
-    _no_mask(mask, "max8")
+    run = _no_mask(mask, "max8", src)
     loc = caller()
     s, dt = _core.native(src), _dt(dtype)
-    return _producer("max8", lambda dst: _native.max8(dst, s, dt, loc))
+    return _producer("max8", lambda dst: _native.max8(dst, s, dt, loc), run)
 
 
 def nc_find_index8(*, data, vals, mask=None, dtype=None, **kwargs):
     """The position of the first occurrence in each partition of data of each of vals' 8 values: a
     (P, 8) tile of float32 indices (NKI's uint32 and uint16 are not modelled)."""
     _core.require_trace("nc_find_index8")
-    _no_mask(mask, "nc_find_index8")
+    run = _no_mask(mask, "nc_find_index8", data)
     loc = caller()
     d, v, dt = _core.native(data), _core.native(vals), _dt(dtype)
-    return _producer("nc_find_index8", lambda dst: _native.nc_find_index8(dst, d, v, dt, loc))
+    return _producer("nc_find_index8", lambda dst: _native.nc_find_index8(dst, d, v, dt, loc), run)
 
 
 def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
     """data with the first occurrence of each of vals' 8 values replaced by imm; their positions
     into dst_idx (P, 8) when given (float32 indices)."""
     _core.require_trace("nc_match_replace8")
-    _no_mask(mask, "nc_match_replace8")
+    run = _no_mask(mask, "nc_match_replace8", data)
     loc = caller()
     d, v, i, dt = _core.native(data), _core.native(vals), _core.native(dst_idx), _dt(dtype)
-    return _producer("nc_match_replace8", lambda dst: _native.nc_match_replace8(dst, d, v, float(imm), i, dt, loc))
+    return _producer("nc_match_replace8",
+                     lambda dst: _native.nc_match_replace8(dst, d, v, float(imm), i, dt, loc), run)
 
 
 def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
     """data with each element replaced by 0 with probability prob (a number or a (P, 1) tile), not
     rescaled: the kernel's next random numbers (see nl.rand) compared with prob, then a select."""
     _core.require_trace("dropout")
-    _no_mask(mask, "dropout")
+    run = _no_mask(mask, "dropout", data)
     loc = caller()
     d, p, dt = _core.native(data), _operand(prob), _dt(dtype)
-    return _producer("dropout", lambda dst: _native.dropout(dst, d, p, dt, loc))
+    return _producer("dropout", lambda dst: _native.dropout(dst, d, p, dt, loc), run)
 
 
 # --- not modelled --------------------------------------------------------------------------------------

@@ -222,11 +222,16 @@ def copy(x, dtype=None, mask=None, **kwargs):
     return nisa.tensor_copy(x, dtype=dtype)
 
 
-def _no_mask(mask, api):
-    if mask is not None:
-        loc = caller()
-        raise ValueError(f"{loc}: the mask parameter of '{api}' is not supported by this model; index the "
-                         "tensors with the range you want instead")
+def _no_mask(mask, api, *operands, skip=False):
+    """mask= of a call that applies it whole (_mask.whole): True to issue it; a mask that keeps
+    nothing gives False where the call can issue nothing (skip) and is refused elsewhere."""
+    from . import _mask
+    loc = caller()
+    run = _mask.whole(mask, api, loc, operands)
+    if not run and not skip:
+        raise ValueError(f"{loc}: the mask parameter of '{api}' keeps nothing: this model applies it to this call "
+                         "only when it keeps all of it; leave the call out instead")
+    return run
 
 
 # --- element-wise and reduction calls ---------------------------------------------------------------
@@ -626,7 +631,7 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
     that view."""
     from . import isa as nisa
     _core.require_trace("loop_reduce")
-    _no_mask(mask, "loop_reduce")
+    run = _no_mask(mask, "loop_reduce", x, skip=True)
     loc = caller()
     xn, o = _core.native(x), nisa.alu_name(op)
     target = _assigned_tile(loc)
@@ -636,7 +641,8 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
         if dst is None:
             raise ValueError(f"{loc}: the result of nl.loop_reduce must be assigned to the tile it reduces into "
                              "(b = nl.loop_reduce(a, op, loop_indices) with b a tile, or b[...] = ...)")
-        _native.loop_reduce(dst, xn, o, loc)
+        if run:
+            _native.loop_reduce(dst, xn, o, loc)
         return dst
 
     return _core.pending("loop_reduce", emit, loc)
@@ -696,8 +702,7 @@ def random_seed(seed, *, mask=None, **kwargs):
 def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
     """x with each element replaced by 0 with probability rate (nisa.dropout)."""
     from . import isa as nisa
-    _no_mask(mask, "dropout")
-    return nisa.dropout(x, rate, dtype=dtype)
+    return nisa.dropout(x, rate, dtype=dtype, mask=mask)
 
 
 def shared_constant(constant, dtype=None, **kwargs):
