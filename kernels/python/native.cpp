@@ -913,7 +913,8 @@ void bind_running(py::module_& m) {
   m.def(
       "run_program",
       [](std::shared_ptr<ncore::Program> prog, const std::string& preset, const py::dict& inputs,
-         const std::string& backend, unsigned threads, bool check, bool skip_idle) {
+         const std::string& backend, unsigned threads, bool check, bool skip_idle, const std::string& waves,
+         const std::vector<std::string>& waves_scopes, const std::string& waves_window) {
         const ncore::Preset& p = preset_of(preset);
         ncore::run::Arrays in;
         for (const auto& [k, v] : inputs) {
@@ -951,6 +952,8 @@ void bind_running(py::module_& m) {
         opt.threads = threads;
         opt.sim.check = check;
         opt.sim.skip_idle = skip_idle;
+        ncore::run::set_waves(opt, waves, waves_scopes, waves_window,
+                              {"NCORE_WAVES (waves=)", "NCORE_WAVES_SCOPE (waves_scope=)", "NCORE_WAVES_WINDOW (waves_window=)"});
         auto r = std::make_unique<PyResult>();
         {
           py::gil_scoped_release nogil;
@@ -980,7 +983,8 @@ void bind_running(py::module_& m) {
         return py::make_tuple(out, updated, py::cast(r.release(), py::return_value_policy::take_ownership));
       },
       py::arg("program"), py::arg("preset"), py::arg("inputs"), py::arg("backend") = "rtl", py::arg("threads") = 0,
-      py::arg("check") = false, py::arg("skip_idle") = true);
+      py::arg("check") = false, py::arg("skip_idle") = true, py::arg("waves") = "",
+      py::arg("waves_scopes") = std::vector<std::string>{}, py::arg("waves_window") = "");
 
   m.def(
       "build_declared",

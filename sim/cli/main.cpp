@@ -32,43 +32,13 @@ namespace {
 
 enum Exit { kOk = 0, kWrong = 1, kBadInput = 2, kSimError = 3 };
 
-// --waves-window START:END (either may be empty).
-void parse_window(const std::string& w, sim::RunOptions& opt) {
-  const auto colon = w.find(':');
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument("no colon");
-    size_t used = 0;
-    if (colon > 0) {
-      opt.waves_start = std::stoull(w.substr(0, colon), &used);
-      if (used != colon) throw std::invalid_argument("start");
-    }
-    if (colon + 1 < w.size()) {
-      opt.waves_end = std::stoull(w.substr(colon + 1), &used);
-      if (used != w.size() - colon - 1) throw std::invalid_argument("end");
-    }
-  } catch (const std::exception&) {
-    throw InputError(fmt::format("--waves-window {}: expected START:END in cycles (either may be empty)", w));
-  }
-  if (opt.waves_start >= opt.waves_end) throw InputError(fmt::format("--waves-window {}: START must be below END", w));
-}
-
 // The RTL run's options: check mode, skipping, waveforms, the progress line, threads.
 run::Options run_options(const cli::Options& o, const Preset& preset) {
   run::Options opt;
   opt.backend = o.backend == "golden" ? run::Backend::golden : run::Backend::rtl;
   opt.sim.check = o.check;
   opt.sim.skip_idle = !o.no_skip;
-  opt.sim.waves = o.waves;
-  opt.sim.waves_scopes = o.waves_scopes;
-  if (!o.waves_window.empty()) parse_window(o.waves_window, opt.sim);
-  if (o.waves.empty() && (!o.waves_scopes.empty() || !o.waves_window.empty()))
-    throw InputError("--waves-scope and --waves-window need --waves FILE.fst");
-  for (const auto& name : o.waves_scopes) {
-    std::vector<std::string> known;
-    for (const auto& w : sim::kWaveScopes) known.emplace_back(w.name);
-    if (std::find(known.begin(), known.end(), name) == known.end())
-      throw InputError(fmt::format("--waves-scope {}: unknown scope (known: {})", name, fmt::join(known, ", ")));
-  }
+  run::set_waves(opt, o.waves, o.waves_scopes, o.waves_window, {"--waves", "--waves-scope", "--waves-window"});
   if (!o.quiet && isatty(STDERR_FILENO)) {
     opt.sim.progress_seconds = 2.0;
     const double mhz = static_cast<double>(preset.clock_mhz);

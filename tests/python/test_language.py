@@ -292,6 +292,33 @@ def test_options_validated(monkeypatch):
         ncore.options()
 
 
+def test_waveforms_of_a_python_run_limited_to_scopes_and_a_window(tmp_path):
+    import shutil
+    import subprocess
+    from kernels import vector_add_stream
+    a, b = rand(25600), rand(25600)
+    nki.baremetal(vector_add_stream)(a, b)
+    w0 = ncore.last_run()["cycles"] - 2000  # 800 cycles of the kernel's last stretch
+    fst = tmp_path / "run.fst"
+    ncore.set_options(waves=str(fst), waves_scope="dve,seq", waves_window=f"{w0}:{w0 + 800}")
+    np.testing.assert_array_equal(nki.baremetal(vector_add_stream)(a, b), a + b)
+    assert fst.stat().st_size > 0
+    if shutil.which("fst2vcd"):
+        vcd = subprocess.run(["fst2vcd", str(fst)], capture_output=True, text=True, check=True).stdout
+        scopes = {line.split()[2] for line in vcd.splitlines() if line.startswith("$scope")}
+        assert "u_dve" in scopes and "u_pe" not in scopes and "u_dma" not in scopes
+        # the header's time 0 aside, every time in the window (416.7 ps a cycle at 2.4 GHz)
+        times = [int(line[1:]) for line in vcd.splitlines() if line.startswith("#") and line != "#0"]
+        assert len(times) > 5, len(times)
+        assert w0 * 1e6 / 2400 - 1 <= min(times) and max(times) <= (w0 + 800) * 1e6 / 2400 + 1
+    ncore.set_options(waves_scope="fpu")
+    with pytest.raises(ValueError, match=r"NCORE_WAVES_SCOPE \(waves_scope=\) fpu: unknown scope \(known: seq, dve"):
+        nki.baremetal(vector_add_stream)(a, b)
+    ncore.set_options(waves=None, waves_scope="dve", waves_window=None)
+    with pytest.raises(ValueError, match=r"need NCORE_WAVES"):
+        nki.baremetal(vector_add_stream)(a, b)
+
+
 def test_benchmark_both_forms_latency_and_profile(tmp_path):
     from kernels import vector_add_stream
     a, b = rand(25600), rand(25600)

@@ -15,9 +15,10 @@ from . import _core
 
 _ENV = {"backend": "NCORE_BACKEND", "config": "NCORE_CONFIG", "check": "NCORE_CHECK", "threads": "NCORE_THREADS",
         "pe_model": "NCORE_PE_MODEL",
-        "profile": "NCORE_PROFILE", "dma_queues": "NCORE_DMA_QUEUES", "verbose": "NCORE_VERBOSE"}
+        "profile": "NCORE_PROFILE", "dma_queues": "NCORE_DMA_QUEUES", "verbose": "NCORE_VERBOSE",
+        "waves": "NCORE_WAVES", "waves_scope": "NCORE_WAVES_SCOPE", "waves_window": "NCORE_WAVES_WINDOW"}
 _DEFAULTS = {"backend": "rtl", "config": "trn2", "check": False, "threads": "auto", "pe_model": "rtl", "profile": None, "dma_queues": 4,
-             "verbose": False}
+             "verbose": False, "waves": None, "waves_scope": None, "waves_window": None}
 _set = {}         # options given through ncore.set_options
 _threads = {}     # preset -> the thread count this process's RTL model was built with
 last = {}         # the figures of the last run
@@ -218,7 +219,15 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), fi
     preset = current_preset()
     backend = backend or option("backend")
     threads = _threads_for(prog, preset) if backend == "rtl" else 0
-    outs, updated, res = _native.run_program(prog, preset, arrays, backend, threads, option("check"), True)
+    waves = option("waves") if backend == "rtl" else None
+    scopes = option("waves_scope")
+    if isinstance(scopes, str):
+        scopes = [x for x in scopes.split(",") if x]
+    outs, updated, res = _native.run_program(prog, preset, arrays, backend, threads, option("check"), True,
+                                             waves or "", list(scopes or []), option("waves_window") or "")
+    if waves:
+        print(f"[ncore] waveforms written: {waves} (FST: gtkwave {waves} waves/vector_add.gtkw, or another save "
+              "file of waves/, from the repository root)", file=sys.stderr)
     stats = dict(res.stats)
     stats["kernel"] = func.__name__
     last.clear()
