@@ -181,3 +181,27 @@ def test_an_nl_ds_slice_past_the_end_is_kept_inside_by_its_mask():
 
     with pytest.raises(ValueError, match="Out-of-bound access for tensor"):
         sim(unmasked, x)
+
+
+def test_view_axes_keep_the_grid_order_and_unused_axes_drop():
+    # nl.arange(m)[None, :] indexing the partitions of an HBM tensor still makes a transposing
+    # load (the grid's order, not the subscript's); an nl.mgrid axis no index uses is no axis of
+    # the view ([0, g.x] is one row, [g.p, 0] one column).
+    @nki.jit
+    def k(y):
+        t_out = nl.ndarray((64, 128), dtype=y.dtype, buffer=nl.shared_hbm)
+        row = nl.ndarray((1, 64), dtype=y.dtype, buffer=nl.shared_hbm)
+        col = nl.ndarray((128, 1), dtype=y.dtype, buffer=nl.shared_hbm)
+        i_p, i_f = nl.arange(64)[:, None], nl.arange(128)[None, :]
+        nl.store(t_out, nl.load(y[i_f, i_p]))
+        g = nl.mgrid[0:128, 0:64]
+        nl.store(row, nl.load(y[0, g.x]))
+        t = nl.load(y)
+        nl.store(col, nl.copy(t[g.p, 5]))
+        return t_out, row, col
+
+    y = rand(128, 64)
+    t_out, row, col = sim(k, y)
+    np.testing.assert_array_equal(t_out, y.T)
+    np.testing.assert_array_equal(row, y[0:1, :])
+    np.testing.assert_array_equal(col, y[:, 5:6])

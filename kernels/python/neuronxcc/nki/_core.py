@@ -273,11 +273,11 @@ def _norm_index(key, ndim):
 def _affine_index(key, shape, axes=None, clamp=True):
     """A key with nl.arange/nl.mgrid expressions as (offset, coeff, grid) for the native affine view.
     The view's axes are the index axes the expressions use, as NKI shapes a tile from its
-    indices: those of the partition index first, then the others of that grid, then those of
-    the other grids (nl.mgrid calls of another rank) in order of use, each grid's in its axis
-    order; then one per slice and per 1-D nl.arange. A grid axis no index uses is not a view axis
-    (nl.mgrid[0:128, 0:n, 0:1]'s last component indexing a size-1 partition dimension loads a
-    (1, n) tile). `axes`, a dict, receives {(grid rank, grid axis): view axis} when that differs
+    indices: those of the partition index's grid in axis order (a size-1 axis of the partition
+    index first), then those of the other grids (nl.mgrid calls of another rank) in order of use,
+    each in axis order; then one per slice and per 1-D nl.arange. A grid axis no index uses is
+    not a view axis (nl.mgrid[0:128, 0:n, 0:1]'s last component indexing a size-1 partition
+    dimension loads a (1, n) tile). `axes`, a dict, receives {(grid rank, grid axis): view axis} when that differs
     from the grid axis (for the masks of the call the view is given to, see _mask.box). clamp False:
     a slice past the dimension's end keeps its size (a view a mask keeps inside, see _mask)."""
     key = _expand_ellipsis(key, len(shape))
@@ -293,7 +293,10 @@ def _affine_index(key, shape, axes=None, clamp=True):
                 raise IndexError(f"axis {a} of the index grid has two sizes, {used[ka]} and {size}")
     first = key[0] if isinstance(key[0], _IndexExpr) and key[0].ndim is not None else None
     primary = first.ndim if first is not None else (exprs[0].ndim if exprs else None)
-    view = [(primary, a) for a in sorted(first.terms)] if first is not None else []
+    # A size-1 axis the partition index uses leads (moving a size-1 axis reorders no element); the
+    # other axes keep their grid's order, so nl.arange(m)[None, :] indexing the partitions still
+    # makes a transposing view.
+    view = [(primary, a) for a in sorted(first.terms) if first.sizes[a] == 1] if first is not None else []
     view += sorted(ka for ka in used if ka[0] == primary and ka not in view)
     for k in exprs:  # the other grids, in order of use
         view += sorted(ka for ka in used if ka[0] == k.ndim and ka not in view)
