@@ -38,7 +38,7 @@ run::Options run_options(const cli::Options& o, const Preset& preset) {
   opt.backend = o.backend == "golden" ? run::Backend::golden : run::Backend::rtl;
   opt.sim.check = o.check;
   opt.sim.skip_idle = !o.no_skip;
-  run::set_waves(opt, o.waves, o.waves_scopes, o.waves_window, {"--waves", "--waves-scope", "--waves-window"});
+  sim::set_waves(opt.sim, o.waves, o.waves_scopes, o.waves_window, {"--waves", "--waves-scope", "--waves-window"});
   if (!o.quiet && isatty(STDERR_FILENO)) {
     opt.sim.progress_seconds = 2.0;
     const double mhz = static_cast<double>(preset.clock_mhz);

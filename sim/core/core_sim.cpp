@@ -17,6 +17,7 @@
 #include <verilated.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/core_sim.hpp"
 #include "core_models.hpp"
@@ -201,6 +202,38 @@ unsigned Core::auto_threads(const Preset& preset, const Program& prog) {
   for (const auto& in : prog.streams[pe].insns)
     if (in.insn.opcode == isa::Opcode::multiply_moving) return 2;
   return 1;
+}
+
+void set_waves(RunOptions& opt, const std::string& file, const std::vector<std::string>& scopes,
+               const std::string& window, const WaveNames& names) {
+  if (file.empty() && (!scopes.empty() || !window.empty()))
+    throw InputError(fmt::format("{} and {} need {} FILE.fst", names.scopes, names.window, names.file));
+  opt.waves = file;
+  opt.waves_scopes = scopes;
+  for (const auto& name : scopes) {
+    std::vector<std::string> known;
+    for (const auto& w : kWaveScopes) known.emplace_back(w.name);
+    if (std::find(known.begin(), known.end(), name) == known.end())
+      throw InputError(fmt::format("{} {}: unknown scope (known: {})", names.scopes, name, fmt::join(known, ", ")));
+  }
+  if (window.empty()) return;
+  const auto colon = window.find(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no colon");
+    size_t used = 0;
+    if (colon > 0) {
+      opt.waves_start = std::stoull(window.substr(0, colon), &used);
+      if (used != colon) throw std::invalid_argument("start");
+    }
+    if (colon + 1 < window.size()) {
+      opt.waves_end = std::stoull(window.substr(colon + 1), &used);
+      if (used != window.size() - colon - 1) throw std::invalid_argument("end");
+    }
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("{} {}: expected START:END in cycles (either may be empty)", names.window, window));
+  }
+  if (opt.waves_start >= opt.waves_end)
+    throw InputError(fmt::format("{} {}: START must be below END", names.window, window));
 }
 
 }  // namespace ncore::sim

@@ -63,6 +63,16 @@ struct RunOptions {
   std::function<void(GoldenModel&)> golden_setup;
 };
 
+// Waveforms for a run: an FST file of the RTL's signals, limited to the scopes given (names of
+// kWaveScopes) and to a window of cycles "START:END" (either may be empty; "" for all). Throws
+// InputError for an unknown scope, a malformed window, or scopes or a window without a file;
+// `names` are how messages name the three (the command line's flags, the environment).
+struct WaveNames {
+  std::string file, scopes, window;
+};
+void set_waves(RunOptions& opt, const std::string& file, const std::vector<std::string>& scopes,
+               const std::string& window, const WaveNames& names);
+
 // What one instruction did on the RTL, for the profile and the timeline.
 struct InsnRecord {
   uint32_t stream = 0;

@@ -197,38 +197,6 @@ Compare compare(const Array& got, const Bytes& want, const std::vector<double>* 
   return c;
 }
 
-void set_waves(Options& opt, const std::string& file, const std::vector<std::string>& scopes,
-               const std::string& window, const WaveNames& names) {
-  if (file.empty() && (!scopes.empty() || !window.empty()))
-    throw InputError(fmt::format("{} and {} need {} FILE.fst", names.scopes, names.window, names.file));
-  opt.sim.waves = file;
-  opt.sim.waves_scopes = scopes;
-  for (const auto& name : scopes) {
-    std::vector<std::string> known;
-    for (const auto& w : sim::kWaveScopes) known.emplace_back(w.name);
-    if (std::find(known.begin(), known.end(), name) == known.end())
-      throw InputError(fmt::format("{} {}: unknown scope (known: {})", names.scopes, name, fmt::join(known, ", ")));
-  }
-  if (window.empty()) return;
-  const auto colon = window.find(':');
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument("no colon");
-    size_t used = 0;
-    if (colon > 0) {
-      opt.sim.waves_start = std::stoull(window.substr(0, colon), &used);
-      if (used != colon) throw std::invalid_argument("start");
-    }
-    if (colon + 1 < window.size()) {
-      opt.sim.waves_end = std::stoull(window.substr(colon + 1), &used);
-      if (used != window.size() - colon - 1) throw std::invalid_argument("end");
-    }
-  } catch (const std::exception&) {
-    throw InputError(fmt::format("{} {}: expected START:END in cycles (either may be empty)", names.window, window));
-  }
-  if (opt.sim.waves_start >= opt.sim.waves_end)
-    throw InputError(fmt::format("{} {}: START must be below END", names.window, window));
-}
-
 KernelRun prepare(const KernelRequest& req) {
   KernelRun run;
   run.kernel = &kernels::find(req.args.kernel);

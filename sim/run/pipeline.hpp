@@ -50,16 +50,6 @@ struct Options {
   sim::RunOptions sim;   // RTL: check mode, idle skipping, waveforms, progress, stall limit
 };
 
-// Waveforms for a run: an FST file of the RTL's signals, limited to the scopes given (names of
-// sim::kWaveScopes) and to a window of cycles "START:END" (either may be empty; "" for all).
-// Throws InputError for an unknown scope, a malformed window, or scopes or a window without a
-// file; `names` are how messages name the three (the command line's flags, the environment).
-struct WaveNames {
-  std::string file, scopes, window;
-};
-void set_waves(Options& opt, const std::string& file, const std::vector<std::string>& scopes,
-               const std::string& window, const WaveNames& names);
-
 struct Result {
   Backend backend = Backend::rtl;
   unsigned threads = 0;  // threads the RTL model ran on (0 on the golden model)

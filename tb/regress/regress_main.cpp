@@ -6,6 +6,7 @@
 //
 //   ncore-regress [--preset tiny,trn2] [--seed 1] [--count N] [--minutes M] [--json FILE] [--out DIR]
 //   ncore-regress --replay tests/regress/*.ncimg
+//   ncore-regress --replay F.ncimg --waves F.fst [--waves-scope pe,psum] [--waves-window START:END]
 //   ncore-regress --emit --preset tiny --seed 5 --out DIR      (the image and listing of one Program)
 //
 // Exit status: 0 every Program passed, 1 a failure was found, 2 bad input, 3 an internal error.
@@ -48,6 +49,9 @@ struct Options {
   bool shrink = true;
   double shrink_minutes = 10;
   std::vector<std::string> replay;
+  std::string waves, waves_window;  // --replay of one image: its waveforms
+  std::vector<std::string> waves_scopes;
+  bool failure_waves = true;        // a failure's shrunk Program re-run with waves around the failure
   std::vector<std::string> weights;  // NAME=N
   bool emit = false;
   bool quiet = false;
@@ -68,10 +72,10 @@ struct Outcome {
   uint64_t hbm_hash = 0;  // FNV-1a of the HBM after the run (the Program's stores)
 };
 
-Outcome run_checked(const Program& p, const Preset& pr, uint64_t stall_limit) {
+Outcome run_checked(const Program& p, const Preset& pr, uint64_t stall_limit, const sim::RunOptions* waves = nullptr) {
   Outcome o;
   std::vector<uint8_t> hbm(p.hbm_bytes, 0);
-  sim::RunOptions ro;
+  sim::RunOptions ro = waves ? *waves : sim::RunOptions{};
   ro.check = true;
   ro.stall_limit = stall_limit;
   try {
@@ -135,14 +139,28 @@ nlohmann::json report_failure(const Options& o, const Preset& pr, uint64_t seed,
               << std::endl;
   }
   const fs::path img = fs::path(o.out) / (stem + ".ncimg"), lst = fs::path(o.out) / (stem + ".lst"),
-                 txt = fs::path(o.out) / (stem + ".txt");
+                 txt = fs::path(o.out) / (stem + ".txt"), fst = fs::path(o.out) / (stem + ".fst");
   prog.save(img.string());
   write_text(lst, prog.listing());
+  // The shrunk Program again, with its waveforms around the cycle it failed at (every scope).
+  std::string waves_note;
+  if (o.failure_waves) {
+    const std::string window = regress::failure_window(shrunk_msg);
+    sim::RunOptions wo;
+    sim::set_waves(wo, fst.string(), {}, window, {"--waves", "--waves-scope", "--waves-window"});
+    run_checked(prog, pr, o.stall_limit, &wo);
+    waves_note = fmt::format("waveforms: {} ({}; GTKWave: gtkwave {} waves/vector_add.gtkw from the repository "
+                             "root)\nagain: ncore-regress --replay {} --waves {}{}\n",
+                             fst.string(), window.empty() ? "the whole run" : "cycles " + window, fst.string(),
+                             img.string(), fst.string(), window.empty() ? "" : " --waves-window " + window);
+    f["waves"] = fst.string();
+    f["waves_window"] = window;
+  }
   write_text(txt, fmt::format("{} on preset {}, random seed {} (ncore-regress --preset {} --seed {} --count 1 "
                               "--min-insns {} --max-insns {})\n\noriginal:\n{}\n\nshrunk ({} instructions):\n{}\n\n"
-                              "replay: ncore-regress --replay {}\n",
+                              "replay: ncore-regress --replay {}\n{}",
                               bad.kind, pr.name, seed, pr.name, seed, o.min_insns, o.max_insns, bad.message,
-                              prog.instruction_count(), shrunk_msg, img.string()));
+                              prog.instruction_count(), shrunk_msg, img.string(), waves_note));
   f["image"] = img.string();
   f["listing"] = lst.string();
   f["shrunk_message"] = shrunk_msg;
@@ -190,6 +208,10 @@ void set_weights(regress::Weights& w, const std::vector<std::string>& given) {
 
 int replay(const Options& o) {
   int failed = 0;
+  sim::RunOptions waves;
+  sim::set_waves(waves, o.waves, o.waves_scopes, o.waves_window, {"--waves", "--waves-scope", "--waves-window"});
+  if (!o.waves.empty() && o.replay.size() != 1)
+    throw InputError(fmt::format("--waves: give one --replay image ({} given)", o.replay.size()));
   std::vector<Program> programs;
   std::vector<std::string> presets;
   for (const std::string& path : o.replay) {
@@ -201,7 +223,8 @@ int replay(const Options& o) {
     const std::string& path = o.replay[i];
     const Program& p = programs[i];
     const Preset& pr = preset_named(p.preset);
-    const Outcome r = run_checked(p, pr, o.stall_limit);
+    const Outcome r = run_checked(p, pr, o.stall_limit, o.waves.empty() ? nullptr : &waves);
+    if (!o.waves.empty()) std::cout << fmt::format("waveforms written: {}\n", o.waves);
     if (r.ok) {
       std::cout << fmt::format("PASS {}: {} instructions, {} checked, {} cycles\n", path, r.stats.instructions,
                                r.stats.checked_instructions, r.stats.cycles);
@@ -235,6 +258,9 @@ int run(const Options& o) {
   if (o.min_insns == 0 || o.min_insns > o.max_insns)
     throw InputError(fmt::format("--min-insns {} --max-insns {}: need 1 <= min <= max", o.min_insns, o.max_insns));
   if (!o.replay.empty()) return replay(o);
+  if (!o.waves.empty() || !o.waves_scopes.empty() || !o.waves_window.empty())
+    throw InputError("--waves, --waves-scope and --waves-window go with --replay (a failure found by the regression "
+                     "gets its waveforms by itself)");
   std::vector<const Preset*> presets;
   for (const std::string& name : o.presets) presets.push_back(&preset_named(name));
   if (presets.empty()) throw InputError("--preset: no preset given");
@@ -393,6 +419,13 @@ int sc_main(int argc, char* argv[]) {
       ->check(CLI::IsMember({"rtl", "fast"}));
   app.add_option("--replay", o.replay, "run these Program images in check mode instead (regression cases)")
       ->check(CLI::ExistingFile);
+  app.add_option("--waves", o.waves, "with --replay of one image: dump its RTL signals to FILE.fst (FST, for GTKWave)");
+  app.add_option("--waves-scope", o.waves_scopes,
+                 "limit the dump to these scopes (comma-separated): seq, dve, act, dma, sbuf, pe, psum")
+      ->delimiter(',');
+  app.add_option("--waves-window", o.waves_window, "dump only cycles START:END (either may be empty)");
+  app.add_flag("!--no-failure-waves", o.failure_waves,
+               "do not re-run a failure's shrunk Program to dump its waveforms around the failing cycle");
   app.add_flag("--emit", o.emit, "write the image and listing of --seed's Program for each --preset to --out and exit");
   app.add_flag("-q,--quiet", o.quiet, "no progress lines");
   app.footer("Exit status: 0 every Program passed, 1 a failure (mismatch, hang, deadlock) was found, 2 bad input, "

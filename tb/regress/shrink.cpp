@@ -2,8 +2,11 @@
 #include "shrink.hpp"
 
 #include <chrono>
+#include <regex>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
@@ -170,6 +173,14 @@ ShrinkResult shrink(const Preset& pr, const Draft& draft, const std::function<bo
   }
   r.instructions_after = r.program.instruction_count();
   return r;
+}
+
+std::string failure_window(const std::string& message, uint64_t before, uint64_t after) {
+  static const std::regex at_cycle(R"(at cycle (\d+))");
+  std::smatch m;
+  if (!std::regex_search(message, m, at_cycle)) return "";
+  const uint64_t c = std::stoull(m[1].str());
+  return fmt::format("{}:{}", c > before ? c - before : 0, c + after);
 }
 
 }  // namespace ncore::regress

@@ -33,4 +33,9 @@ struct ShrinkResult {
 ShrinkResult shrink(const Preset& preset, const Draft& draft, const std::function<bool(const Program&)>& fails,
                     const ShrinkOptions& opt = {});
 
+// The window of cycles "START:END" around the cycle a failure's message names (a check-mode
+// difference "... completed at cycle N", a hang "(at cycle N)"): the `before` cycles up to it and
+// `after` past it. "" when the message names no cycle (a deadlock): the whole run.
+std::string failure_window(const std::string& message, uint64_t before = 2000, uint64_t after = 200);
+
 }  // namespace ncore::regress

@@ -136,3 +136,14 @@ TEST_CASE("the shrinker keeps what makes a Program fail and drops the rest", "[r
   }
   CHECK(shrunk == 3);
 }
+
+
+TEST_CASE("a failure's waveform window is the cycles before and just after the cycle it names", "[regress]") {
+  CHECK(regress::failure_window("check: RTL and golden model differ after dve[3] completed at cycle 5000\n  x") ==
+        "3000:5200");
+  CHECK(regress::failure_window("no instruction completed for 200000 cycles (at cycle 900); giving up") == "0:1100");
+  CHECK(regress::failure_window("deadlock: every stream waits on a semaphore that nothing in flight will change") ==
+        "");
+  CHECK(regress::failure_window("at cycle 100", 10, 5) == "90:105");
+}
+

@@ -3,6 +3,7 @@
 // the shrinker reduces that Program to one DMA transfer that reads the planted element.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,20 @@ TEST_CASE("a planted difference is found in lockstep and shrunk to the DMA that 
     CHECK(i.src0.mem == isa::Buffer::hbm);
     CHECK(r.instructions_after <= 2);  // the transfer, perhaps the sem_wait of a tail update
     CHECK(r.instructions_after < r.instructions_before);
+    // The shrunk failure again with its waveforms around the failing cycle, as ncore-regress
+    // writes them next to its image.
+    const std::string msg2 = run_planted(pr, r.program, byte);
+    const std::string window = regress::failure_window(msg2);
+    REQUIRE(!window.empty());
+    const std::string fst = "regress-planted-" + std::to_string(seed) + ".fst";
+    std::vector<uint8_t> hbm(r.program.hbm_bytes, 0);
+    sim::RunOptions ro;
+    sim::set_waves(ro, fst, {"dma"}, window, {"--waves", "--waves-scope", "--waves-window"});
+    ro.check = true;
+    ro.golden_setup = [byte](GoldenModel& g) { g.hbm()[byte] ^= 0x80; };
+    CHECK_THROWS_AS(sim::Core::get(pr, 1).run(r.program, hbm, ro), SimError);
+    CHECK(std::filesystem::file_size(fst) > 0);
+    std::filesystem::remove(fst);
     ++shrunk;
   }
   CHECK(shrunk == 2);
