@@ -953,7 +953,8 @@ void bind_running(py::module_& m) {
         opt.sim.check = check;
         opt.sim.skip_idle = skip_idle;
         ncore::sim::set_waves(opt.sim, waves, waves_scopes, waves_window,
-                              {"NCORE_WAVES (waves=)", "NCORE_WAVES_SCOPE (waves_scope=)", "NCORE_WAVES_WINDOW (waves_window=)"});
+                              {"NCORE_WAVES (waves=)", "NCORE_WAVES_SCOPE (waves_scope=)",
+                               "NCORE_WAVES_WINDOW (waves_window=)"});
         auto r = std::make_unique<PyResult>();
         {
           py::gil_scoped_release nogil;

@@ -72,7 +72,8 @@ struct Outcome {
   uint64_t hbm_hash = 0;  // FNV-1a of the HBM after the run (the Program's stores)
 };
 
-Outcome run_checked(const Program& p, const Preset& pr, uint64_t stall_limit, const sim::RunOptions* waves = nullptr) {
+Outcome run_checked(const Program& p, const Preset& pr, uint64_t stall_limit,
+                    const sim::RunOptions* waves = nullptr) {
   Outcome o;
   std::vector<uint8_t> hbm(p.hbm_bytes, 0);
   sim::RunOptions ro = waves ? *waves : sim::RunOptions{};

@@ -277,9 +277,10 @@ def _affine_index(key, shape, axes=None, clamp=True):
     index first), then those of the other grids (nl.mgrid calls of another rank) in order of use,
     each in axis order; then one per slice and per 1-D nl.arange. A grid axis no index uses is
     not a view axis (nl.mgrid[0:128, 0:n, 0:1]'s last component indexing a size-1 partition
-    dimension loads a (1, n) tile). `axes`, a dict, receives {(grid rank, grid axis): view axis} when that differs
-    from the grid axis (for the masks of the call the view is given to, see _mask.box). clamp False:
-    a slice past the dimension's end keeps its size (a view a mask keeps inside, see _mask)."""
+    dimension loads a (1, n) tile). `axes`, a dict, receives {(grid rank, grid axis): view axis}
+    where that differs from the grid axis (for the masks of the call the view is given to, see
+    _mask.box). clamp False: a slice past the dimension's end keeps its size (a view a mask keeps
+    inside, see _mask)."""
     key = _expand_ellipsis(key, len(shape))
     if len(key) > len(shape):
         raise IndexError(f"too many indices for a tensor of {len(shape)} dimensions: {len(key)} given")

@@ -439,20 +439,53 @@ def nc_matmul(real, m, dst, stationary, moving, accumulate, loc):
                      "stationary and moving tiles with the range you want")
 
 
+def _one_box(m, api, loc, why=""):
+    """The mask's boxes for a call that applies one box at most (none: the mask keeps nothing)."""
+    bs = m.boxes()
+    if len(bs) > 1:
+        raise ValueError(f"{loc}: the mask of '{api}' keeps more than one box: this model applies masks that keep "
+                         f"one range per axis here{why}")
+    return bs
+
+
 @_masked
 def nc_transpose(real, m, dst, data, loc):
     # The mask's axes are the data's; the result's are swapped.
-    bs = m.boxes()
-    if len(bs) > 1:
-        raise ValueError(f"{loc}: the mask of 'nc_transpose' keeps more than one box: this model applies masks that "
-                         "keep one range per axis here")
     if dst is None:
         shape = _shape(data)
         dst = _real.ndarray([(shape[1], False), (shape[0], False)], "float32", "psum", "", loc)
-    for b in bs:
-        sizes = {1 - a: n for a, n in b.sizes.items() if a in (0, 1)}
-        real(_cut(dst, Box({1 - a: r for a, r in b.bounds.items() if a in (0, 1)}, sizes)), _cut(data, b), loc)
+    for b in _one_box(m, "nc_transpose", loc):
+        real(_cut(dst, Box(_swap(b.bounds), _swap(b.sizes))), _cut(data, b), loc)
     return dst
+
+
+@_masked
+def bn_stats(real, m, dst, data, dtype, loc):
+    bs = _one_box(m, "bn_stats", loc)
+    if not bs:
+        return dst if dst is not None else _real.ndarray([(_shape(data)[0], False), (6, False)],
+                                                         dtype or "float32", "sbuf", "", loc)
+    return real(dst, _cut(data, bs[0]), dtype, loc)
+
+
+@_masked
+def tensor_tensor_scan(real, m, dst, data0, data1, initial, op0, op1, reverse0, reverse1, dtype, loc):
+    dst = _result(dst, data0, dtype, loc)
+    for b in _one_box(m, "tensor_tensor_scan", loc, " (a scan runs along its whole free range)"):
+        real(_cut(dst, b), _cut(data0, b), _cut(data1, b), _cut(initial, b), op0, op1, reverse0, reverse1, None, loc)
+    return dst
+
+
+def _swap(d):
+    """Axes 0 and 1 of a {axis: value} map exchanged (a transposed instruction's)."""
+    return {(1 - a if a in (0, 1) else a): v for a, v in d.items()}
+
+
+def transposed(m):
+    """The mask m of a 2-D instruction with its two axes swapped (None stays None)."""
+    if m is None:
+        return None
+    return Mask(m.api, m.loc, _swap(m.sizes), _swap(m.bounds), [(_swap(t), op, rhs) for t, op, rhs in m.pairs])
 
 
 class _Native:
@@ -464,66 +497,32 @@ class _Native:
 
 native = _Native()
 for _fn in (load, store, dma_copy, elementwise, tensor_tensor, tensor_scalar, tensor_copy, memset, fill, activation,
-            activation_reduce, tensor_reduce, nc_matmul, nc_transpose):
+            activation_reduce, tensor_reduce, nc_matmul, nc_transpose, bn_stats, tensor_tensor_scan):
     setattr(native, _fn.__name__, _fn)
 
 
-def whole(mask, api, loc, args=(), kwargs=None, what="index the tensors with the range you want instead"):
+def whole(mask, api, operands=(), skip=True):
     """mask= of a call that applies a mask as all or nothing: True when the call runs (no mask, a
     true bool such as `m == 0` of a loop index, or a predicate that keeps every element of its
-    index grid), False when the mask keeps nothing (the call issues no instruction); a mask that
-    keeps part of the grid is refused."""
-    if mask is None:
+    index grid); False when the mask keeps nothing and the call can issue nothing (skip), else
+    refused; a mask that keeps part of the grid is refused."""
+    if mask is None or (isinstance(mask, (bool, np.bool_)) and mask):
         return True
+    loc = _core.caller()
     if isinstance(mask, (bool, np.bool_)):
-        return bool(mask)
-    m = box(mask, api, loc, _view_axes(args, kwargs or {}))
-    bs = m.boxes()
+        bs, sizes = [], {}
+    else:
+        m = box(mask, api, loc, _view_axes(operands, {}))
+        bs, sizes = m.boxes(), m.sizes
     if not bs:
-        return False
-    if len(bs) == 1 and all(bs[0].bounds[a] == (0, m.sizes[a]) for a in bs[0].bounds):
+        if skip:
+            return False
+        raise ValueError(f"{loc}: the mask parameter of '{api}' keeps nothing: this model applies it to this call "
+                         "only when it keeps all of it; leave the call out instead")
+    if len(bs) == 1 and all(bs[0].bounds[a] == (0, sizes[a]) for a in bs[0].bounds):
         return True
     raise ValueError(f"{loc}: the mask parameter of '{api}' keeps part of the instruction: this model applies "
-                     f"it only when it keeps all of it or nothing; {what}")
-
-
-@_masked
-def bn_stats(real, m, dst, data, dtype, loc):
-    bs = m.boxes()
-    if len(bs) > 1:
-        raise ValueError(f"{loc}: the mask of 'bn_stats' keeps more than one box of the data: this model applies "
-                         "masks that keep one range per axis here")
-    if not bs:
-        return dst if dst is not None else _real.ndarray([(_shape(data)[0], False), (6, False)],
-                                                         dtype or "float32", "sbuf", "", loc)
-    return real(dst, _cut(data, bs[0]), dtype, loc)
-
-
-native.bn_stats = bn_stats
-
-
-def transposed(m):
-    """The mask m of a 2-D instruction with its two axes swapped (None stays None)."""
-    if m is None:
-        return None
-    swap = lambda d: {(1 - a if a in (0, 1) else a): v for a, v in d.items()}
-    pairs = [(swap(terms), op, rhs) for terms, op, rhs in m.pairs]
-    return Mask(m.api, m.loc, swap(m.sizes), swap(m.bounds), pairs)
-
-
-@_masked
-def tensor_tensor_scan(real, m, dst, data0, data1, initial, op0, op1, reverse0, reverse1, dtype, loc):
-    bs = m.boxes()
-    if len(bs) > 1:
-        raise ValueError(f"{loc}: the mask of 'tensor_tensor_scan' keeps more than one box: this model applies "
-                         "masks that keep one range per axis here (a scan runs along its whole free range)")
-    dst = _result(dst, data0, dtype, loc)
-    for b in bs:
-        real(_cut(dst, b), _cut(data0, b), _cut(data1, b), _cut(initial, b), op0, op1, reverse0, reverse1, None, loc)
-    return dst
-
-
-native.tensor_tensor_scan = tensor_tensor_scan
+                     "it only when it keeps all of it or nothing; index the tensors with the range you want instead")
 
 
 def _view_axes(args, kwargs):

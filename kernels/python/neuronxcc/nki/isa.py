@@ -99,7 +99,7 @@ def _no_mask(mask, api, *operands):
     """mask= of a call that applies it whole (_mask.whole): True to issue the call, False (a mask
     that keeps nothing, such as `m == 0` of a loop index past its first iteration) to issue no
     instruction."""
-    return _mask.whole(mask, api, caller(), operands)
+    return _mask.whole(mask, api, operands)
 
 
 def _producer(kind, fn, run=True):

@@ -226,12 +226,7 @@ def _no_mask(mask, api, *operands, skip=False):
     """mask= of a call that applies it whole (_mask.whole): True to issue it; a mask that keeps
     nothing gives False where the call can issue nothing (skip) and is refused elsewhere."""
     from . import _mask
-    loc = caller()
-    run = _mask.whole(mask, api, loc, operands)
-    if not run and not skip:
-        raise ValueError(f"{loc}: the mask parameter of '{api}' keeps nothing: this model applies it to this call "
-                         "only when it keeps all of it; leave the call out instead")
-    return run
+    return _mask.whole(mask, api, operands, skip)
 
 
 # --- element-wise and reduction calls ---------------------------------------------------------------
