@@ -284,15 +284,17 @@ module ncore_dma_engine
         w_data = (h_src >> (8 * h.s_off)) << (8 * h.d_off);
         w_ben  = LineB'(((1 << nbytes) - 1) << h.d_off);
       end else begin
-        for (int i = 0; i < MaxK; i++) begin
-          if (KW'(i) < h.k) begin
-            so  = (LineSh + 1)'(h.s_off) + (LineSh + 1)'(i * dtype_bytes(h.s_dt));
-            dof = (LineSh + 1)'(h.d_off) + (LineSh + 1)'(i * dtype_bytes(h.d_dt));
-            raw = elem_bits(32'(h_src >> (8 * so)), h.s_dt);
-            v = fp_from_f32(fp_to_f32(raw, h.s_dt), h.d_dt);  // upper bits zero
-            w_data = w_data | (LineW'(v) << (8 * dof));
-            w_ben  = w_ben | (LineB'(ap_elem_ben(h.d_dt)) << dof);
-          end
+        // The h.k elements of the line, one after the other. (The bound is not a constant on
+        // purpose: Verilator then keeps one loop body, where unrolled copies made each engine's
+        // write path look heavier than a PE column group to the two-thread model's scheduler,
+        // which then placed both groups on one thread.)
+        for (int i = 0; i < MaxK && KW'(i) < h.k; i++) begin
+          so  = (LineSh + 1)'(h.s_off) + (LineSh + 1)'(i * dtype_bytes(h.s_dt));
+          dof = (LineSh + 1)'(h.d_off) + (LineSh + 1)'(i * dtype_bytes(h.d_dt));
+          raw = elem_bits(32'(h_src >> (8 * so)), h.s_dt);
+          v = fp_from_f32(fp_to_f32(raw, h.s_dt), h.d_dt);  // upper bits zero
+          w_data = w_data | (LineW'(v) << (8 * dof));
+          w_ben  = w_ben | (LineB'(ap_elem_ben(h.d_dt)) << dof);
         end
       end
     end
