@@ -15,8 +15,10 @@
 //   streams      u32 count (5 + the preset's DMA queues), then each: name string,
 //                engine u8, queue u32, instruction count u32, then per instruction the
 //                isa::encode() record (insn_bytes bytes) and its location index u32
+//   checksum     u32      (version 3) CRC-32 (zlib's) of every byte before it
 //
-// Nothing may follow the last stream. Version 1 images (no init_bytes field, no constants)
+// Nothing may follow the last stream (and the checksum). A version 3 image whose checksum does
+// not match is refused before its header is read further. Version 1 images (no init_bytes field, no constants)
 // are still read. read_image checks every count against a sane limit before trusting it
 // (init bytes against the bytes left in the image), every enum field of every decoded
 // instruction, that each instruction belongs to its stream's engine and queue, every
@@ -24,7 +26,9 @@
 // (every multiply against the stationary operand before it), so that a Program that loads is
 // one the simulator can run without range checks of its own.
 #include <fmt/format.h>
+#include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <limits>
@@ -73,6 +77,9 @@ class Reader {
   const std::string& section() const { return section_; }
   size_t pos() const { return pos_; }
   size_t left() const { return buf_.size() - pos_; }
+  size_t size() const { return buf_.size(); }
+  const uint8_t* begin() const { return buf_.data(); }
+  void drop_tail(size_t n) { buf_.resize(buf_.size() - n); }
 
   const uint8_t* take(size_t n) {
     if (left() < n)
@@ -111,6 +118,21 @@ class Reader {
   size_t pos_ = 0;
   std::string section_ = "header";
 };
+
+}  // namespace
+
+uint32_t image_checksum(const uint8_t* p, size_t n) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  while (n > 0) {  // zlib takes a 32-bit length
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    c = crc32(c, p, chunk);
+    p += chunk;
+    n -= chunk;
+  }
+  return static_cast<uint32_t>(c);
+}
+
+namespace {
 
 [[noreturn]] void bad(const Reader& r, const std::string& what) {
   throw ImageError(fmt::format("{}: {}", r.section(), what));
@@ -181,6 +203,7 @@ void Program::write_image(std::ostream& out) const {
       w.u32(in.loc);
     }
   }
+  w.u32(image_checksum(reinterpret_cast<const uint8_t*>(w.data().data()), w.data().size()));
   out.write(w.data().data(), static_cast<std::streamsize>(w.data().size()));
 }
 
@@ -194,9 +217,20 @@ Program Program::read_image(std::istream& in) {
   if (std::memcmp(magic, kImageMagic, sizeof kImageMagic) != 0)
     throw ImageError("not a Program image: bad magic (expected \"NCIMG\" followed by three zero bytes)");
   const uint32_t version = r.u32();
-  if (version != kImageVersion && version != 1)
+  if (version < 1 || version > kImageVersion)
     throw ImageError(fmt::format("unsupported image format version {} (this build reads versions 1 to {})", version,
                                  kImageVersion));
+  if (version >= 3) {
+    if (r.size() < r.pos() + 4) throw ImageError("truncated image: no checksum");
+    const uint8_t* end = r.begin() + r.size() - 4;
+    const uint32_t want = uint32_t{end[0]} | uint32_t{end[1]} << 8 | uint32_t{end[2]} << 16 | uint32_t{end[3]} << 24;
+    const uint32_t have = image_checksum(r.begin(), r.size() - 4);
+    if (want != have)
+      throw ImageError(fmt::format("the image is damaged: its CRC-32 is {:08x} but its contents give {:08x} (a "
+                                   "truncated, changed or corrupted file; save the image again)",
+                                   want, have));
+    r.drop_tail(4);
+  }
   const uint32_t insn_bytes = r.u32();
   if (insn_bytes != isa::kInsnBytes)
     bad(r, fmt::format("instruction records are {} bytes, but this build's ISA uses {}-byte records", insn_bytes,
@@ -206,10 +240,10 @@ Program Program::read_image(std::istream& in) {
   const Preset* preset = find_preset(p.preset);
   if (!preset) bad(r, fmt::format("unknown hardware preset '{}'", p.preset));
   p.hbm_bytes = r.u64();
-  const uint64_t max_hbm_bytes = uint64_t{1} << preset->hbm_addr_bits;
+  const uint64_t max_hbm_bytes = std::min(uint64_t{1} << preset->hbm_addr_bits, preset->hbm_capacity_bytes);
   if (p.hbm_bytes > max_hbm_bytes)
-    bad(r, fmt::format("hbm_bytes {} exceeds the limit of {} ({}-bit HBM addresses of preset {})", p.hbm_bytes,
-                       max_hbm_bytes, preset->hbm_addr_bits, preset->name));
+    bad(r, fmt::format("hbm_bytes {} exceeds the {} bytes of HBM of preset {} (a corrupted header?)", p.hbm_bytes,
+                       max_hbm_bytes, preset->name));
 
   r.section("tensor table");
   const uint32_t nt = r.count(kMaxTensors, "tensor");

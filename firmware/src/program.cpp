@@ -14,6 +14,7 @@
 
 #include "ncore/error.hpp"
 #include "ncore/program.hpp"
+#include "ncore/scheduler.hpp"
 
 namespace ncore {
 
@@ -47,6 +48,27 @@ const HbmTensor* Program::find_tensor(const std::string& name) const {
   for (const auto& t : hbm_tensors)
     if (t.name == name) return &t;
   return nullptr;
+}
+
+bool Program::writes_hbm(uint64_t offset, uint64_t bytes) const {
+  const Box range{0, 1, static_cast<int64_t>(offset), static_cast<int64_t>(offset + bytes)};
+  for (const auto& st : streams)
+    for (const auto& in : st.insns) {
+      if (in.insn.opcode == isa::Opcode::sem_wait || in.insn.dst.mem != isa::Buffer::hbm || in.insn.dst.num_part == 0)
+        continue;
+      Box b = region_of(in.insn.dst).box;
+      b.p_lo = 0;
+      b.p_hi = 1;
+      if (b.overlaps(range)) return true;
+    }
+  return false;
+}
+
+std::vector<std::string> Program::inputs_written() const {
+  std::vector<std::string> v;
+  for (const auto& t : hbm_tensors)
+    if (t.role == TensorRole::input && writes_hbm(t.offset, t.bytes)) v.push_back(t.name);
+  return v;
 }
 
 void Program::load_constants(uint8_t* hbm) const {

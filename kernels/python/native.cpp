@@ -144,6 +144,11 @@ const ncore::Preset& preset_of(const std::string& name) {
 // The isa dtype of a numpy array's elements: fp32, fp16 and the integers as they are, bool as
 // uint8 (bf16 comes as float32).
 ncore::isa::Dtype isa_of_numpy(const py::array& a, const std::string& name) {
+  if (a.dtype().byteorder() == '>')
+    throw ncore::InputError("input '" + name + "' is a big-endian numpy array (" +
+                            std::string(py::str(a.dtype().attr("str"))) +
+                            "): the model reads little-endian data; pass it with a little-endian dtype "
+                            "(a.astype(a.dtype.newbyteorder('<')))");
   std::string k = py::str(a.dtype());
   if (k == "bool") k = "uint8";
   if (k == "float32") return ncore::isa::Dtype::fp32;
@@ -151,8 +156,8 @@ ncore::isa::Dtype isa_of_numpy(const py::array& a, const std::string& name) {
   ncore::isa::Dtype dt{};
   if (k.find("int") != std::string::npos && ncore::isa::from_string(k, dt)) return dt;
   throw ncore::InputError("input '" + name + "' is a numpy array of " + k +
-                          ": the model's HBM tensors are float32, float16, bfloat16 (given as float32 with "
-                          "ncore.bfloat16), int8, uint8, int16, uint16, int32, uint32 or bool");
+                          ": the model's HBM tensors are float32, float16, int8, uint8, int16, uint16, int32, "
+                          "uint32 or bool");
 }
 
 // The numpy dtype name that holds an isa dtype's values on the host (bf16 widened to float32).
@@ -406,6 +411,8 @@ void bind_tracing(py::module_& m) {
       .def_property_readonly("kernel", [](const ncore::Program& p) { return p.kernel; })
       .def_property_readonly("preset", [](const ncore::Program& p) { return p.preset; })
       .def("instruction_count", &ncore::Program::instruction_count)
+      .def("inputs_written", &ncore::Program::inputs_written,
+           "the input tensors some instruction writes into (arguments the kernel uses as outputs)")
       .def("listing", &ncore::Program::listing)
       .def("save", &ncore::Program::save)
       .def("opcode_counts",
@@ -917,6 +924,7 @@ void bind_running(py::module_& m) {
          const std::vector<std::string>& waves_scopes, const std::string& waves_window) {
         const ncore::Preset& p = preset_of(preset);
         ncore::run::Arrays in;
+        std::vector<py::array> keep;  // the arrays whose buffers the run reads in place
         for (const auto& [k, v] : inputs) {
           const std::string name = k.cast<std::string>();
           py::array a = py::array::ensure(v, py::array::c_style);
@@ -929,11 +937,13 @@ void bind_running(py::module_& m) {
           arr.origin = "argument '" + name + "'";
           const auto n = static_cast<uint64_t>(a.size());
           const unsigned esz = ncore::isa::dtype_bytes(arr.dtype);
-          arr.bytes.resize(n * esz);
           const auto* src = static_cast<const uint8_t*>(a.data());
-          if (host == arr.dtype) {
-            std::memcpy(arr.bytes.data(), src, n * esz);
+          if (host == arr.dtype) {  // read in place: the run copies it into HBM, once
+            arr.view = src;
+            arr.view_bytes = n * esz;
+            keep.push_back(a);
           } else if (host == ncore::isa::Dtype::fp32) {  // float32 data for a bfloat16 tensor
+            arr.bytes.resize(n * esz);
             for (uint64_t i = 0; i < n; ++i) {
               float f;
               std::memcpy(&f, src + 4 * i, 4);
@@ -1002,6 +1012,8 @@ void bind_running(py::module_& m) {
       py::arg("kernel"), py::arg("params"), py::arg("dtype") = "fp32", py::arg("preset") = "trn2",
       py::arg("dma_queues") = 4);
   m.def("thread_counts", &ncore::sim::Core::thread_counts);
+  m.def("check_writable", &ncore::run::check_writable,
+        "Raises ValueError naming `what` when the file `path` cannot be written (its folder missing or read-only)");
   m.def("set_pe_model", &ncore::sim::Core::set_pe_model, "The RTL models' PE array for this process: rtl or fast");
   m.def("auto_threads", [](const std::string& preset, const ncore::Program& prog) {
     return ncore::sim::Core::auto_threads(preset_of(preset), prog);

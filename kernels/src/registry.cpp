@@ -8,6 +8,7 @@
 
 #include "kernels/kernel.hpp"
 #include "ncore/error.hpp"
+#include "ncore/size.hpp"
 #include "nki/tracer.hpp"
 
 namespace kernels {
@@ -101,9 +102,10 @@ Values resolve(const Args& args) {
 }
 
 uint64_t TensorSpec::elements() const {
-  uint64_t n = 1;
-  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
-  return n;
+  const auto n = ncore::count_product(shape.begin(), shape.end());
+  if (!n) throw ncore::KernelError(fmt::format("{} `{}` of shape ({}) has more than 2^60 elements", "tensor", name,
+                                               fmt::join(shape, ", ")));
+  return *n;
 }
 
 uint64_t TensorSpec::bytes() const { return elements() * ncore::isa::dtype_bytes(dtype); }

@@ -62,7 +62,38 @@ run::Options run_options(const cli::Options& o, const Preset& preset) {
   return opt;
 }
 
+// Options that only an RTL run honours; the golden model has no timing, waveforms or check mode.
+void refuse_golden_only_rtl(const cli::Options& o) {
+  if (o.backend != "golden") return;
+  const std::pair<bool, const char*> rtl_only[] = {{!o.waves.empty(), "--waves"},
+                                                   {!o.records_path.empty(), "--records"},
+                                                   {o.check, "--check"},
+                                                   {o.no_skip, "--no-skip"},
+                                                   {!o.pe_model.empty(), "--pe-model"},
+                                                   {o.threads != "auto", "--threads"}};
+  for (const auto& [given, flag] : rtl_only)
+    if (given)
+      throw InputError(fmt::format("{} needs an RTL run: --backend golden runs the golden model alone (no timing, no "
+                                   "waveforms, nothing to check against); leave out one of the two",
+                                   flag));
+}
+
+// Every file the run writes, checked before it starts (a typo in a path does not cost the run).
+void check_output_paths(const cli::Options& o) {
+  const std::pair<const std::string*, const char*> files[] = {
+      {&o.out_path, "--out"},       {&o.json_path, "--json"},          {&o.records_path, "--records"},
+      {&o.listing_path, "--listing"}, {&o.image_out, "--save-image"}, {&o.waves, "--waves"}};
+  for (const auto& [path, flag] : files)
+    if (!path->empty()) run::check_writable(flag, *path);
+  if (!o.profile_name.empty()) {
+    for (const char* ext : {".summary.json", ".trace.json", ".timeline.html"})
+      run::check_writable("--profile " + o.profile_name + ":", o.profile_name + ext);
+  }
+}
+
 int run_cli(const cli::Options& o) {
+  refuse_golden_only_rtl(o);
+  check_output_paths(o);
   const Preset* preset = find_preset(o.config);
   if (!preset || std::string(preset->name) == "tiny")
     throw InputError(fmt::format("--config {}: unknown configuration (choose trn2 or trn1)", o.config));
@@ -74,7 +105,10 @@ int run_cli(const cli::Options& o) {
     throw InputError(fmt::format("--dtype {}: unknown dtype (choose fp32, bf16 or fp16)", o.dtype));
   req.preset = preset;
   req.fill.seed = o.seed;
-  for (const auto& [name, path] : o.files) req.inputs[name] = sim::npy_to_array(sim::npy_load(path), req.args.dtype, path);
+  for (const auto& [name, path] : o.files) {
+    const std::string what = o.file_given.count(name) ? o.file_given.at(name) : path;
+    req.inputs[name] = sim::npy_to_array(sim::npy_load(path, what), req.args.dtype, what);
+  }
   if (!o.image_in.empty()) {
     req.image = Program::load(o.image_in);
     req.image_origin = "--image " + o.image_in;
@@ -86,7 +120,13 @@ int run_cli(const cli::Options& o) {
     if (!out) throw InputError(fmt::format("--listing {}: cannot open for writing", o.listing_path));
     out << r.program.listing();
   }
-  if (!o.image_out.empty()) r.program.save(o.image_out);
+  if (!o.image_out.empty()) {
+    try {
+      r.program.save(o.image_out);
+    } catch (const ImageError& e) {
+      throw InputError(fmt::format("--save-image {}: {}", o.image_out, e.what()));
+    }
+  }
 
   const run::Options opt = run_options(o, *preset);
   run::execute(r, opt, !o.no_reference);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ncore/error.hpp"
+#include "ncore/size.hpp"
 #include "numerics.hpp"
 
 namespace ncore::sim {
@@ -74,9 +76,9 @@ std::string dict_value(const std::string& h, const std::string& key, const std::
 }  // namespace
 
 uint64_t NpyArray::elements() const {
-  uint64_t n = 1;
-  for (auto d : shape) n *= static_cast<uint64_t>(d);
-  return n;
+  // npy_parse has checked that the file holds this many elements
+  const auto n = count_product(shape.begin(), shape.end());
+  return n ? *n : 0;
 }
 
 NpyArray npy_parse(const std::vector<uint8_t>& b, const std::string& what) {
@@ -101,6 +103,10 @@ NpyArray npy_parse(const std::vector<uint8_t>& b, const std::string& what) {
   if (a.descr.size() == 3 && a.descr[0] == '=') a.descr[0] = a.descr[2] == '1' ? '|' : '<';
   if (a.descr.size() == 3 && a.descr[0] == '<' && a.descr[2] == '1') a.descr[0] = '|';
   if (a.descr == "|u2") a.descr = "<u2";
+  if (!elem_size(a.descr) && a.descr.size() == 3 && a.descr[0] == '>' && elem_size("<" + a.descr.substr(1)))
+    bad(what, fmt::format("element type '{}' is big-endian: the model reads little-endian data (the byte order of "
+                          "'<{}'; convert with a.astype('<{}'))",
+                          a.descr, a.descr.substr(1), a.descr.substr(1)));
   if (!elem_size(a.descr))
     bad(what, fmt::format("element type '{}' is not supported (use float32 '<f4', float16 '<f2', '<u2' bfloat16 "
                           "bits, or an integer or bool array)",
@@ -134,11 +140,20 @@ NpyArray npy_parse(const std::vector<uint8_t>& b, const std::string& what) {
   return a;
 }
 
-NpyArray npy_load(const std::string& path) {
+NpyArray npy_load(const std::string& path, const std::string& what_in) {
+  const std::string what = what_in.empty() ? path : what_in;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a .npy file", what));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open for reading", path));
-  std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return npy_parse(b, path);
+  if (!in) throw InputError(fmt::format("{}: cannot open for reading", what));
+  std::vector<uint8_t> b;
+  try {
+    b.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("{}: cannot read the file", what));
+  }
+  if (in.bad()) throw InputError(fmt::format("{}: cannot read the file", what));
+  return npy_parse(b, what);
 }
 
 std::vector<uint8_t> npy_serialize(const NpyArray& a) {

@@ -21,7 +21,8 @@ struct NpyArray {
   uint64_t elements() const;
 };
 
-NpyArray npy_load(const std::string& path);
+// Reads a .npy file; `what` names it in messages (the option that gave it: "--a a.npy"; default the path).
+NpyArray npy_load(const std::string& path, const std::string& what = "");
 void npy_save(const std::string& path, const NpyArray& a);
 // Header+data of a .npy file in memory (for tests).
 NpyArray npy_parse(const std::vector<uint8_t>& bytes, const std::string& what);

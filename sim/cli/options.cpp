@@ -2,11 +2,14 @@
 #include "cli/options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <charconv>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <sstream>
 
 #include "core/core_sim.hpp"
@@ -32,7 +35,10 @@ CLI::Validator positive_integer(bool zero_ok) {
   return CLI::Validator(
       [zero_ok](std::string& s) -> std::string {
         int64_t v = 0;
-        if (!CLI::detail::lexical_cast(s, v)) return fmt::format("'{}' is not an integer", s);
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec == std::errc::result_out_of_range)
+          return fmt::format("{} is not an integer in the 64-bit range (at most {})", s, INT64_MAX);
+        if (ec != std::errc() || end != s.data() + s.size()) return fmt::format("'{}' is not an integer", s);
         if (v >= 1 || (zero_ok && v == 0)) return "";
         return fmt::format("must be {}, got {}",
                            zero_ok ? "a positive integer (1 or more), or 0 for the default" : "a positive integer (1 or more)", v);
@@ -50,8 +56,15 @@ std::string kernel_in(const std::vector<std::string>& args) {
 }
 
 
-// --example: the kernel's declared example arguments in its place. False when --example names no
-// known kernel.
+// The option name of an argument ("-n" of "-n" and of "--n=5"), or "" for a value.
+std::string flag_of(const std::string& a) {
+  if (a.size() < 2 || a[0] != '-' || std::isdigit(static_cast<unsigned char>(a[1]))) return "";
+  return a.substr(0, a.find('='));
+}
+
+// --example: the kernel's declared example arguments in its place, but for the options given on
+// the command line too, which take the example's place (`--example -n 512`). False when
+// --example names no known kernel.
 bool expand_example(std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] != "--example") continue;
@@ -62,11 +75,33 @@ bool expand_example(std::vector<std::string>& args) {
     if (!decl) return false;
     std::istringstream in(decl->example);
     std::vector<std::string> ex{std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()};
+    std::set<std::string> given;
+    for (const auto& a : args) given.insert(flag_of(a));
+    std::vector<std::string> keep;
+    bool skipping = false;
+    for (const auto& a : ex) {
+      const std::string f = flag_of(a);
+      if (!f.empty()) skipping = given.count(f) > 0;
+      if (!skipping) keep.push_back(a);
+    }
     args.erase(args.begin() + static_cast<long>(i));
-    args.insert(args.begin() + static_cast<long>(i), ex.begin(), ex.end());
+    args.insert(args.begin() + static_cast<long>(i), keep.begin(), keep.end());
     break;
   }
   return true;
+}
+
+// An option that takes one value given twice: said by name (CLI11's own message counts values).
+// Returns the message, or "".
+std::string repeated_option(const std::vector<std::string>& args) {
+  static const std::set<std::string> repeatable = {"--input", "--waves-scope"};
+  std::map<std::string, int> seen;
+  for (const auto& a : args) {
+    const std::string f = flag_of(a);
+    if (f.empty() || repeatable.count(f)) continue;
+    if (++seen[f] == 2) return fmt::format("{} is given twice: give it once", f);
+  }
+  return "";
 }
 
 // The kernels' parameters and input files: one shared flag per option name, in declaration order.
@@ -125,7 +160,12 @@ void add_run_options(CLI::App& app, Options& o, std::vector<std::string>& input_
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--config", o.config, "hardware configuration: trn2 (default) or trn1")
       ->check(CLI::IsMember({"trn2", "trn1"}));
-  app.add_option("--seed", o.seed, "seed of the random inputs (default 0)");
+  app.add_option("--seed", o.seed, "seed of the random inputs (default 0)")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            return !s.empty() && s[0] == '-' ? fmt::format("must be a non-negative integer, got {}", s) : "";
+          },
+          "INT >= 0"));
   app.add_option("--dma-queues", o.dma_queues, "DMA queues the kernel's transfers are spread over (default 4)")
       ->check(CLI::Range(1, 16));
   app.add_option("--threads", o.threads,
@@ -187,8 +227,10 @@ bool collect_given(const KernelFlags& kf, const std::vector<std::string>& input_
                                fmt::join(owners, ", "), k.name);
       return false;
     }
-    if (f.is_file)
+    if (f.is_file) {
       o.files[it->second] = f.file;
+      o.file_given[it->second] = flag + " " + f.file;
+    }
     else
       o.params[it->second] = f.is_switch ? 0 : f.value;  // a switch: turned over below
   }
@@ -200,7 +242,14 @@ bool collect_given(const KernelFlags& kf, const std::vector<std::string>& input_
       std::cerr << fmt::format("error: --input {}: expected NAME=FILE.npy\n", spec);
       return false;
     }
-    o.files[spec.substr(0, eq)] = spec.substr(eq + 1);
+    const std::string name = spec.substr(0, eq);
+    if (o.file_given.count(name)) {
+      std::cerr << fmt::format("error: --input {} and {} both give input '{}': give it once\n", spec,
+                               o.file_given.at(name), name);
+      return false;
+    }
+    o.files[name] = spec.substr(eq + 1);
+    o.file_given[name] = "--input " + spec;
   }
   return true;
 }
@@ -211,6 +260,10 @@ int parse(int argc, char* argv[], Options& o) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!expand_example(args)) {
     std::cerr << "error: --example needs --kernel NAME (a known kernel)\n";
+    return 2;
+  }
+  if (const std::string twice = repeated_option(args); !twice.empty()) {
+    std::cerr << "error: " << twice << "\n";
     return 2;
   }
   CLI::App app{"ncore-sim: run an NKI-style kernel cycle by cycle on the NeuronCore RTL model"};

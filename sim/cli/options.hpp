@@ -16,6 +16,7 @@ struct Options {
   std::string kernel;
   std::map<std::string, int64_t> params;     // the kernel's parameters given, by name
   std::map<std::string, std::string> files;  // the kernel's inputs given as .npy files, by input name
+  std::map<std::string, std::string> file_given;  // how each was given ("--a a.npy"), for messages
   std::string dtype = "fp32";
   std::string config = "trn2";
   std::string backend = "rtl";

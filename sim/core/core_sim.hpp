@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ncore/presets_gen.hpp"
+#include "ncore/memory.hpp"
 #include "ncore/program.hpp"
 
 namespace ncore {
@@ -164,7 +165,10 @@ class Core {
   // Runs `prog` from reset. `hbm` holds the HBM contents (prog.hbm_bytes bytes, inputs
   // loaded); the run writes the Program's constants into it and leaves the results there. Throws SimError on invalid programs, deadlocks,
   // stalls and, in check mode, the first RTL/golden difference.
-  virtual RunResult run(const Program& prog, std::vector<uint8_t>& hbm, const RunOptions& opt) = 0;
+  virtual RunResult run(const Program& prog, ByteSpan hbm, const RunOptions& opt) = 0;
+  RunResult run(const Program& prog, std::vector<uint8_t>& hbm, const RunOptions& opt) {
+    return run(prog, ByteSpan{hbm.data(), hbm.size()}, opt);
+  }
   // SBUF word `word` of partition `p` as the RTL holds it now (test benches).
   virtual uint32_t sbuf_word(unsigned p, uint64_t word) const = 0;
   // PSUM word `word` (32-bit) of partition `p` as the RTL holds it now.

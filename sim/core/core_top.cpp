@@ -80,12 +80,12 @@ CoreTop::CoreTop(sc_module_name name, const Preset& preset, unsigned threads, co
 
 CoreTop::~CoreTop() = default;
 
-void CoreTop::check_program(const Program& prog, const std::vector<uint8_t>& hbm) const {
+void CoreTop::check_program(const Program& prog, ByteSpan hbm) const {
   const size_t q = static_cast<size_t>(preset_.dma_queues);
   if (prog.preset != preset_.name)
     throw SimError(fmt::format("the program was traced for preset '{}' but is run on '{}'", prog.preset, preset_.name));
-  if (hbm.size() != prog.hbm_bytes)
-    throw SimError(fmt::format("HBM image holds {} bytes, the program needs {}", hbm.size(), prog.hbm_bytes));
+  if (hbm.size != prog.hbm_bytes)
+    throw SimError(fmt::format("HBM image holds {} bytes, the program needs {}", hbm.size, prog.hbm_bytes));
   if (prog.streams.size() != kNumEngineStreams + q)
     throw SimError(fmt::format("the program has {} streams; preset {} needs {} (5 engines + {} DMA queues)",
                                prog.streams.size(), preset_.name, kNumEngineStreams + q, q));
@@ -97,11 +97,11 @@ void CoreTop::check_program(const Program& prog, const std::vector<uint8_t>& hbm
                                  isa::to_string(in.insn.opcode), pool.name));
 }
 
-RunResult CoreTop::run(const Program& prog, std::vector<uint8_t>& hbm, const RunOptions& opt) {
+RunResult CoreTop::run(const Program& prog, ByteSpan hbm, const RunOptions& opt) {
   check_program(prog, hbm);
-  prog.load_constants(hbm.data(), hbm.size());  // the Program's constant tensors
+  prog.load_constants(hbm.data, hbm.size);  // the Program's constant tensors
   prog_ = &prog;
-  hbm_data_ = &hbm;
+  hbm_data_ = hbm;
   opt_ = &opt;
   error_.clear();
   result_ = RunResult{};
@@ -173,7 +173,7 @@ void CoreTop::run_job() {
 // Streams, records and statistics for the Program; the semaphores at zero.
 void CoreTop::start_run() {
   const Program& prog = *prog_;
-  hbm_.reset(hbm_data_->data(), hbm_data_->size());
+  hbm_.reset(hbm_data_.data, hbm_data_.size);
   sems_.reset();
   size_t total = 0;
   for (const auto& st : prog.streams) total += st.insns.size();

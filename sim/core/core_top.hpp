@@ -59,14 +59,15 @@ class CoreTop : public sc_module, public Core, private InsnSink {
   unsigned threads() const override { return threads_; }
   uint32_t sbuf_word(unsigned p, uint64_t word) const override { return rtl_->sbuf_word(p, word); }
   uint32_t psum_word(unsigned p, uint64_t word) const override { return rtl_->psum_word(p, word); }
-  RunResult run(const Program& prog, std::vector<uint8_t>& hbm, const RunOptions& opt) override;
+  using Core::run;
+  RunResult run(const Program& prog, ByteSpan hbm, const RunOptions& opt) override;
 
  private:
   // InsnSink: every instruction that leaves a stream.
   void retired(const InsnStream& st, uint32_t index) override;
   void completed(const InsnStream& st, uint32_t index, uint64_t end) override;
 
-  void check_program(const Program& prog, const std::vector<uint8_t>& hbm) const;
+  void check_program(const Program& prog, ByteSpan hbm) const;
   void thread();
 
   // One run, and its steps.
@@ -118,7 +119,7 @@ class CoreTop : public sc_module, public Core, private InsnSink {
   sc_event job_ev_;
   bool job_pending_ = false;
   const Program* prog_ = nullptr;
-  std::vector<uint8_t>* hbm_data_ = nullptr;
+  ByteSpan hbm_data_;
   const RunOptions* opt_ = nullptr;
   RunResult result_;
   std::string error_;

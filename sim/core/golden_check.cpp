@@ -9,10 +9,10 @@
 
 namespace ncore::sim {
 
-GoldenCheck::GoldenCheck(const Preset& preset, const Program& prog, const std::vector<uint8_t>& hbm,
+GoldenCheck::GoldenCheck(const Preset& preset, const Program& prog, ByteSpan hbm,
                          const RtlModel& rtl, const PeSequencer& pe, const RunOptions& opt)
     : golden_(preset, prog.hbm_bytes), prog_(prog), hbm_(hbm), rtl_(rtl), pe_(pe) {
-  std::memcpy(golden_.hbm(), hbm.data(), hbm.size());
+  copy_into_zeroed(golden_.hbm(), hbm.data, hbm.size);
   if (opt.golden_setup) opt.golden_setup(golden_);
 }
 
@@ -32,7 +32,7 @@ void GoldenCheck::compare(const InsnStream& st, uint32_t i, uint64_t now, const 
   auto actual = [&](uint32_t part, int64_t addr, unsigned n) -> uint32_t {
     uint32_t v = 0;
     if (d.mem == isa::Buffer::hbm) {
-      std::memcpy(&v, hbm_.data() + addr, n);
+      std::memcpy(&v, hbm_.data + addr, n);
     } else {
       const uint64_t w = static_cast<uint64_t>(addr) / 4;
       const uint32_t word = d.mem == isa::Buffer::psum ? rtl_.psum_word(part, w) : rtl_.sbuf_word(part, w);

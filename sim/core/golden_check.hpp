@@ -17,7 +17,7 @@ namespace ncore::sim {
 class GoldenCheck {
  public:
   // The golden model starts from `hbm` as it is now (then opt.golden_setup, if any, is called on it).
-  GoldenCheck(const Preset& preset, const Program& prog, const std::vector<uint8_t>& hbm, const RtlModel& rtl,
+  GoldenCheck(const Preset& preset, const Program& prog, ByteSpan hbm, const RtlModel& rtl,
               const PeSequencer& pe, const RunOptions& opt);
 
   // A sem_wait retired (no data effect; the golden model validates it).
@@ -33,7 +33,7 @@ class GoldenCheck {
 
   GoldenModel golden_;
   const Program& prog_;
-  const std::vector<uint8_t>& hbm_;
+  ByteSpan hbm_;
   const RtlModel& rtl_;
   const PeSequencer& pe_;
 };

@@ -4,12 +4,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 #include "golden_model.hpp"
 #include "ncore/error.hpp"
+#include "ncore/size.hpp"
 #include "numerics.hpp"
 
 namespace ncore::run {
@@ -65,16 +69,33 @@ kernels::Args sizes_from_inputs(const kernels::Kernel& k, kernels::Args args, co
 }  // namespace
 
 uint64_t Array::elements() const {
-  uint64_t n = 1;
-  for (int64_t d : shape) n *= static_cast<uint64_t>(d);
-  return n;
+  const auto n = count_product(shape.begin(), shape.end());
+  if (!n) throw InputError(fmt::format("{}: shape {} has more than 2^60 elements", origin.empty() ? "an array" : origin,
+                                       shape_text(shape)));
+  return *n;
 }
 
 const char* to_string(Backend b) { return b == Backend::rtl ? "rtl" : "golden"; }
 
+void check_writable(const std::string& what, const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (path.empty()) throw InputError(fmt::format("{}: an empty path", what));
+  if (fs::is_directory(p, ec)) throw InputError(fmt::format("{} {}: is a directory, not a file", what, path));
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw InputError(fmt::format("{} {}: cannot write there: folder {} does not exist", what, path, dir.string()));
+  if (::access(dir.c_str(), W_OK) != 0 && !(fs::exists(p, ec) && ::access(p.c_str(), W_OK) == 0))
+    throw InputError(fmt::format("{} {}: cannot write there: folder {} is not writable", what, path, dir.string()));
+  if (fs::exists(p, ec) && ::access(p.c_str(), W_OK) != 0)
+    throw InputError(fmt::format("{} {}: the file is not writable", what, path));
+}
+
 Result run_program(const Program& prog, const Preset& preset, const Arrays& inputs, const Options& opt) {
-  // HBM: zeros, the Program's constants, the inputs.
-  std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
+  // HBM: zeros (pages the host provides as they are touched), the Program's constants, the inputs
+  // (each copied once, from where the caller holds it).
+  ZeroedBytes hbm(prog.hbm_bytes, fmt::format("the HBM of kernel '{}'", prog.kernel));
   prog.load_constants(hbm.data(), hbm.size());
   size_t used = 0;
   for (const HbmTensor& t : prog.hbm_tensors) {
@@ -85,11 +106,11 @@ Result run_program(const Program& prog, const Preset& preset, const Arrays& inpu
     if (a.dtype != t.dtype)
       throw InputError(fmt::format("{} holds {} elements, the kernel's input '{}' is {}", named(t.name, a),
                                    isa::to_string(a.dtype), t.name, isa::to_string(t.dtype)));
-    if (a.bytes.size() != t.bytes)
+    if (a.size_bytes() != t.bytes)
       throw InputError(fmt::format("{}: has {} elements, the kernel's input '{}' needs {}", named(t.name, a),
-                                   a.bytes.size() / isa::dtype_bytes(a.dtype), t.name,
+                                   a.size_bytes() / isa::dtype_bytes(a.dtype), t.name,
                                    t.bytes / isa::dtype_bytes(t.dtype)));
-    std::memcpy(hbm.data() + t.offset, a.bytes.data(), a.bytes.size());
+    std::memcpy(hbm.data() + t.offset, a.data(), a.size_bytes());
     ++used;
   }
   if (used != inputs.size())
@@ -103,13 +124,11 @@ Result run_program(const Program& prog, const Preset& preset, const Arrays& inpu
   r.backend = opt.backend;
   if (opt.backend == Backend::rtl) {
     r.threads = opt.threads ? opt.threads : sim::Core::auto_threads(preset, prog);
-    r.stats = sim::Core::get(preset, r.threads).run(prog, hbm, opt.sim);
+    r.stats = sim::Core::get(preset, r.threads).run(prog, ByteSpan{hbm.data(), hbm.size()}, opt.sim);
     r.stats.pe_model = sim::Core::pe_model();
   } else {
-    GoldenModel g(preset, prog.hbm_bytes);
-    std::memcpy(g.hbm(), hbm.data(), hbm.size());
+    GoldenModel g(preset, ByteSpan{hbm.data(), hbm.size()});  // on the run's HBM, in place
     const auto st = g.run(prog);
-    std::memcpy(hbm.data(), g.hbm(), hbm.size());
     r.stats.instructions = st.instructions;
     r.stats.dma_transfers = st.dma_transfers;
   }
@@ -123,7 +142,7 @@ Result run_program(const Program& prog, const Preset& preset, const Arrays& inpu
       o.bytes.assign(at, at + static_cast<long>(t.bytes));
     } else if (t.role == TensorRole::input) {
       const Array& in = inputs.at(t.name);
-      if (!std::equal(in.bytes.begin(), in.bytes.end(), at)) {
+      if (!std::equal(in.data(), in.data() + in.size_bytes(), at)) {
         Array& u = r.updated[t.name];
         u.shape = in.shape;
         u.dtype = t.dtype;
@@ -236,6 +255,13 @@ KernelRun prepare(const KernelRequest& req) {
       continue;
     }
     const Array& a = it->second;
+    if (spec.zeros) {  // the kernel's parameters make this input zeros (the conv's --no-bias)
+      std::string why = "the kernel's parameters";
+      for (const kernels::Param& p : k.params)
+        if (p.is_switch && p.name == spec.name) why = p.flag;
+      throw InputError(fmt::format("{} gives input '{}', but {} makes it zeros: leave out one of the two",
+                                   named(spec.name, a), spec.name, why));
+    }
     if (a.elements() != spec.elements())
       throw InputError(fmt::format("{}: has {} elements, the kernel's input '{}' needs {}", named(spec.name, a),
                                    a.elements(), spec.name, spec.elements()));
@@ -254,7 +280,7 @@ void execute(KernelRun& run, const Options& opt, bool reference) {
   run.correct = run.exact = true;
   if (!reference) return;
   kernels::ByteMap in;
-  for (const auto& [name, a] : run.inputs) in[name] = a.bytes;
+  for (const auto& [name, a] : run.inputs) in[name] = Bytes(a.data(), a.data() + a.size_bytes());
   run.reference = kernels::reference(*run.kernel, run.values, in);
   kernels::ErrorBound bound;
   if (!run.kernel->exact) bound = kernels::error_bound(*run.kernel, run.values, in);

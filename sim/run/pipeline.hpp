@@ -37,7 +37,13 @@ struct Array {
   isa::Dtype dtype = isa::Dtype::fp32;
   Bytes bytes;
   std::string origin;  // where it came from ("a.npy"), for messages; "" for random
+  // Or the elements in memory the caller owns and keeps alive through the run (a NumPy array's
+  // buffer, passed without a copy): then `bytes` is empty.
+  const uint8_t* view = nullptr;
+  uint64_t view_bytes = 0;
   uint64_t elements() const;
+  const uint8_t* data() const { return view ? view : bytes.data(); }
+  uint64_t size_bytes() const { return view ? view_bytes : bytes.size(); }
 };
 using Arrays = std::map<std::string, Array>;
 
@@ -91,6 +97,11 @@ struct Compare {
 };
 Compare compare(const Array& got, const Bytes& want, const std::vector<double>* magnitude = nullptr,
                 int64_t roundings = 0);
+
+// Refuses a file the run is to write that cannot be written (its folder missing or read-only, a
+// directory in its place), before the run, so that a typo in an output path does not cost the
+// run: InputError naming `what` (the option or variable that gave it) and `path`.
+void check_writable(const std::string& what, const std::string& path);
 
 // A kernel run end to end.
 struct KernelRequest {

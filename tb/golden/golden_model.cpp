@@ -15,8 +15,14 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "gather/scatter copy fp
 namespace ncore {
 
 GoldenModel::GoldenModel(const Preset& preset, uint64_t hbm_bytes)
+    : GoldenModel(preset, ByteSpan{}) {
+  own_hbm_ = ZeroedBytes(hbm_bytes);
+  hbm_ = ByteSpan{own_hbm_.data(), own_hbm_.size()};
+}
+
+GoldenModel::GoldenModel(const Preset& preset, ByteSpan hbm)
     : preset_(preset),
-      hbm_(hbm_bytes, 0),
+      hbm_(hbm),
       sbuf_(preset.num_partitions * preset.sbuf_bytes, 0),
       psum_(preset.num_partitions * preset.psum_bytes, 0) {
   if (!num::host_float_is_ieee())
@@ -47,10 +53,10 @@ const uint8_t* GoldenModel::psum(unsigned partition) const {
 const uint8_t* GoldenModel::elem_ptr(isa::Buffer mem, uint32_t partition, int64_t addr, unsigned nbytes) const {
   switch (mem) {
     case isa::Buffer::hbm:
-      if (addr < 0 || static_cast<uint64_t>(addr) + nbytes > hbm_.size())
+      if (addr < 0 || static_cast<uint64_t>(addr) + nbytes > hbm_.size)
         throw SimError(fmt::format("HBM access of {} bytes at {} is outside the {} bytes of HBM", nbytes, addr,
-                                   hbm_.size()));
-      return hbm_.data() + addr;
+                                   hbm_.size));
+      return hbm_.data + addr;
     case isa::Buffer::sbuf:
       if (addr < 0 || static_cast<uint64_t>(addr) + nbytes > preset_.sbuf_bytes)
         throw SimError(fmt::format("SBUF access of {} bytes at {} of partition {} is outside the {} bytes of a partition",
@@ -88,8 +94,8 @@ uint8_t* GoldenModel::span_base(const isa::Ap& ap, uint32_t p) const {
   uint64_t size = 0;
   switch (ap.mem) {
     case isa::Buffer::hbm:
-      base = const_cast<uint8_t*>(hbm_.data());
-      size = hbm_.size();
+      base = const_cast<uint8_t*>(hbm_.data);
+      size = hbm_.size;
       break;
     case isa::Buffer::sbuf:
       if (ap.start_part + ap.num_part > preset_.num_partitions) return nullptr;
@@ -331,7 +337,7 @@ void GoldenModel::activation(const isa::Insn& insn) {
 }
 
 GoldenModel::RunStats GoldenModel::run(const Program& prog) {
-  prog.load_constants(hbm_.data(), hbm_.size());
+  prog.load_constants(hbm_.data, hbm_.size);
   sem_.reset();
   RunStats stats;
   std::vector<size_t> head(prog.streams.size(), 0);

@@ -16,6 +16,7 @@
 
 #include "ncore/ap.hpp"
 #include "ncore/isa_gen.hpp"
+#include "ncore/memory.hpp"
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
 #include "ncore/semaphores.hpp"
@@ -26,11 +27,13 @@ namespace ncore {
 class GoldenModel {
  public:
   GoldenModel(const Preset& preset, uint64_t hbm_bytes);  // memories start zeroed
+  // The model on HBM the caller owns (a run's HBM, used in place: no copy); SBUF and PSUM zeroed.
+  GoldenModel(const Preset& preset, ByteSpan hbm);
 
   const Preset& preset() const { return preset_; }
-  uint8_t* hbm() { return hbm_.data(); }
-  const uint8_t* hbm() const { return hbm_.data(); }
-  uint64_t hbm_bytes() const { return hbm_.size(); }
+  uint8_t* hbm() { return hbm_.data; }
+  const uint8_t* hbm() const { return hbm_.data; }
+  uint64_t hbm_bytes() const { return hbm_.size; }
   // preset.sbuf_bytes bytes of SBUF partition `partition`; throws SimError past the last one.
   uint8_t* sbuf(unsigned partition);
   const uint8_t* sbuf(unsigned partition) const;
@@ -79,7 +82,8 @@ class GoldenModel {
   void activation(const isa::Insn& insn);
 
   Preset preset_;
-  std::vector<uint8_t> hbm_;
+  ZeroedBytes own_hbm_;  // HBM when the model owns it
+  ByteSpan hbm_;         // the HBM it runs on (own_hbm_'s or the caller's)
   std::vector<uint8_t> sbuf_;
   std::vector<uint8_t> psum_;
   // The stationary operand in the array: K rows (partitions) x M columns, fp32 bits.

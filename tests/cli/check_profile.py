@@ -180,5 +180,6 @@ check(not os.path.exists(prefix + ".trace.json") and not os.path.exists(prefix +
 
 p = subprocess.run([SIM, "--kernel", "stream", "-n", "25600", "--profile", os.path.join(DIR, "no_such_dir", "x")],
                    capture_output=True, text=True)
-check(p.returncode == 2 and "cannot open" in p.stderr, f"an unwritable --profile path is bad input ({p.returncode})")
+check(p.returncode == 2 and "cannot write there" in p.stderr and "Latency" not in p.stdout,
+      f"an unwritable --profile path is bad input, found before the run ({p.returncode})")
 finish()

@@ -24,19 +24,37 @@ std::string image_of(const ncore::Program& p) {
   return o.str();
 }
 
-ncore::Program parse(const std::string& bytes) {
+// A version 3 image's body (without its checksum), and a body sealed with its checksum.
+std::string body_of(const std::string& img) { return img.substr(0, img.size() - 4); }
+std::string sealed(const std::string& body) {
+  const uint32_t c = ncore::image_checksum(reinterpret_cast<const uint8_t*>(body.data()), body.size());
+  std::string b = body;
+  for (int i = 0; i < 4; ++i) b.push_back(static_cast<char>(c >> (8 * i)));
+  return b;
+}
+
+// An image edited in place, its checksum made right again, so that the reader's other checks see
+// the edit (version 3 images only: the version field at byte 8).
+std::string resealed(const std::string& b) {
+  if (b.size() < 20 || static_cast<uint8_t>(b[8]) != 3) return b;
+  return sealed(body_of(b));
+}
+
+ncore::Program parse_raw(const std::string& bytes) {
   std::istringstream in(bytes);
   return ncore::Program::read_image(in);
 }
+ncore::Program parse(const std::string& bytes) { return parse_raw(resealed(bytes)); }
 
-std::string read_error(const std::string& bytes) {
+std::string read_error_raw(const std::string& bytes) {
   try {
-    parse(bytes);
+    parse_raw(bytes);
   } catch (const ncore::ImageError& e) {
     return e.what();
   }
   return "<no error>";
 }
+std::string read_error(const std::string& bytes) { return read_error_raw(resealed(bytes)); }
 
 void put_u32(std::string& b, size_t at, uint32_t v) {
   for (int i = 0; i < 4; ++i) b[at + i] = static_cast<char>(v >> (8 * i));
@@ -137,7 +155,7 @@ TEST_CASE("image round trip keeps every field", "[firmware][image]") {
 TEST_CASE("image layout starts with magic, version and record size", "[firmware][image]") {
   const std::string img = image_of(tiny_program());
   CHECK(img.compare(0, 8, std::string("NCIMG\0\0\0", 8)) == 0);
-  CHECK(static_cast<uint8_t>(img[8]) == 2);  // version 2, little-endian
+  CHECK(static_cast<uint8_t>(img[8]) == 3);  // version 3, little-endian
   CHECK(static_cast<uint8_t>(img[12]) == isa::kInsnBytes);
   // kernel name "k": length 1 then the byte
   CHECK(static_cast<uint8_t>(img[16]) == 1);
@@ -191,10 +209,29 @@ TEST_CASE("image counts beyond sane limits", "[firmware][image]") {
   b = good;
   put_u32(b, 16, 0x7fffffffu);
   CHECK_THAT(read_error(b), Catch::Contains("exceeds the limit"));
-  // hbm_bytes beyond the preset's HBM address bits (hbm_addr_bits, 40 on every preset)
+  // hbm_bytes beyond the preset's HBM (trn2: 96 GiB)
   b = good;
-  b[tensor_count_at - 1] = 0x7f;
-  CHECK_THAT(read_error(b), Catch::Contains("exceeds the limit of 1099511627776 (40-bit HBM addresses of preset"));
+  b[tensor_count_at - 3] = 0x20;  // 2^45 bytes
+  CHECK_THAT(read_error(b), Catch::Contains("exceeds the 103079215104 bytes of HBM of preset trn2"));
+}
+
+TEST_CASE("a damaged image is refused by its checksum", "[firmware][image]") {
+  const std::string good = image_of(traced("naive", 128));
+  REQUIRE_NOTHROW(parse_raw(good));
+  // one flipped bit anywhere after the version field, the checksum's own bits included
+  std::mt19937 rng(7);
+  for (int k = 0; k < 200; ++k) {
+    std::string b = good;
+    const size_t at = 12 + rng() % (b.size() - 12);
+    b[at] = static_cast<char>(b[at] ^ (1u << (rng() % 8)));
+    INFO("bit flipped at byte " << at);
+    CHECK_THAT(read_error_raw(b), Catch::Contains("the image is damaged"));
+  }
+  // the hbm_bytes field of the header, the one a flipped bit made claim 16.8 GB
+  std::string b = good;
+  const size_t hbm_at = 8 + 4 + 4 + (4 + good[16]) + (4 + 4);
+  b[hbm_at + 4] = static_cast<char>(b[hbm_at + 4] ^ 0x04);
+  CHECK_THAT(read_error_raw(b), Catch::Contains("the image is damaged"));
 }
 
 TEST_CASE("image instruction errors", "[firmware][image]") {
@@ -244,7 +281,7 @@ TEST_CASE("image instruction errors", "[firmware][image]") {
     CHECK_THAT(read_error(image_of(p)), Catch::Contains("lies outside hbm_bytes 256"));
   }
   SECTION("trailing bytes") {
-    CHECK_THAT(read_error(image_of(tiny_program()) + "xy"), Catch::Contains("2 unexpected bytes"));
+    CHECK_THAT(read_error_raw(sealed(body_of(image_of(tiny_program())) + "xy")), Catch::Contains("2 unexpected bytes"));
   }
 }
 
@@ -307,8 +344,8 @@ TEST_CASE("image tensor init bytes and version 1 images", "[firmware][image]") {
   REQUIRE(b.substr(kTinyInitAt, 8) == std::string(8, '\0'));
   b[kTinyInitAt + 5] = 1;
   CHECK_THAT(read_error(b), Catch::Contains("init bytes"));
-  // Version 1: the same without the init field.
-  b = image_of(tiny_program());
+  // Version 1: the same without the init field (and without the checksum).
+  b = body_of(image_of(tiny_program()));
   put_u32(b, 8, 1);
   b.erase(kTinyInitAt, 8);
   const ncore::Program v1 = parse(b);

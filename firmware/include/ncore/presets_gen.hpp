@@ -41,15 +41,16 @@ struct Preset {
   uint64_t act_min_ii;  // minimum scalar engine cycles per instruction (Iold: activation costs max(64, N))
   uint64_t act_reduce_cycles;  // scalar engine cycles to read the add-reduce accumulators out to the (P,1) result (A1: ActReadAccumulator about 64 cycles; Iold: activation_reduce costs max(64, N) + 64)
   uint64_t hbm_bytes_per_us;  // HBM bandwidth available to one core, bytes per microsecond (T2: 2.9 TB/s per 8 cores; T1: 820 GB/s per 2 cores)
+  uint64_t hbm_capacity_bytes;  // HBM of the device a kernel's tensors must fit in; a Program or image that needs more is refused (T2: 96 GiB on a Trainium2; T1: 32 GiB on a Trainium1; tiny: model)
   uint64_t hbm_latency_ns;  // HBM access latency (model: not published; a typical HBM load-to-use latency)
   uint64_t dma_fixed_cost_ns;  // per-transfer DMA fixed cost: descriptor, sync and semaphore-to-start latency, paid by the queue before its engines start (DB: about 1300 ns)
   uint64_t kernel_start_ns;  // kernel start-up: NeuronCore time from the kernel's start to its first instruction (instruction fetch, queue and semaphore setup), inside every reported latency. trn2: fitted to CAL (a one-tile vector add, 2 loads, 1 add, 1 store, takes 15 us; published trn2 profiles show 12.4 to 13.3 us between total_time and total_active_time). trn1: no figure published, the trn2 value. tiny: model
 };
 
 inline constexpr Preset kPresets[] = {
-    {"trn2", "NeuronCore-v3 (Trainium2), the default", 0, 128, 229376, 212984, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 30, 256, 2400, 1200, 2, 5, 1, 2, 7, 10, 60, 64, 60, 64, 64, 362500, 100, 1300, 10200},
-    {"trn1", "NeuronCore-v2 (Trainium1)", 1, 128, 196608, 180224, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 136, 256, 2800, 1400, 2, 5, 1, 2, 3, 5, 60, 64, 60, 64, 64, 410000, 100, 1300, 10200},
-    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 1024, 256, 8, 4, 2, 4, 4, 40, 4, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 6, 8, 4, 362500, 20, 100, 100},
+    {"trn2", "NeuronCore-v3 (Trainium2), the default", 0, 128, 229376, 212984, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 30, 256, 2400, 1200, 2, 5, 1, 2, 7, 10, 60, 64, 60, 64, 64, 362500, 103079215104, 100, 1300, 10200},
+    {"trn1", "NeuronCore-v2 (Trainium1)", 1, 128, 196608, 180224, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 136, 256, 2800, 1400, 2, 5, 1, 2, 3, 5, 60, 64, 60, 64, 64, 410000, 34359738368, 100, 1300, 10200},
+    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 1024, 256, 8, 4, 2, 4, 4, 40, 4, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 6, 8, 4, 362500, 1073741824, 20, 100, 100},
 };
 
 // The preset called `name`, or nullptr.

@@ -72,6 +72,10 @@ struct Program {
 
   uint64_t instruction_count() const;
   const HbmTensor* find_tensor(const std::string& name) const;
+  // Whether some instruction writes HBM bytes in [offset, offset + bytes) (a DMA into HBM).
+  bool writes_hbm(uint64_t offset, uint64_t bytes) const;
+  // The input tensors some instruction writes into (a kernel's argument used as its output).
+  std::vector<std::string> inputs_written() const;
 
   // Copies every constant tensor's init bytes to its place in an HBM image of at least
   // hbm_bytes bytes. Whoever runs the Program (simulator, golden model, CLI) calls it after
@@ -97,9 +101,12 @@ std::vector<Stream> make_streams(unsigned dma_queues);
 
 // Image format identification (see image.cpp for the layout).
 inline constexpr char kImageMagic[8] = {'N', 'C', 'I', 'M', 'G', '\0', '\0', '\0'};
-// Version 2 added constant tensors (TensorRole::constant and their init bytes); version 1
-// images are still read.
-inline constexpr uint32_t kImageVersion = 2;
+// Version 2 added constant tensors (TensorRole::constant and their init bytes); version 3 a
+// CRC-32 of the whole image at its end, so that a damaged file (one flipped bit) is refused before
+// anything in it is trusted. Versions 1 and 2 are still read.
+inline constexpr uint32_t kImageVersion = 3;
+// The CRC-32 a version 3 image ends with, of `n` bytes (zlib's crc32).
+uint32_t image_checksum(const uint8_t* p, size_t n);
 
 // One instruction as text, e.g.
 // "tensor_tensor dst=sbuf[0:128]+0x0 fp32 <200> src0=... op0=add  wait S[5]>=16  upd S[3]+=1@complete"

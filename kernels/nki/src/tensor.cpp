@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ncore/error.hpp"
+#include "ncore/size.hpp"
 #include "ncore/isa_kinds.hpp"
 #include "tracer_impl.hpp"
 
@@ -143,10 +144,16 @@ void Shape::push_back(int64_t v) {
   d_[n_++] = v;
 }
 
+std::optional<int64_t> Shape::checked_elements() const {
+  const auto n = ncore::count_product(begin(), end());
+  if (!n) return std::nullopt;
+  return static_cast<int64_t>(*n);
+}
+
 int64_t Shape::elements() const {
-  int64_t e = 1;
-  for (size_t i = 0; i < n_; ++i) e *= d_[i];
-  return e;
+  const auto n = checked_elements();
+  if (!n) throw ncore::KernelError(fmt::format("shape {} has more than 2^60 elements", str()));
+  return *n;
 }
 
 std::string Shape::str() const { return detail::shape_str(d_.data(), n_); }
@@ -453,9 +460,10 @@ Tensor Tensor::reshape(const Shape& shape, Loc loc) const {
     if (s <= 0)
       view_error(loc, fmt::format("cannot reshape tensor `{}` of shape {} into {}: dimension sizes must be positive",
                                   name(), from, shape.str()));
-  if (shape.elements() != have)
+  const auto want = shape.checked_elements();
+  if (want != have)
     view_error(loc, fmt::format("cannot reshape tensor `{}` of shape {} into {}: {} elements cannot become {}",
-                                name(), from, shape.str(), have, shape.elements()));
+                                name(), from, shape.str(), have, want ? fmt::format("{}", *want) : "more than 2^60"));
   // On chip the block and partition dimensions stay in front; only free dimensions change.
   int lead = 0;
   if (on_chip()) {

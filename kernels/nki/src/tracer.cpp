@@ -44,6 +44,7 @@
 #include <cstring>
 
 #include "ncore/error.hpp"
+#include "ncore/size.hpp"
 #include "ncore/validate.hpp"
 #include "numerics.hpp"
 #include "nki/isa.hpp"
@@ -179,17 +180,14 @@ Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype
     while (taken(fmt::format("{}_{}", name, k))) ++k;
     name = fmt::format("{}_{}", name, k);
   }
-  if (!is_supported(dtype))
-    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: {})", to_string(dtype), name,
-                          supported_dtypes()));
-  if (shape.empty()) fail(loc, fmt::format("HBM tensor `{}` needs at least one dimension", name));
-  for (int64_t d : shape)
-    if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
-  const int64_t elems = shape.elements();
+  const int64_t elems = check_new(shape, dtype, name, loc, "HBM tensor");
   const uint64_t bytes = static_cast<uint64_t>(elems) * static_cast<uint64_t>(dtype_bytes(dtype));
   const uint64_t at = align_up(hbm_end_);
-  if (at + bytes > (uint64_t{1} << 40))
-    fail(loc, fmt::format("HBM tensor `{}` ({} bytes) does not fit the 40-bit HBM address space", name, bytes));
+  if (at + bytes > preset_.hbm_capacity_bytes)
+    fail(loc, fmt::format("HBM tensor `{}` of shape {} {} ({} bytes) does not fit the {} GiB of HBM of preset {} (the "
+                          "kernel's HBM tensors before it take {} bytes)",
+                          name, shape.str(), to_string(dtype), bytes, preset_.hbm_capacity_bytes >> 30, preset_.name,
+                          at));
   hbm_end_ = at + bytes;
 
   auto st = std::make_shared<Storage>();
@@ -209,6 +207,7 @@ Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype
   h.bytes = bytes;
   h.role = role;
   hbm_.push_back(h);
+  hbm_locs_.push_back(loc);
 
   View v;
   v.dtype = dtype;
@@ -333,16 +332,28 @@ void TracerImpl::release_ring(Ring& r, const std::string& why) noexcept {
     }
 }
 
+int64_t TracerImpl::check_new(const Shape& shape, Dtype dtype, const std::string& name, const Loc& loc,
+                              const char* kind) {
+  if (!is_supported(dtype))
+    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: {})", to_string(dtype), name,
+                          supported_dtypes()));
+  if (shape.empty())
+    fail(loc, fmt::format("{} `{}` needs {}", kind, name,
+                          std::string(kind) == "HBM tensor" ? "at least one dimension" : "a partition dimension"));
+  for (int64_t d : shape)
+    if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
+  const auto n = shape.checked_elements();
+  if (!n)
+    fail(loc, fmt::format("{} `{}` of shape {} has more than 2^60 elements: more than any memory of the model holds "
+                          "(HBM: 2^40 bytes)", kind, name, shape.str()));
+  return *n;
+}
+
 Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name_in,
                             const Loc& loc, uint32_t part_base, bool persistent) {
   ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
-  if (!is_supported(dtype))
-    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: {})", to_string(dtype), name,
-                          supported_dtypes()));
-  if (shape.empty()) fail(loc, fmt::format("on-chip tensor `{}` needs a partition dimension", name));
-  for (int64_t d : shape)
-    if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
+  check_new(shape, dtype, name, loc, "on-chip tensor");
   const int par = shape.par_index() >= 0 ? shape.par_index() : 0;
   const int64_t parts = shape[par];
   if (parts > static_cast<int64_t>(preset_.num_partitions))
@@ -455,12 +466,7 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
                               const Loc& loc) {
   ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
-  if (!is_supported(dtype))
-    fail(loc, fmt::format("dtype {} of tensor `{}` is not supported by this model (supported: {})", to_string(dtype), name,
-                          supported_dtypes()));
-  if (shape.empty()) fail(loc, fmt::format("on-chip tensor `{}` needs a partition dimension", name));
-  for (int64_t d : shape)
-    if (d <= 0) fail(loc, fmt::format("tensor `{}` of shape {}: dimension sizes must be positive", name, shape.str()));
+  check_new(shape, dtype, name, loc, "on-chip tensor");
   const int par = shape.par_index() >= 0 ? shape.par_index() : 0;
   const int64_t parts = shape[par];
   if (parts > static_cast<int64_t>(preset_.num_partitions))
@@ -470,27 +476,33 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
   int64_t free = 1;
   for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
   const int64_t tile_bytes = free * esz;
+  // Counts and extents beyond the SBUF are refused below; ncore::kMaxCount keeps the arithmetic
+  // itself from wrapping on the way there.
   auto count = [&](const std::vector<int64_t>& v, const char* what) {
-    int64_t n = 1;
-    for (int64_t x : v) {
+    for (int64_t x : v)
       if (x <= 0) fail(loc, fmt::format("mod_alloc {} of tensor `{}` must be positive", what, name));
-      n *= x;
-    }
-    return n;
+    const auto n = ncore::count_product(v.begin(), v.end());
+    if (!n) fail(loc, fmt::format("mod_alloc {} of tensor `{}` multiply to more than 2^60 tiles", what, name));
+    return static_cast<int64_t>(*n);
   };
   const int64_t nfree = count(al.num_free_tiles, "num_free_tiles");
   const int64_t npar = count(al.num_par_tiles, "num_par_tiles");
   if (al.base_addr < 0 || al.base_partition < 0)
     fail(loc, fmt::format("mod_alloc of tensor `{}`: base_addr and base_partition must not be negative", name));
+  if (al.base_addr > static_cast<int64_t>(ncore::kMaxCount) || al.base_partition > static_cast<int64_t>(ncore::kMaxCount))
+    fail(loc, fmt::format("mod_alloc of tensor `{}`: base_addr {} or base_partition {} is beyond the SBUF", name,
+                          al.base_addr, al.base_partition));
   if (al.base_addr % esz != 0)
     fail(loc, fmt::format("mod_alloc base_addr {} of tensor `{}` is not a multiple of its {}-byte {} element",
                           al.base_addr, name, esz, to_string(dtype)));
-  const int64_t lo = al.base_addr, hi = al.base_addr + nfree * tile_bytes;
+  const auto span = ncore::count_mul(static_cast<uint64_t>(nfree), static_cast<uint64_t>(tile_bytes));
+  const int64_t lo = al.base_addr, hi = span ? al.base_addr + static_cast<int64_t>(*span) : INT64_MAX;
   if (hi > static_cast<int64_t>(preset_.sbuf_usable_bytes))
     fail(loc, fmt::format("mod_alloc places tensor `{}` at bytes [{}, {}) of each partition, beyond the {} usable "
                           "bytes per partition",
-                          name, lo, hi, preset_.sbuf_usable_bytes));
-  const int64_t phi = al.base_partition + npar * parts;
+                          name, lo, span ? fmt::format("{}", hi) : "over 2^60", preset_.sbuf_usable_bytes));
+  const auto pspan = ncore::count_mul(static_cast<uint64_t>(npar), static_cast<uint64_t>(parts));
+  const int64_t phi = pspan ? al.base_partition + static_cast<int64_t>(*pspan) : INT64_MAX;
   if (phi > static_cast<int64_t>(preset_.num_partitions))
     fail(loc, fmt::format("mod_alloc places tensor `{}` on partitions [{}, {}), beyond the {} partitions", name,
                           al.base_partition, phi, preset_.num_partitions));
@@ -826,23 +838,12 @@ ncore::Program TracerImpl::finish() {
   p.hbm_bytes = align_up(hbm_end_);
   p.locations = locs_;
   // Every output is written by some instruction (NKI: err_tensor_output_not_written_to).
-  for (const ncore::HbmTensor& t : hbm_) {
-    if (t.role != ncore::TensorRole::output) continue;
-    const ncore::Box out{0, 1, static_cast<int64_t>(t.offset), static_cast<int64_t>(t.offset + t.bytes)};
-    bool written = false;
-    for (const auto& st : p.streams)
-      for (const auto& in : st.insns)
-        if (!written && in.insn.opcode != ncore::isa::Opcode::sem_wait && in.insn.dst.mem == ncore::isa::Buffer::hbm &&
-            in.insn.dst.num_part != 0) {
-          ncore::Box b = ncore::region_of(in.insn.dst).box;
-          b.p_lo = 0;
-          b.p_hi = 1;
-          written = b.overlaps(out);
-        }
-    if (!written)
-      throw ncore::KernelError(fmt::format("the kernel's output `{}` {} is never written to "
-                                           "(err_tensor_output_not_written_to)",
-                                           t.name, shape_str(t.shape.data(), t.shape.size())));
+  for (size_t i = 0; i < hbm_.size(); ++i) {
+    const ncore::HbmTensor& t = hbm_[i];
+    if (t.role != ncore::TensorRole::output || p.writes_hbm(t.offset, t.bytes)) continue;
+    fail(hbm_locs_[i], fmt::format("the kernel's output `{}` {}, allocated here, is never written to "
+                                   "(err_tensor_output_not_written_to)",
+                                   t.name, shape_str(t.shape.data(), t.shape.size())));
   }
   try {
     ncore::validate_program(p, preset_);

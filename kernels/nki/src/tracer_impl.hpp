@@ -125,6 +125,10 @@ class TracerImpl {
   Tensor new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name, const Loc& loc,
                   uint32_t part_base = 0, bool persistent = false);
   Tensor new_direct(const Shape& shape, Dtype dtype, const Alloc& alloc, const std::string& name, const Loc& loc);
+  // The checks of every new tensor: a dtype the model has, a dimension, positive sizes, an
+  // element count within ncore::kMaxCount (refused in the kernel's words, never wrapped).
+  // Returns the element count.
+  int64_t check_new(const Shape& shape, Dtype dtype, const std::string& name, const Loc& loc, const char* kind);
   // A result tile shaped like `like` (block dimensions dropped) on the same partitions.
   Tensor new_result(const Tensor& like, Dtype dtype, const char* op, const Loc& loc);
   void mark_output(const Tensor& t, const Loc& loc);
@@ -211,6 +215,7 @@ class TracerImpl {
   std::map<uint64_t, std::string> auto_names_;  // sbuf offset -> tile name, for clash messages
   ncore::Scheduler sched_;
   std::vector<ncore::HbmTensor> hbm_;
+  std::vector<Loc> hbm_locs_;  // where each HBM tensor was allocated (for messages)
   uint64_t hbm_end_ = 0;
   std::vector<ncore::SourceLoc> locs_;
   std::unordered_map<SiteKey, uint32_t, SiteKeyHash> loc_by_ptr_;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -92,7 +93,10 @@ class Shape {
   const int64_t* end() const { return d_.data() + n_; }
   void push_back(int64_t v);
   int par_index() const { return par_; }  // position of nl::par_dim, -1 if none
-  int64_t elements() const;
+  int64_t elements() const;  // a KernelError above ncore::kMaxCount (see checked_elements)
+  // The element count, or nullopt when it is above ncore::kMaxCount (2^60): for the callers
+  // that refuse such a shape in their own words (an allocation, a reshape).
+  std::optional<int64_t> checked_elements() const;
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
   std::string str() const;  // "[128, 512]"
   bool operator==(const Shape& o) const;

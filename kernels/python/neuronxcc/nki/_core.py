@@ -13,6 +13,7 @@ call. This module only turns Python's spelling into those calls:
 - Source locations: each call records the kernel's own file and line (the first frame outside
   this package), for errors and for the listing and profile.
 """
+import operator
 import os
 import sys
 import threading
@@ -41,9 +42,38 @@ _NO_LOC = _native.Loc("", 0)
 Sym = _native.Sym
 
 
-def as_int(x):
-    """x as an index: a loop index expression stays symbolic, anything else becomes an int."""
-    return x if type(x) is Sym else int(x)
+def integer(x, what):
+    """x where NKI needs an integer (a loop count, a slice bound, a dimension): an int, a bool or a
+    NumPy integer (anything with __index__); a loop index expression becomes its value (see Sym).
+    A float or a string is a TypeError, as Python's own range(7.8) raises: truncating it would
+    silently drop part of the data. `what` names the argument in the message."""
+    if type(x) is Sym:
+        return int(x)
+    try:
+        return operator.index(x)
+    except TypeError:
+        raise TypeError(f"{caller()}: '{type(x).__name__}' object cannot be interpreted as an integer ({what}: "
+                        f"{x!r})") from None
+
+
+def as_int(x, what="an index"):
+    """x as an index: a loop index expression stays symbolic, anything else must be an integer
+    (see integer)."""
+    return x if type(x) is Sym else integer(x, what)
+
+
+_DIM_LIMIT = 2 ** 63  # the C++ side's int64 sizes
+
+
+def dims(shape, what="a dimension of the shape"):
+    """A shape's dimensions as ints (see integer), each within the C++ side's 64-bit sizes: a larger
+    one is refused here, by name, rather than failing to convert on the way in."""
+    out = [integer(d, what) for d in shape]
+    for d in out:
+        if not -_DIM_LIMIT <= d < _DIM_LIMIT:
+            raise ValueError(f"{caller()}: {what} is {d}, beyond the model's 64-bit sizes (the shape {tuple(out)} "
+                             f"cannot be allocated)")
+    return out
 
 
 def location(file, line):
@@ -340,13 +370,13 @@ def _affine_index(key, shape, axes=None, clamp=True):
 
 
 def _slice_item(s):
-    step = 1 if s.step is None else int(s.step)
+    step = 1 if s.step is None else integer(s.step, "a slice step")
     if step <= 0:
         raise IndexError(f"slice step {step}: steps must be positive")
     if s.start is None and s.stop is None and step == 1:
         return None
-    start = 0 if s.start is None else as_int(s.start)
-    stop = None if s.stop is None else as_int(s.stop)
+    start = 0 if s.start is None else as_int(s.start, "a slice start")
+    stop = None if s.stop is None else as_int(s.stop, "a slice stop")
     if start < 0 or (stop is not None and stop < 0):
         return _NegSlice(start, stop, step)
     if stop is None:
@@ -535,7 +565,7 @@ class Tensor:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         loc = caller()
-        return Tensor(self._native().reshape([int(s) for s in shape], loc))
+        return Tensor(self._native().reshape(dims(shape, "a dimension of reshape's shape"), loc))
 
     def broadcast_to(self, shape):
         """The tile read as `shape` (NumPy's broadcast rules): size-1 free dimensions repeated in a
@@ -543,7 +573,7 @@ class Tensor:
         broadcast_partitions)."""
         loc = caller()
         t = self._native()
-        shape = tuple(int(s) for s in shape)
+        shape = tuple(dims(shape, "a dimension of broadcast_to's shape"))
         have = tuple(t.shape)
         if len(have) > len(shape) and len(shape) >= 1 and all(h == 1 for h in have[len(shape):]):
             # Trailing size-1 dimensions dropped: the tile of an index grid with a size-1 last axis

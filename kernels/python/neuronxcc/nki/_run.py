@@ -3,6 +3,7 @@ of the `ncore` module (environment variables NCORE_BACKEND, NCORE_CONFIG, NCORE_
 NCORE_THREADS, NCORE_PE_MODEL, NCORE_PROFILE, NCORE_DMA_QUEUES, NCORE_VERBOSE)."""
 import inspect
 import itertools
+import operator
 import os
 import shutil
 import sys
@@ -54,10 +55,18 @@ def option(name):
     if name == "threads" and str(v) not in ("auto", "1", "2"):
         raise ValueError(f"{where}={v!r}: choose auto, 1 or 2")
     if name == "dma_queues":
-        v = int(v)
+        try:
+            v = operator.index(v) if not isinstance(v, str) else int(v.strip())
+        except (TypeError, ValueError):
+            raise ValueError(f"{where}={v!r}: choose a whole number of DMA queues, 1 to 16") from None
         if not 1 <= v <= 16:
             raise ValueError(f"{where}={v}: choose 1 to 16")
-    return v
+    if name in ("waves", "profile", "waves_window") and not isinstance(v, (str, os.PathLike)):
+        raise TypeError(f"{where}={v!r}: expected a {'file name' if name != 'waves_window' else 'START:END string'}, "
+                        f"not {type(v).__name__}")
+    if name == "waves_scope" and not isinstance(v, (str, list, tuple)):
+        raise TypeError(f"{where}={v!r}: expected scope names (a comma-separated string or a list)")
+    return os.fspath(v) if isinstance(v, os.PathLike) else v
 
 
 def set_options(**kw):
@@ -90,6 +99,9 @@ _HOST_DTYPES = ("float32", "float16", "int8", "uint8", "int16", "uint16", "int32
 
 def _host_dtype(a, name):
     """The NKI dtype of a kernel argument's HBM tensor: the array's own (bool as bool_)."""
+    if a.dtype.byteorder == ">":
+        raise ValueError(f"argument '{name}' is a big-endian numpy array ({a.dtype.str}): the model reads "
+                         f"little-endian data (pass {name}.astype({name}.dtype.newbyteorder('<')))")
     k = a.dtype.name
     if k in _HOST_DTYPES:
         return k
@@ -143,7 +155,7 @@ def trace(func, args, kwargs, grid=()):
     bound.apply_defaults()
     def_file, def_line = _definition(func)
     arrays = {}
-    result = {}
+    result = {"readonly": [n for n, v in bound.arguments.items() if isinstance(v, np.ndarray) and not v.flags.writeable]}
 
     def body(tracer):
         _core._state.active = True
@@ -207,17 +219,61 @@ def _threads_for(prog, preset):
     return n
 
 
+_RTL_ONLY = ("check", "waves", "waves_scope", "waves_window")
+_noted = set()
+
+
+def _where(name):
+    return f"ncore.set_options({name}=...)" if name in _set else _ENV[name]
+
+
+def _check_run_options(backend, chosen, label, profile):
+    """Before the run: the files it writes can be written (a missing folder is found now, not after
+    the simulation), and no option asks the golden model for what only an RTL run has (check mode,
+    waveforms): refused when the options chose the golden backend, said once when the call did
+    (nki.simulate_kernel)."""
+    if backend == "golden":
+        asked = [n for n in _RTL_ONLY if option(n)]
+        if asked and chosen is None:
+            raise ValueError(f"{', '.join(_where(n) for n in asked)} asks for an RTL run, but {_where('backend')} is "
+                             "golden (the golden model alone: no timing, no waveforms, nothing to check against): "
+                             "leave out one of the two")
+        for n in asked:
+            if (n, label) not in _noted:
+                _noted.add((n, label))
+                print(f"[ncore] {label} runs the golden model: {_where(n)} is for RTL runs and is not used here",
+                      file=sys.stderr)
+    else:
+        waves = option("waves")
+        if waves:
+            _native.check_writable(_where("waves"), waves)
+    name = profile or option("profile")
+    if name:
+        base = os.path.splitext(name)[0] if name.endswith((".ntff", ".neff")) else name
+        given = f"{_where('profile')}={name}:" if not profile else f"save_trace_name={name}:"
+        for ext in (".summary.json", ".trace.json", ".timeline.html"):
+            _native.check_writable(given, base + ext)
+
+
 def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), files=None):
     """Traces and runs func (over an SPMD launch grid, if given); returns what the kernel returns
     (numpy arrays) and the figures. files: {"neff": path, "trace": path} written under exactly
     those names (the Program image; the profile's Perfetto trace)."""
     files = files or {}
     prog, arrays, meta = trace(func, args, kwargs, grid)
+    written = set(prog.inputs_written()) & set(meta["readonly"])
+    if written:
+        raise ValueError(f"{func.__name__}: argument{'s' if len(written) > 1 else ''} "
+                         f"{', '.join(repr(n) for n in sorted(written))} {'are' if len(written) > 1 else 'is a'} "
+                         f"read-only numpy array{'s' if len(written) > 1 else ''} (flags.writeable is False), but the "
+                         "kernel writes into it: pass a writable array (np.copy) to receive the result")
     if files.get("neff"):
         prog.save(files["neff"])
         print(f"[ncore] Program image written: {files['neff']} (the traced kernel's binary image)", file=sys.stderr)
     preset = current_preset()
+    chosen = backend
     backend = backend or option("backend")
+    _check_run_options(backend, chosen, label, profile)
     threads = _threads_for(prog, preset) if backend == "rtl" else 0
     waves = option("waves") if backend == "rtl" else None
     scopes = option("waves_scope")

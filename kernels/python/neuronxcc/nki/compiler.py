@@ -1,5 +1,6 @@
 """neuronxcc.nki.compiler (ncc) on the ncore model: the decorators kernels carry, and direct
 allocation (ncc.sbuf.mod_alloc)."""
+from . import _core
 
 
 def skip_middle_end_transformations(func=None, **kwargs):
@@ -20,10 +21,10 @@ force_auto_alloc = enable_stack_allocator
 
 class _Alloc:
     def __init__(self, base_addr, base_partition, num_par_tiles, num_free_tiles):
-        self.base_addr = int(base_addr)
-        self.base_partition = int(base_partition)
-        self.num_par_tiles = tuple(int(x) for x in num_par_tiles)
-        self.num_free_tiles = tuple(int(x) for x in num_free_tiles)
+        self.base_addr = _core.integer(base_addr, "base_addr of mod_alloc")
+        self.base_partition = _core.integer(base_partition, "base_partition of mod_alloc")
+        self.num_par_tiles = tuple(_core.dims(num_par_tiles, "num_par_tiles of mod_alloc"))
+        self.num_free_tiles = tuple(_core.dims(num_free_tiles, "num_free_tiles of mod_alloc"))
 
 
 class _Space:

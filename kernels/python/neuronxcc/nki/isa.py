@@ -194,7 +194,7 @@ def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdi
     _core.require_trace("tensor_reduce")
     loc = caller()
     d, o, dt = _core.native(data), alu_name(op), _dt(dtype)
-    axes = [int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    axes = [_core.integer(a, "an axis of tensor_reduce") for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
     if negate:
         # -(reduction): the reduction in float32, then a multiply by -1 (exact) into dtype
         r = _core.pending("tensor_reduce",
@@ -276,7 +276,7 @@ def _affine(expr, api, param):
     """An nl.arange / nl.mgrid expression (or an int) as the native (start, coefficients, grid)."""
     from . import language as nl
     if isinstance(expr, (int, np.integer)):
-        return (int(expr), [0, 0], [1, 1])
+        return (_core.integer(expr, param), [0, 0], [1, 1])
     if not isinstance(expr, nl.IndexExpr):
         loc = caller()
         raise ValueError(f"{loc}: {param} of '{api}' must be an affine expression of nl.arange / nl.mgrid indices, "

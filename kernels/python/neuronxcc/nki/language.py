@@ -5,7 +5,9 @@ Each call maps onto the C++ NKI API (kernels/nki), which checks the hardware's r
 words and traces the instructions; see _core.py for how results and assignment work.
 """
 import builtins
+import linecache
 import math
+import re
 
 import numpy as np
 
@@ -51,7 +53,7 @@ class par_dim:
     """Marks the partition dimension of a shape with block dimensions: (4, nl.par_dim(128), 512)."""
 
     def __init__(self, size):
-        self.size = int(size)
+        self.size = _core.integer(size, "the size of nl.par_dim")
 
     def __repr__(self):
         return f"par_dim({self.size})"
@@ -75,15 +77,11 @@ class tile_size:
 
 
 def _shape_arg(shape):
-    if isinstance(shape, (int, np.integer, par_dim)):
+    if not isinstance(shape, (tuple, list)):
         shape = (shape,)
-    out = []
-    for d in shape:
-        if isinstance(d, par_dim):
-            out.append((d.size, True))
-        else:
-            out.append((int(d), False))
-    return out
+    par = [isinstance(d, par_dim) for d in shape]
+    sizes = _core.dims([d.size if p else d for d, p in zip(shape, par)], "a dimension of the shape")
+    return list(zip(sizes, par))
 
 
 def _buffer_name(buffer):
@@ -101,6 +99,19 @@ def _name(name):
     return "" if name is None else str(name)
 
 
+_ASSIGNED = re.compile(r"\s*([A-Za-z_]\w*)\s*(?::[^=]*)?=\s*[\w.]*\b(?:ndarray|zeros|full)\(")
+
+
+def _hbm_name(name, loc):
+    """An HBM tensor's name: the one given, else the variable the kernel's line assigns it to
+    (`out = nl.ndarray(...)` is `out`), so that messages and listings say `out`, not
+    `hbm_tensor1`; else "" (the tracer numbers it)."""
+    if name:
+        return str(name)
+    m = _ASSIGNED.match(linecache.getline(loc.file, loc.line))
+    return m.group(1) if m else ""
+
+
 # --- tensor creation ------------------------------------------------------------------------------
 
 def ndarray(shape, dtype, buffer=None, name="", **kwargs):
@@ -113,6 +124,8 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     if not isinstance(b, str):
         return Tensor(_native.ndarray_alloc(_shape_arg(shape), _dtype(dtype).name, b.base_addr, b.base_partition,
                                             list(b.num_par_tiles), list(b.num_free_tiles), _name(name), loc))
+    if b in ("hbm", "shared_hbm"):
+        name = _hbm_name(name, loc)
     make = lambda: Tensor(_native.ndarray(_shape_arg(shape), _dtype(dtype).name, b, _name(name), loc))
     if b == "shared_hbm" and _core._state.grid:
         return _core.shared_hbm_tensor([n for n, _ in _shape_arg(shape)], _dtype(dtype), make)
@@ -458,7 +471,7 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     shape = x.shape
     n = 1
     for a in axes:
-        a = int(a)
+        a = _core.integer(a, "an axis of nl.mean")
         if a < 1 or a >= len(shape):
             raise ValueError(f"{loc}: nl.mean over axis {a} of a tile of shape {tuple(shape)}: the axes must be free "
                              "axes (1 to the tile's last)")
@@ -557,7 +570,7 @@ for _n in ["atomic_rmw", "all_reduce", "dynamic_range"]:
 # --- calls lowered to instruction sequences (kernels/nki/src/compose.cpp; README, "Composite calls") --
 
 def _axes(axis):
-    return [int(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
+    return [_core.integer(a, "an axis") for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
 
 
 def _out_dtype(dtype):
@@ -691,7 +704,7 @@ def random_seed(seed, *, mask=None, **kwargs):
     _core.require_trace("random_seed")
     _no_mask(mask, "random_seed")
     _core.flush()
-    _native.random_seed(int(seed), caller())
+    _native.random_seed(_core.integer(seed, "the seed of nl.random_seed"), caller())
 
 
 def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
@@ -721,7 +734,8 @@ def shared_identity_matrix(n, dtype=uint8, **kwargs):
     _core.require_trace("shared_identity_matrix")
     _core.flush()
     loc = caller()
-    return Tensor(_native.shared_identity_matrix(int(n), _dtype(dtype).name, loc))
+    return Tensor(_native.shared_identity_matrix(_core.integer(n, "the size of nl.shared_identity_matrix"),
+                                                 _dtype(dtype).name, loc))
 
 
 class _FloatLimits:
@@ -800,7 +814,7 @@ def device_print(prefix, x, **kwargs):
 
 class _Range:
     def __init__(self, args, sequential, api):
-        self.r = builtins.range(*[int(a) for a in args])
+        self.r = builtins.range(*[_core.integer(a, f"an argument of nl.{api}") for a in args])
         self.sequential = sequential
         self.api = api
         self.loc = caller()
@@ -861,8 +875,8 @@ def static_range(*args, **kwargs):
 
 def ds(start, size):
     """A slice of `size` elements from `start`: t[nl.ds(i * 128, 128)]."""
-    start = _core.as_int(start)
-    return builtins.slice(start, start + int(size))
+    start = _core.as_int(start, "the start of nl.ds")
+    return builtins.slice(start, start + _core.integer(size, "the size of nl.ds"))
 
 
 # --- index expressions: nl.arange, nl.mgrid --------------------------------------------------------
@@ -908,12 +922,13 @@ class IndexExpr:
                 terms[a] = terms.get(a, 0) + c
                 sizes[a] = k.sizes[a]
             return IndexExpr(self.start + k.start, terms, sizes, self.ndim)
-        return IndexExpr(self.start + _core.as_int(k), self.terms, self.sizes, self.ndim)
+        return IndexExpr(self.start + _core.as_int(k, "an offset of an index expression"), self.terms, self.sizes,
+                         self.ndim)
 
     __radd__ = __add__
 
     def __sub__(self, k):
-        return self + (-k if isinstance(k, IndexExpr) else -_core.as_int(k))
+        return self + (-k if isinstance(k, IndexExpr) else -_core.as_int(k, "an offset of an index expression"))
 
     def __rsub__(self, k):
         return (-self) + k
@@ -924,7 +939,7 @@ class IndexExpr:
     def __mul__(self, k):
         if isinstance(k, IndexExpr):
             raise ValueError("multiplying two index expressions is not affine")
-        k = int(k)
+        k = _core.integer(k, "a factor of an index expression")
         return IndexExpr(self.start * k, {a: c * k for a, c in self.terms.items()}, self.sizes, self.ndim)
 
     __rmul__ = __mul__
@@ -979,7 +994,7 @@ class AffinePredicate:
 def arange(*args):
     """nl.arange(n) or nl.arange(start, stop[, step]): an index expression (place it on an axis
     with [:, None] or [None, :])."""
-    r = builtins.range(*[int(a) for a in args])
+    r = builtins.range(*[_core.integer(a, "an argument of nl.arange") for a in args])
     return IndexExpr(r.start, {None: r.step}, {None: len(r)}, None)
 
 
