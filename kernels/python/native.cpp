@@ -30,6 +30,9 @@
 #include "nki/nki.hpp"
 #include "numerics.hpp"
 #include "profile/profile.hpp"
+#include "ncore/interrupt.hpp"
+#include "ncore/version.hpp"
+#include "run/console.hpp"
 #include "run/pipeline.hpp"
 
 namespace py = pybind11;
@@ -196,6 +199,9 @@ py::dict stats_of(const PyResult& r) {
   d["wall_seconds"] = s.wall_seconds;
   d["rtl_threads"] = r.result.threads;
   d["pe_model"] = rtl ? py::object(py::str(s.pe_model)) : py::object(py::none());
+  d["preset"] = r.preset ? r.preset->name : "";
+  d["model_version"] = ncore::version();
+  d["model_revision"] = ncore::revision();
   return d;
 }
 
@@ -213,6 +219,10 @@ void bind_errors(py::module_& /*m*/) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const ncore::SimError& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const ncore::Interrupted& e) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(PyExc_MemoryError, "the host ran out of memory (a tensor or a run larger than this machine holds)");
     }
   });
 }
@@ -453,12 +463,18 @@ void bind_tracing(py::module_& m) {
   m.def(
       "trace",
       [](const std::string& name, const std::string& preset, const std::function<void(nki::Tracer&)>& body,
-         unsigned dma_queues) {
+         unsigned dma_queues, bool progress) {
         nki::TraceOptions o;
         o.dma_queues_used = dma_queues;
+        // Ctrl-C while C++ replays a loop's iterations (the GIL held, Python's handler in place)
+        o.poll = [] {
+          if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        };
+        ncore::run::Progress shown("[ncore]", progress);
+        shown.attach(o);
         return std::make_shared<ncore::Program>(nki::trace(name, preset_of(preset), body, o));
       },
-      py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4);
+      py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4, py::arg("progress") = false);
 
   loops::bind_loops(m);
 }
@@ -921,7 +937,7 @@ void bind_running(py::module_& m) {
       "run_program",
       [](std::shared_ptr<ncore::Program> prog, const std::string& preset, const py::dict& inputs,
          const std::string& backend, unsigned threads, bool check, bool skip_idle, const std::string& waves,
-         const std::vector<std::string>& waves_scopes, const std::string& waves_window) {
+         const std::vector<std::string>& waves_scopes, const std::string& waves_window, bool progress) {
         const ncore::Preset& p = preset_of(preset);
         ncore::run::Arrays in;
         std::vector<py::array> keep;  // the arrays whose buffers the run reads in place
@@ -965,11 +981,21 @@ void bind_running(py::module_& m) {
         ncore::sim::set_waves(opt.sim, waves, waves_scopes, waves_window,
                               {"NCORE_WAVES (waves=)", "NCORE_WAVES_SCOPE (waves_scope=)",
                                "NCORE_WAVES_WINDOW (waves_window=)"});
+        ncore::run::Progress shown("[ncore]", progress);
+        shown.attach(opt.sim, static_cast<double>(p.clock_mhz));
         auto r = std::make_unique<PyResult>();
-        {
+        try {
+          // Ctrl-C: Python's handler cannot run while the GIL is released, so the run's own
+          // guard takes it as a stop request and it comes back here as KeyboardInterrupt.
+          const ncore::run::SigintGuard ctrl_c;
           py::gil_scoped_release nogil;
           r->result = ncore::run::run_program(*prog, p, in, opt);
+        } catch (const ncore::Interrupted&) {
+          shown.done();
+          PyErr_SetString(PyExc_KeyboardInterrupt, "the run was interrupted (Ctrl-C)");
+          throw py::error_already_set();
         }
+        shown.done();
         r->program = prog;
         r->preset = &p;
         py::dict out, updated;
@@ -995,7 +1021,7 @@ void bind_running(py::module_& m) {
       },
       py::arg("program"), py::arg("preset"), py::arg("inputs"), py::arg("backend") = "rtl", py::arg("threads") = 0,
       py::arg("check") = false, py::arg("skip_idle") = true, py::arg("waves") = "",
-      py::arg("waves_scopes") = std::vector<std::string>{}, py::arg("waves_window") = "");
+      py::arg("waves_scopes") = std::vector<std::string>{}, py::arg("waves_window") = "", py::arg("progress") = false);
 
   m.def(
       "build_declared",
@@ -1024,6 +1050,8 @@ void bind_running(py::module_& m) {
 
 PYBIND11_MODULE(_ncore_native, m) {
   m.doc() = "The C++ NKI API, tracer and run pipeline of the ncore NeuronCore model (used by neuronxcc.nki)";
+  m.attr("__version__") = ncore::version();
+  m.attr("revision") = ncore::revision();
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   bind_errors(m);
   bind_locations(m);

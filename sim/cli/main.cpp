@@ -8,7 +8,8 @@
 // request, writes the files asked for and prints the report.
 //
 // Exit status: 0 result correct, 1 result wrong, 2 bad input (arguments, files, a kernel
-// that breaks a hardware rule), 3 simulation error (golden-model mismatch, deadlock, stall).
+// that breaks a hardware rule), 3 simulation error (golden-model mismatch, deadlock, stall),
+// 130 interrupted (Ctrl-C: the trace or run stops, waveforms are closed, no output is written).
 #include <systemc.h>
 #include <unistd.h>
 
@@ -24,31 +25,24 @@
 #include "cli/report.hpp"
 #include "ncore/error.hpp"
 #include "profile/profile.hpp"
+#include "ncore/interrupt.hpp"
+#include "run/console.hpp"
 #include "run/pipeline.hpp"
 
 using namespace ncore;
 
 namespace {
 
-enum Exit { kOk = 0, kWrong = 1, kBadInput = 2, kSimError = 3 };
+enum Exit { kOk = 0, kWrong = 1, kBadInput = 2, kSimError = 3, kInterrupted = 130 };  // 130: 128 + SIGINT
 
 // The RTL run's options: check mode, skipping, waveforms, the progress line, threads.
-run::Options run_options(const cli::Options& o, const Preset& preset) {
+run::Options run_options(const cli::Options& o, const Preset& preset, run::Progress& progress) {
   run::Options opt;
   opt.backend = o.backend == "golden" ? run::Backend::golden : run::Backend::rtl;
   opt.sim.check = o.check;
   opt.sim.skip_idle = !o.no_skip;
   sim::set_waves(opt.sim, o.waves, o.waves_scopes, o.waves_window, {"--waves", "--waves-scope", "--waves-window"});
-  if (!o.quiet && isatty(STDERR_FILENO)) {
-    opt.sim.progress_seconds = 2.0;
-    const double mhz = static_cast<double>(preset.clock_mhz);
-    opt.sim.progress = [mhz](uint64_t cyc, uint64_t done, uint64_t total) {
-      std::fprintf(stderr, "\r[ncore-sim] cycle %llu (%.1f us), %llu of %llu instructions done ",
-                   static_cast<unsigned long long>(cyc), static_cast<double>(cyc) / mhz,
-                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
-      std::fflush(stderr);
-    };
-  }
+  progress.attach(opt.sim, static_cast<double>(preset.clock_mhz));
   if (!o.pe_model.empty()) sim::Core::set_pe_model(o.pe_model);
   if (o.threads != "auto") {
     const auto counts = sim::Core::thread_counts(preset.name);
@@ -92,6 +86,8 @@ void check_output_paths(const cli::Options& o) {
 }
 
 int run_cli(const cli::Options& o) {
+  const run::SigintGuard ctrl_c;  // Ctrl-C stops the trace or the run and unwinds (waves closed)
+  run::Progress progress("[ncore-sim]", !o.quiet);
   refuse_golden_only_rtl(o);
   check_output_paths(o);
   const Preset* preset = find_preset(o.config);
@@ -114,7 +110,9 @@ int run_cli(const cli::Options& o) {
     req.image_origin = "--image " + o.image_in;
   }
 
+  progress.attach(req.trace);
   run::KernelRun r = run::prepare(req);
+  progress.done();
   if (!o.listing_path.empty()) {
     std::ofstream out(o.listing_path);
     if (!out) throw InputError(fmt::format("--listing {}: cannot open for writing", o.listing_path));
@@ -128,10 +126,10 @@ int run_cli(const cli::Options& o) {
     }
   }
 
-  const run::Options opt = run_options(o, *preset);
+  const run::Options opt = run_options(o, *preset, progress);
   run::execute(r, opt, !o.no_reference);
+  progress.done();
   const auto& s = r.result.stats;
-  if (opt.sim.progress_seconds > 0 && s.wall_seconds >= opt.sim.progress_seconds) std::fprintf(stderr, "\n");
   const bool rtl = opt.backend == run::Backend::rtl;
   if (!o.records_path.empty() && rtl) cli::write_records(o.records_path, r);
   if (!o.out_path.empty()) {
@@ -167,6 +165,9 @@ int sc_main(int argc, char* argv[]) {
   } catch (const ImageError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kBadInput;
+  } catch (const Interrupted&) {
+    std::cerr << "\nncore-sim: interrupted (Ctrl-C); no output written\n";
+    return kInterrupted;
   } catch (const SimError& e) {
     std::cerr << "simulation error: " << e.what() << "\n";
     return kSimError;

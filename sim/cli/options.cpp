@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/core_sim.hpp"
+#include "ncore/version.hpp"
 #include "kernels/kernel.hpp"
 
 namespace ncore::cli {
@@ -209,7 +210,7 @@ void add_run_options(CLI::App& app, Options& o, std::vector<std::string>& input_
       ->check(CLI::IsMember({"example", "waves"}));
   app.add_flag("--example", "run the kernel with its declared example arguments (see --print example)");
   app.footer("Exit status: 0 correct, 1 wrong result, 2 bad input (arguments, files, a kernel that breaks a hardware "
-             "rule), 3 simulation error (check-mode difference, deadlock, stall).");
+             "rule), 3 simulation error (check-mode difference, deadlock, stall), 130 interrupted (Ctrl-C).");
 }
 
 // What was given for the chosen kernel: its parameters and input files. False (after a message)
@@ -267,7 +268,7 @@ int parse(int argc, char* argv[], Options& o) {
     return 2;
   }
   CLI::App app{"ncore-sim: run an NKI-style kernel cycle by cycle on the NeuronCore RTL model"};
-  app.set_version_flag("--version", "ncore-sim 0.1");
+  app.set_version_flag("--version", version_line("ncore-sim"));
   KernelFlags kf;
   std::vector<std::string> input_files;
   add_kernel_options(app, o, kf);

@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "ncore/error.hpp"
+#include "ncore/version.hpp"
 #include "profile/profile.hpp"
 
 namespace ncore::cli {
@@ -68,6 +69,8 @@ void write_json(const std::string& path, const Options& o, const run::KernelRun&
   j["dtype"] = o.dtype;
   j["config"] = r.preset->name;
   j["backend"] = run::to_string(r.result.backend);
+  j["model_version"] = version();
+  j["model_revision"] = revision();
   if (r.checked) {
     j["correct"] = r.correct;
     j["bit_exact"] = r.exact;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "ncore/error.hpp"
+#include "ncore/interrupt.hpp"
 #include "ncore/validate.hpp"
 #include "trace/rtl_assert.hpp"
 
@@ -104,6 +105,7 @@ RunResult CoreTop::run(const Program& prog, ByteSpan hbm, const RunOptions& opt)
   hbm_data_ = hbm;
   opt_ = &opt;
   error_.clear();
+  interrupted_ = false;
   result_ = RunResult{};
   if (opt.check)
     check_ = std::make_unique<GoldenCheck>(preset_, prog, hbm, *rtl_, pe_, opt);
@@ -117,6 +119,7 @@ RunResult CoreTop::run(const Program& prog, ByteSpan hbm, const RunOptions& opt)
   result_.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   prog_ = nullptr;
   check_.reset();
+  if (interrupted_) throw Interrupted();
   if (!error_.empty()) throw SimError(error_);
   return result_;
 }
@@ -143,6 +146,8 @@ void CoreTop::thread() {
     job_pending_ = false;
     try {
       run_job();
+    } catch (const Interrupted&) {
+      interrupted_ = true;
     } catch (const std::exception& e) {
       error_ = e.what();
     }
@@ -299,8 +304,9 @@ void CoreTop::count_sem_waits() {
     if (st.has_head() && st.idle() && !sems_.wait_holds(st.head())) ++result_.streams[st.index()].sem_wait_cycles;
 }
 
-// Gives up on a stall; reports progress.
+// Gives up on a stall; stops on Ctrl-C; reports progress.
 void CoreTop::watch(uint64_t now) {
+  interrupt::check();
   if (now - last_progress_cycle_ > stall_limit_)
     throw SimError(fmt::format("no instruction completed for {} cycles (at cycle {}); giving up\n{}", stall_limit_, now,
                                deadlock_report()));

@@ -120,6 +120,7 @@ class CoreTop : public sc_module, public Core, private InsnSink {
   bool job_pending_ = false;
   const Program* prog_ = nullptr;
   ByteSpan hbm_data_;
+  bool interrupted_ = false;  // the last run stopped on Ctrl-C (ncore::interrupt)
   const RunOptions* opt_ = nullptr;
   RunResult result_;
   std::string error_;

@@ -10,6 +10,7 @@
 
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
+#include "ncore/version.hpp"
 
 namespace ncore::sim {
 
@@ -469,6 +470,8 @@ json profile_summary(const ProfileRun& run) {
   j["config"] = pre.name;
   j["backend"] = r ? "rtl" : "golden";
   if (r) j["pe_model"] = r->pe_model;
+  j["model_version"] = version();
+  j["model_revision"] = revision();
   j["clock_mhz"] = pre.clock_mhz;
   j["profile_clock_mhz"] = pre.profile_clock_mhz;
   j["summary"] = m.values_;

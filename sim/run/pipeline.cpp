@@ -242,7 +242,7 @@ KernelRun prepare(const KernelRequest& req) {
                                    run.preset->name));
     run.program = *req.image;
   } else {
-    nki::TraceOptions opts;
+    nki::TraceOptions opts = req.trace;
     opts.dma_queues_used = req.args.dma_queues;
     run.program = kernels::build(k, run.values, *run.preset, opts);
   }

@@ -111,6 +111,7 @@ struct KernelRequest {
   Fill fill;
   std::optional<Program> image;        // run this Program instead of tracing (must be the kernel's)
   std::string image_origin = "the image";  // how messages name it
+  nki::TraceOptions trace;             // the trace's hooks (progress, polling); its queues are args.dma_queues
 };
 
 struct KernelRun {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ncore/error.hpp"
+#include "ncore/interrupt.hpp"
 #include "ncore/validate.hpp"
 #include "pe_matmul.hpp"
 
@@ -360,6 +361,7 @@ GoldenModel::RunStats GoldenModel::run(const Program& prog) {
       progress = true;
     }
     if (done) return stats;
+    interrupt::check();  // Ctrl-C, between instructions
     if (!progress) {
       std::string msg = "deadlock: no stream can proceed";
       for (size_t s = 0; s < prog.streams.size(); ++s) {

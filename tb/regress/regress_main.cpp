@@ -26,6 +26,7 @@
 
 #include "core/core_sim.hpp"
 #include "ncore/error.hpp"
+#include "ncore/version.hpp"
 #include "program_gen.hpp"
 #include "shrink.hpp"
 
@@ -360,6 +361,8 @@ int run(const Options& o) {
 
   if (!o.json.empty()) {
     nlohmann::json j;
+    j["model_version"] = version();
+    j["model_revision"] = revision();
     j["presets"] = o.presets;
     j["pe_model"] = sim::Core::pe_model();
     j["program_results"] = programs;
@@ -395,6 +398,7 @@ int sc_main(int argc, char* argv[]) {
   Options o;
   CLI::App app{"ncore-regress: random Programs on the RTL in check mode (lockstep with the golden model); a "
                "failure is shrunk to a minimal Program and written out"};
+  app.set_version_flag("--version", version_line("ncore-regress"));
   app.add_option("--preset", o.presets, "presets to alternate between (comma-separated; default tiny,trn2)")
       ->delimiter(',');
   app.add_option("--seed", o.seed, "first seed (default 1); program k of a preset has seed + k");

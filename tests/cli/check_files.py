@@ -39,8 +39,11 @@ o = np.load(path("o32.npy"))
 check(o.dtype == np.float32 and o.shape == (n,), f"fp32 output is float32 [{n}] ({o.dtype} {o.shape})")
 check(np.array_equal(o, a + b), "fp32 output equals NumPy's a + b bit for bit")
 r = json.load(open(path("r32.json")))
-for key in ("kernel", "correct", "cycles", "time_us", "dma_transfer_count"):
+for key in ("kernel", "correct", "cycles", "time_us", "dma_transfer_count", "config", "model_version",
+            "model_revision"):
     check(key in r, f"JSON report has '{key}'")
+check(r.get("config") == "trn2" and len(r.get("model_revision", "")) >= 7,
+      f"JSON: the preset and the model's revision ({r.get('config')}, {r.get('model_revision')})")
 check(r.get("kernel") == "stream" and r.get("correct") is True, "JSON: kernel stream, correct true")
 check(r.get("dma_transfer_count") == 3, "JSON: 3 DMA transfers at FREE_DIM=200")
 check(abs(r.get("time_us", 0) - r.get("cycles", 0) / 2400.0) < 1e-6, "JSON: time_us = cycles at 2400 MHz")

@@ -16,5 +16,5 @@ def _options():
     """Every test starts from the default options (rtl backend, trn2, no check)."""
     import ncore
     ncore.set_options(backend=None, config=None, check=None, threads=None, pe_model=None, profile=None,
-                      dma_queues=None, verbose=None, waves=None, waves_scope=None, waves_window=None)
+                      dma_queues=None, verbose=None, quiet=None, waves=None, waves_scope=None, waves_window=None)
     yield

@@ -41,9 +41,11 @@
 #include <algorithm>
 #include <cmath>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 
 #include "ncore/error.hpp"
+#include "ncore/interrupt.hpp"
 #include "ncore/size.hpp"
 #include "ncore/validate.hpp"
 #include "numerics.hpp"
@@ -724,6 +726,20 @@ void TracerImpl::emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, co
   }
   const uint32_t pos = sched_.add(stream, insn, loc_index(loc), acc, n);
   if (opts_.record_order) order_.emplace_back(stream, pos);
+  if ((++emitted_ & 4095) == 0) poll();
+}
+
+void TracerImpl::poll() {
+  ncore::interrupt::check();
+  if (opts_.poll) opts_.poll();
+  if (!opts_.progress) return;
+  if (next_progress_ == 0) next_progress_ = opts_.progress_seconds;
+  const auto now = std::chrono::steady_clock::now();
+  const double s = std::chrono::duration<double>(now - started_).count();
+  if (s >= next_progress_) {
+    opts_.progress(emitted_, s);
+    next_progress_ = s + opts_.progress_seconds;
+  }
 }
 
 // --- tensor engine --------------------------------------------------------------------------

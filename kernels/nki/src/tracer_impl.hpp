@@ -3,6 +3,8 @@
 // helpers that turn tensor views into ISA access patterns.
 #pragma once
 
+#include <chrono>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -216,6 +218,12 @@ class TracerImpl {
   ncore::Scheduler sched_;
   std::vector<ncore::HbmTensor> hbm_;
   std::vector<Loc> hbm_locs_;  // where each HBM tensor was allocated (for messages)
+  // Long traces (TraceOptions::poll, progress): instructions emitted, when the trace started and
+  // when progress is next due (seconds after the start).
+  void poll();
+  uint64_t emitted_ = 0;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  double next_progress_ = 0;
   uint64_t hbm_end_ = 0;
   std::vector<ncore::SourceLoc> locs_;
   std::unordered_map<SiteKey, uint32_t, SiteKeyHash> loc_by_ptr_;

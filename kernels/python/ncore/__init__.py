@@ -18,10 +18,26 @@ Each option can also come from the environment (the option wins over the environ
     NCORE_PROFILE     NAME: write NAME.summary.json, NAME.trace.json, NAME.timeline.html for every run
     NCORE_DMA_QUEUES  DMA queues the kernel's transfers are spread over (default 4)
     NCORE_VERBOSE     1: print a line per run (latency, instructions, DMA transfers)
+    NCORE_QUIET       1: no progress lines (a trace or a run longer than two seconds shows one on
+                      stderr, rewritten in place, when stderr is a terminal)
+    NCORE_WAVES       FILE.fst: dump each RTL run's waveforms (NCORE_WAVES_SCOPE, NCORE_WAVES_WINDOW)
+
+Files a run writes (NCORE_PROFILE, NCORE_WAVES) are checked before it starts. Ctrl-C stops a trace
+or a run within a fraction of a second (KeyboardInterrupt), closing a waveform file being written.
 """
+import _ncore_native
+
 from neuronxcc.nki import _run
 
-__all__ = ["set_options", "options", "last_run", "trace", "declared"]
+__all__ = ["set_options", "options", "last_run", "trace", "declared", "version_line", "__version__", "revision"]
+
+__version__ = _ncore_native.__version__
+revision = _ncore_native.revision  # the git revision the model was built from
+
+
+def version_line(tool="ncore-python"):
+    """'<tool> <version> (revision <git revision>)', as every command's --version prints it."""
+    return f"{tool} {__version__} (revision {revision})"
 
 
 def set_options(**kwargs):
@@ -37,7 +53,8 @@ def options():
 def last_run():
     """The figures of the last run: backend, cycles, time_us, clock_mhz, instructions,
     checked_instructions, dma_transfer_count, hbm_read_bytes, hbm_write_bytes, pe_macs,
-    evaluated_cycles, skipped_cycles, wall_seconds, rtl_threads, pe_model, kernel."""
+    evaluated_cycles, skipped_cycles, wall_seconds, rtl_threads, pe_model, kernel, preset,
+    model_version, model_revision."""
     return dict(_run.last)
 
 

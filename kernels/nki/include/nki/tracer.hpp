@@ -47,6 +47,13 @@ struct TraceOptions {
   bool reuse_stationary = true;
   bool record_order = false;
   TraceStats* stats = nullptr;   // filled when the trace succeeds
+  // Long traces: every few thousand instructions the tracer calls poll (which may throw to stop
+  // the trace: Python's Ctrl-C) and checks ncore::interrupt (the command line's), and, once
+  // progress_seconds have passed, reports the instructions traced so far to progress (and again
+  // every progress_seconds).
+  std::function<void()> poll;
+  std::function<void(uint64_t instructions, double seconds)> progress;
+  double progress_seconds = 2.0;
 };
 
 class Tracer {

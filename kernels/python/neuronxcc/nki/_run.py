@@ -16,10 +16,10 @@ from . import _core
 
 _ENV = {"backend": "NCORE_BACKEND", "config": "NCORE_CONFIG", "check": "NCORE_CHECK", "threads": "NCORE_THREADS",
         "pe_model": "NCORE_PE_MODEL",
-        "profile": "NCORE_PROFILE", "dma_queues": "NCORE_DMA_QUEUES", "verbose": "NCORE_VERBOSE",
+        "profile": "NCORE_PROFILE", "dma_queues": "NCORE_DMA_QUEUES", "verbose": "NCORE_VERBOSE", "quiet": "NCORE_QUIET",
         "waves": "NCORE_WAVES", "waves_scope": "NCORE_WAVES_SCOPE", "waves_window": "NCORE_WAVES_WINDOW"}
 _DEFAULTS = {"backend": "rtl", "config": "trn2", "check": False, "threads": "auto", "pe_model": "rtl", "profile": None, "dma_queues": 4,
-             "verbose": False, "waves": None, "waves_scope": None, "waves_window": None}
+             "verbose": False, "quiet": False, "waves": None, "waves_scope": None, "waves_window": None}
 _set = {}         # options given through ncore.set_options
 _threads = {}     # preset -> the thread count this process's RTL model was built with
 last = {}         # the figures of the last run
@@ -48,7 +48,7 @@ def option(name):
         raise ValueError(f"{where}={v!r}: choose rtl or golden")
     if name == "config" and v not in ("trn2", "trn1"):
         raise ValueError(f"{where}={v!r}: choose trn2 or trn1")
-    if name in ("check", "verbose"):
+    if name in ("check", "verbose", "quiet"):
         return _parse_bool(v, where)
     if name == "pe_model" and v not in ("rtl", "fast"):
         raise ValueError(f"{where}={v!r}: choose rtl or fast")
@@ -196,7 +196,7 @@ def trace(func, args, kwargs, grid=()):
             _core._state.pending = []
             _core._state.grid, _core._state.pid, _core._state.shared = (), (), []
 
-    prog = _native.trace(func.__name__, current_preset(), body, option("dma_queues"))
+    prog = _native.trace(func.__name__, current_preset(), body, option("dma_queues"), not option("quiet"))
     return prog, arrays, result
 
 
@@ -280,7 +280,8 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), fi
     if isinstance(scopes, str):
         scopes = [x for x in scopes.split(",") if x]
     outs, updated, res = _native.run_program(prog, preset, arrays, backend, threads, option("check"), True,
-                                             waves or "", list(scopes or []), option("waves_window") or "")
+                                             waves or "", list(scopes or []), option("waves_window") or "",
+                                             not option("quiet"))
     if waves:
         print(f"[ncore] waveforms written: {waves} (FST: gtkwave {waves} waves/vector_add.gtkw, or another save "
               "file of waves/, from the repository root)", file=sys.stderr)
