@@ -171,6 +171,10 @@ int sc_main(int argc, char* argv[]) {
   } catch (const SimError& e) {
     std::cerr << "simulation error: " << e.what() << "\n";
     return kSimError;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: the host ran out of memory (the kernel's tensors or a run larger than this machine "
+                 "holds)\n";
+    return kSimError;
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return kSimError;

@@ -251,7 +251,12 @@ KernelRun prepare(const KernelRequest& req) {
   for (const kernels::TensorSpec& spec : kernels::input_specs(k, run.values)) {
     auto it = req.inputs.find(spec.name);
     if (it == req.inputs.end()) {
-      run.inputs[spec.name] = random_array(spec, rng, req.fill);
+      try {
+        run.inputs[spec.name] = random_array(spec, rng, req.fill);
+      } catch (const std::bad_alloc&) {
+        throw InputError(fmt::format("input '{}' of shape {} ({} bytes) cannot be allocated on this host",
+                                     spec.name, shape_text(spec.shape), spec.bytes()));
+      }
       continue;
     }
     const Array& a = it->second;
