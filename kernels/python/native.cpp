@@ -307,6 +307,12 @@ void bind_locations(py::module_& m) {
     return std::string(nki::to_string(nki::promote(dtype_of(a), dtype_of(b))));
   });
   m.def("act_names", &act_names);
+  m.def("engine_ids", [] {
+    // The ISA description's engine ids (firmware/isa/ncore_isa.json), which are NKI's.
+    std::vector<std::pair<std::string, int>> v;
+    for (ncore::isa::Engine e : ncore::isa::kEngineValues) v.emplace_back(ncore::isa::to_string(e), static_cast<int>(e));
+    return v;
+  });
   py::class_<nki::Loc>(m, "Loc")
       .def(py::init([](const std::string& file, int line) { return nki::Loc{intern(file), line}; }))
       .def_property_readonly("file", [](const nki::Loc& l) { return std::string(l.file); })

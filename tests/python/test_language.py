@@ -340,3 +340,13 @@ def test_benchmark_both_forms_latency_and_profile(tmp_path):
     bench2 = nki.benchmark(vector_add_stream, warmup=1, iters=10)
     bench2(a, b)
     assert bench2.benchmark_result.nc_latency.get_latency_percentile(99) == us
+
+
+def test_engine_ids_are_nkis():
+    """nisa's engine constants carry NKI's ids (nki.isa docs: tensor 1, scalar 2, gpsimd 3, dma 4,
+    vector 5), taken from the ISA description, so `engine=` and comparisons of them mean what NKI
+    means."""
+    assert (nisa.unknown_engine, nisa.tensor_engine, nisa.scalar_engine, nisa.gpsimd_engine, nisa.dma_engine,
+            nisa.vector_engine) == (0, 1, 2, 3, 4, 5)
+    assert nisa.engine.vector == 5 and nisa.engine.scalar == 2 and nisa.engine.gpsimd == 3
+    assert nisa.constants.engine.tensor == 1 and nisa.constants.engine.dma == 4

@@ -17,12 +17,15 @@ from ._mask import maskable, native as _native
 from ._core import caller, operand as _operand
 
 # Engines (the `engine` arguments are accepted; the model picks the engine NKI's lowering picks).
-unknown_engine = 0
-tensor_engine = 1
-vector_engine = 2
-scalar_engine = 3
-gpsimd_engine = 4
-dma_engine = 5
+# Their ids are the ISA description's (firmware/isa/ncore_isa.json), which are NKI's: tensor 1,
+# scalar 2, gpsimd 3, dma 4, vector 5.
+_ENGINE_IDS = dict(_native.engine_ids())
+unknown_engine = _ENGINE_IDS["none"]
+tensor_engine = _ENGINE_IDS["pe"]
+scalar_engine = _ENGINE_IDS["act"]
+gpsimd_engine = _ENGINE_IDS["pool"]
+dma_engine = _ENGINE_IDS["dma"]
+vector_engine = _ENGINE_IDS["dve"]
 
 
 class nc_version(IntEnum):
