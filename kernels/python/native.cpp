@@ -28,7 +28,7 @@
 #include "ncore/error.hpp"
 #include "ncore/presets_gen.hpp"
 #include "nki/nki.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 #include "profile/profile.hpp"
 #include "ncore/interrupt.hpp"
 #include "ncore/version.hpp"

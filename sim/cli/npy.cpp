@@ -13,7 +13,7 @@
 
 #include "ncore/error.hpp"
 #include "ncore/size.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 
 namespace ncore::sim {
 namespace {

@@ -14,7 +14,7 @@
 #include "golden_model.hpp"
 #include "ncore/error.hpp"
 #include "ncore/size.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 
 namespace ncore::run {
 namespace {

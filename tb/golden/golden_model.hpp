@@ -20,7 +20,7 @@
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
 #include "ncore/semaphores.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 
 namespace ncore {
 

@@ -12,7 +12,7 @@
 #include <functional>
 #include <random>
 
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 
 using ncore::isa::ActFunc;
 using ncore::isa::AluOp;

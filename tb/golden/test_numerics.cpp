@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 
 using ncore::isa::AluOp;
 using ncore::isa::Dtype;

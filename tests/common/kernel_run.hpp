@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernels/kernel.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 #include "run/pipeline.hpp"
 
 namespace testing {

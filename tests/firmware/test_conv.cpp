@@ -18,7 +18,7 @@
 #include "ncore/validate.hpp"
 #include "nki/nki.hpp"
 #include "kernels/kernel.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 
 namespace {
 

@@ -21,7 +21,7 @@
 #include "ncore/validate.hpp"
 #include "nki/nki.hpp"
 #include "kernels/kernel.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 
 namespace {
 

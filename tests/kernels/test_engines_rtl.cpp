@@ -13,7 +13,7 @@
 #include "run/pipeline.hpp"
 #include "ncore/presets_gen.hpp"
 #include "nki/nki.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 
 using namespace ncore;
 namespace nl = nki::nl;

@@ -48,7 +48,7 @@
 #include "ncore/interrupt.hpp"
 #include "ncore/size.hpp"
 #include "ncore/validate.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 #include "nki/isa.hpp"
 #include "nki/tracer.hpp"
 #include "tracer_impl.hpp"

@@ -1,5 +1,5 @@
 // FP unit bench: rtl/ncore_fp_pkg.sv (through the ncore_fp_tb wrapper) against the C++ reference
-// tb/golden/numerics.hpp, bit for bit.
+// firmware/include/ncore/numerics.hpp, bit for bit.
 //
 //   - special-value classes: every pair of classes for every op, every class through every
 //     conversion;
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "Vncore_fp_tb.h"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 #include "verilated.h"
 
 using ncore::isa::AluOp;

@@ -23,7 +23,7 @@
 
 #include "Vncore_pe_fma_tb.h"
 #include "bench_bits.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 #include "verilated.h"
 
 using ncore::isa::Dtype;

@@ -15,7 +15,7 @@
 #include "bench_bits.hpp"
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
-#include "numerics.hpp"
+#include "ncore/numerics.hpp"
 
 namespace psum_tb {
 

@@ -29,7 +29,7 @@
 #include <cstring>
 #include <utility>
 
-#include "act_math.hpp"
+#include "ncore/act_math.hpp"
 #include "ncore/isa_gen.hpp"
 #include "ncore/isa_kinds.hpp"
 
