@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ncore-sim --waves: a full dump, a dump limited to scopes, and one limited to a cycle window,
-read back with GTKWave's fst2vcd; and the GTKWave save files of waves/: path-free, and every
-signal they name present in a dump of their kernel.
+read back with GTKWave's fst2vcd; and the GTKWave save files of waves/: path-free, every signal
+they name present in a dump of their kernel, each field they put through a translate filter a
+vector of its bits. (check_waves_gtkwave.py checks what GTKWave shows with them.)
 
 usage: check_waves.py <ncore-sim> <fst2vcd> <scratch dir> <waves dir>
 """
@@ -91,10 +92,23 @@ for save in saves:
     text = open(os.path.join(WAVES, save + ".gtkw")).read()
     check(not any(l.startswith(("[dumpfile]", "[savefile]")) or "/home/" in l or "/root/" in l
                   for l in text.splitlines()), f"waves/{save}.gtkw names no file path")
-    # a trace line is `+{alias} name` (the alias GTKWave shows) or `name`; `^N file` names a translate filter
-    signals = [re.sub(r"^\+\{[^}]*\} ", "", l) for l in text.splitlines() if l and l[0] not in "[*@-^"]
+    # a trace line is `+{alias} name` (the alias GTKWave shows) or `name`, or for a vector made of a
+    # variable's bits `+{alias} #{vector} (0)name ... (N-1)name`; `^N file` names a translate filter
+    traces = [re.sub(r"^\+\{[^}]*\} ", "", l) for l in text.splitlines() if l and l[0] not in "[*@-^"]
+    signals = sorted({re.sub(r"^\(\d+\)", "", t) for l in traces for t in (l.split()[1:] if l.startswith("#{") else [l])})
     check(all(l.startswith("+{") for l in text.splitlines() if l and l[0] not in "[*@-^"),
           f"waves/{save}.gtkw gives every trace a short alias")
+    # GTKWave applies a translate filter file to a vector only (a plain FST variable gets the enum
+    # table Verilator dumps with it instead): each filtered field is a vector of all its bits, MSB first.
+    lines = text.splitlines()
+    filtered = [lines[i + 2] for i, l in enumerate(lines) if l.startswith("^") and i + 2 < len(lines)]
+    def whole_vector(line):
+        m = re.match(r"^\+\{[^}]*\} #\{(\S+)\[(\d+):(\d+)\]\} (.*)$", line)
+        return bool(m) and m.group(4).split() == [f"({i}){m.group(1)}[{m.group(2)}:{m.group(3)}]"
+                                                  for i in range(int(m.group(2)) - int(m.group(3)) + 1)]
+    bad = [l.split()[0] for l in filtered if not whole_vector(l)]
+    check(bool(filtered) and not bad, f"waves/{save}.gtkw: its {len(filtered)} filtered fields are vectors of their bits"
+          f"{' (not: ' + ', '.join(bad) + ')' if bad else ''}")
     filters = [l.split(None, 1)[1] for l in text.splitlines() if l.startswith("^")]
     root = os.path.dirname(os.path.abspath(WAVES))
     check(bool(filters) and all(f.startswith("waves/filters/") and os.path.isfile(os.path.join(root, f)) for f in filters),
