@@ -138,6 +138,7 @@ class Args {
     return env_ && r.e ? eval(*r.e, env_->vals.data()) : r.i;
   }
   Ref::Kind kind(size_t k) const { return r_[k].kind; }
+  double real(size_t k) const { return r_[k].d; }
   // A tensor_scalar/activation operand: none, a number or a tile.
   nki::Operand operand(size_t k) const;
   size_t size() const { return r_.size(); }

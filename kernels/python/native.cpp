@@ -27,6 +27,7 @@
 #include "loops.hpp"
 #include "ncore/error.hpp"
 #include "ncore/presets_gen.hpp"
+#include "nki/calls.hpp"
 #include "nki/nki.hpp"
 #include "ncore/numerics.hpp"
 #include "profile/profile.hpp"
@@ -56,18 +57,6 @@ const char* intern(const std::string& file) {
 }
 
 
-nki::Dtype dtype_of(const std::string& name) {
-  static const std::pair<const char*, nki::Dtype> names[] = {
-      {"float32", nki::Dtype::float32},   {"bfloat16", nki::Dtype::bfloat16},       {"float16", nki::Dtype::float16},
-      {"tfloat32", nki::Dtype::tfloat32}, {"float8_e4m3", nki::Dtype::float8_e4m3}, {"float8_e5m2", nki::Dtype::float8_e5m2},
-      {"int8", nki::Dtype::int8},         {"uint8", nki::Dtype::uint8},             {"int16", nki::Dtype::int16},
-      {"uint16", nki::Dtype::uint16},     {"int32", nki::Dtype::int32},             {"uint32", nki::Dtype::uint32},
-      {"bool_", nki::Dtype::bool_},       {"bool", nki::Dtype::bool_}};
-  for (const auto& [n, d] : names)
-    if (name == n) return d;
-  throw ncore::KernelError("unknown dtype '" + name + "'");
-}
-
 nki::Buffer buffer_of(const std::string& name) {
   if (name == "hbm") return nki::nl::hbm;
   if (name == "shared_hbm") return nki::nl::shared_hbm;
@@ -76,47 +65,9 @@ nki::Buffer buffer_of(const std::string& name) {
   throw ncore::KernelError("unknown buffer '" + name + "' (hbm, shared_hbm, sbuf or psum)");
 }
 
-// NKI's name of an ALU op (the ISA's, but maximum and minimum for max and min).
-std::string alu_nki_name(nki::AluOp op) {
-  if (op == nki::AluOp::max) return "maximum";
-  if (op == nki::AluOp::min) return "minimum";
-  return ncore::isa::to_string(op);
-}
-
-// The names of the ALU ops (bypass excepted) and of the activation functions, in ISA order: the
-// front end's lists of what the engines have.
-std::vector<std::string> alu_names() {
-  std::vector<std::string> v;
-  for (nki::AluOp op : ncore::isa::kAluOpValues)
-    if (op != nki::AluOp::bypass) v.push_back(alu_nki_name(op));
-  return v;
-}
-std::vector<std::string> act_names() {
-  std::vector<std::string> v;
-  for (nki::ActFunc f : ncore::isa::kActFuncValues) v.push_back(ncore::isa::to_string(f));
-  return v;
-}
-
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& n : v) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
-nki::AluOp alu_of(const std::string& name) {
-  for (nki::AluOp op : ncore::isa::kAluOpValues)
-    if (alu_nki_name(op) == name || ncore::isa::to_string(op) == name) return op;
-  throw ncore::KernelError("the ALU operation '" + name + "' is not modelled (this model's engines have " +
-                           joined(alu_names()) + ")");
-}
-
-nki::ActFunc act_of(const std::string& name) {
-  if (name == "identity") return nki::ActFunc::copy;
-  nki::ActFunc f;
-  if (ncore::isa::from_string(name, f)) return f;
-  throw ncore::KernelError("the activation function '" + name + "' is not modelled by this model's scalar engine (it has " +
-                           joined(act_names()) + ")");
-}
+using nki::calls::act_names;
+using nki::calls::alu_names;
+using nki::calls::dtype_of;
 
 // A shape from Python: (size, is_par_dim) pairs, at most one of them nl.par_dim.
 nki::Shape shape_of(const std::vector<std::pair<int64_t, bool>>& dims) {
@@ -130,11 +81,6 @@ nki::Shape shape_of(const std::vector<std::pair<int64_t, bool>>& dims) {
     v.push_back(dims[i].first);
   }
   return nki::Shape(v, par);
-}
-
-std::optional<nki::Dtype> opt_dtype(const std::optional<std::string>& d) {
-  if (!d) return std::nullopt;
-  return dtype_of(*d);
 }
 
 const ncore::Preset& preset_of(const std::string& name) {
@@ -514,401 +460,19 @@ void bind_language(py::module_& m) {
     const nki::Dtype dt = dtype_of(dtype);
     return R.tensor_call([sh, dt, al, name, at](const Args&) { return nki::nl::ndarray(sh, dt, al, name, at); }, {});
   });
-  m.def("load", [&R](py::handle src, const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [dt, at](const Args& a) {
-          const Tensor s = a.t(0);
-          return nki::nl::load(s, dt ? *dt : s.dtype(), at);
-        },
-        {R.capture(src)});
-  });
-  m.def("store", [&R](py::handle dst, py::handle value, const nki::Loc& at) {
-    R.void_call([at](const Args& a) { nki::nl::store(a.t(0), a.t(1), at); }, {R.capture(dst), R.capture(value)});
-  });
-  m.def("elementwise", [&R](py::handle dst, const std::string& op, py::handle x, py::handle y,
-                            const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const nki::AluOp alu = alu_of(op);
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [alu, dt, at](const Args& a) {
-          if (const auto d = a.ot(0)) {
-            nki::nl::elementwise(*d, alu, a.operand(1), a.operand(2), at);
-            return *d;
-          }
-          return nki::nl::elementwise(alu, a.operand(1), a.operand(2), dt, at);
-        },
-        {R.capture(dst), R.capture(x), R.capture(y)});
-  });
 }
 
-// The destination of a recorded call: its argument 0, else a new tile laid out as `like` (its
-// partitions and free shape) of the dtype given (default like's).
-Tensor result(const Args& a, const Tensor& like, const std::optional<nki::Dtype>& dt, const nki::Loc& l) {
-  const auto dst = a.ot(0);
-  return dst ? *dst : nki::nl::result_tile(like, dt ? *dt : like.dtype(), l);
-}
-
-// nki.isa. The instructions with a result tile write into `dst` (argument 0), or into a new tile
-// on the source's partitions (of `dtype`, default the source's).
-void bind_isa(py::module_& m) {
+// nki.language's tensor creation and the helpers the Python front end's own semantics use (the
+// calls themselves are the call surface's: call_binding.cpp).
+void bind_helpers(py::module_& m) {
   loops::Recorder& R = loops::recorder();
-  m.def("dma_copy", [&R](py::handle dst, py::handle src, const nki::Loc& at) {
-    R.void_call([at](const Args& a) { nki::nisa::dma_copy(a.t(0), a.t(1), at); }, {R.capture(dst), R.capture(src)});
-  });
-  // A new tile laid out as `like` (its partitions, its free shape), of `dtype`: the result an
-  // instruction on `like` creates (a masked instruction creates it whole and writes part of it).
-  m.def("result_tile", [&R](py::handle like, const std::string& dtype, const nki::Loc& at) {
-    const nki::Dtype dt = dtype_of(dtype);
-    return R.tensor_call([dt, at](const Args& a) { return nki::nl::result_tile(a.t(0), dt, at); }, {R.capture(like)});
-  });
   m.def("broadcast_partitions", [&R](py::handle row, int64_t partitions, const nki::Loc& at) {
     return R.tensor_call(
         [partitions, at](const Args& a) { return nki::nl::broadcast_partitions(a.t(0), partitions, at); },
         {R.capture(row)});
   });
-  m.def("tensor_tensor", [&R](py::handle dst, py::handle d1, py::handle d2, const std::string& op,
-                                      const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const nki::AluOp alu = alu_of(op);
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [alu, dt, at](const Args& a) {
-          const Tensor x = a.t(1), y = a.t(2);
-          if (!a.ot(0) && !dt) return nki::nisa::tensor_tensor(x, y, alu, at);
-          const Tensor t = result(a, x, dt, at);
-          nki::nisa::tensor_tensor(t, x, y, alu, at);
-          return t;
-        },
-        {R.capture(dst), R.capture(d1), R.capture(d2)});
-  });
-  m.def("tensor_scalar", [&R](py::handle dst, py::handle data, const std::string& op0, py::handle operand0,
-                                      bool reverse0, const std::string& op1, py::handle operand1, bool reverse1,
-                                      const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const nki::AluOp a0 = alu_of(op0), a1 = alu_of(op1);
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [a0, a1, reverse0, reverse1, dt, at](const Args& a) {
-          const Tensor x = a.t(1);
-          if (!a.ot(0) && !dt)
-            return nki::nisa::tensor_scalar(x, a0, a.operand(2), reverse0, a1, a.operand(3), reverse1, at);
-          const Tensor t = result(a, x, dt, at);
-          nki::nisa::tensor_scalar(t, x, a0, a.operand(2), reverse0, a1, a.operand(3), reverse1, at);
-          return t;
-        },
-        {R.capture(dst), R.capture(data), R.capture(operand0), R.capture(operand1)});
-  });
-  m.def("tensor_copy", [&R](py::handle dst, py::handle src, const std::optional<std::string>& dtype,
-                            const nki::Loc& at) {
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [dt, at](const Args& a) {
-          const Tensor s = a.t(1);
-          if (const auto d = a.ot(0)) {
-            nki::nisa::tensor_copy(*d, s, at);
-            return *d;
-          }
-          return nki::nisa::tensor_copy(s, dt ? *dt : s.dtype(), at);
-        },
-        {R.capture(dst), R.capture(src)});
-  });
   m.def("fill", [&R](py::handle dst, double value, const nki::Loc& at) {
     R.void_call([value, at](const Args& a) { nki::nl::fill(a.t(0), static_cast<float>(value), at); }, {R.capture(dst)});
-  });
-  m.def("memset", [&R](py::handle dst, double value, const nki::Loc& at) {
-    R.void_call([value, at](const Args& a) { nki::nisa::memset(a.t(0), static_cast<float>(value), at); },
-                {R.capture(dst)});
-  });
-  m.def("tensor_reduce", [&R](py::handle dst, const std::string& op, py::handle data, const std::vector<int>& axes,
-                              const std::optional<std::string>& dtype, bool keepdims, const nki::Loc& at) {
-    const nki::AluOp alu = alu_of(op);
-    const auto dt = opt_dtype(dtype);
-    const nki::nisa::Axes ax(axes);
-    return R.tensor_call(
-        [alu, dt, ax, keepdims, at](const Args& a) {
-          const Tensor x = a.t(1);
-          if (const auto d = a.ot(0)) {
-            nki::nisa::tensor_reduce(*d, alu, x, ax, at);
-            return *d;
-          }
-          return nki::nisa::tensor_reduce(alu, x, ax, dt ? *dt : x.dtype(), keepdims, at);
-        },
-        {R.capture(dst), R.capture(data)});
-  });
-  m.def("activation", [&R](py::handle dst, const std::string& op, py::handle data, py::handle bias, py::handle scale,
-                           const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const nki::ActFunc f = act_of(op);
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [f, dt, at](const Args& a) {
-          const Tensor x = a.t(1);
-          if (const auto d = a.ot(0)) {
-            nki::nisa::activation(*d, f, x, a.operand(2), a.operand(3), at);
-            return *d;
-          }
-          return nki::nisa::activation(f, x, a.operand(2), a.operand(3), dt ? *dt : x.dtype(), at);
-        },
-        {R.capture(dst), R.capture(data), R.capture(bias), R.capture(scale)});
-  });
-  m.def("activation_reduce", [&R](py::handle dst, const std::string& op, py::handle data,
-                                          const std::string& reduce_op, py::handle reduce_res, py::handle bias,
-                                          py::handle scale, const std::optional<std::string>& dtype,
-                                          const nki::Loc& at) {
-    const nki::ActFunc f = act_of(op);
-    const nki::AluOp r = alu_of(reduce_op);
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [f, r, dt, at](const Args& a) {
-          const Tensor x = a.t(1);
-          const Tensor t = result(a, x, dt, at);
-          nki::nisa::activation_reduce(t, f, x, r, a.t(2), a.operand(3), a.operand(4), at);
-          return t;
-        },
-        {R.capture(dst), R.capture(data), R.capture(reduce_res), R.capture(bias), R.capture(scale)});
-  });
-  m.def("nc_matmul", [&R](py::handle dst, py::handle stationary, py::handle moving, std::optional<bool> accumulate,
-                          const nki::Loc& at) {
-    return R.tensor_call(
-        [accumulate, at](const Args& a) {
-          if (const auto d = a.ot(0)) {
-            nki::nisa::nc_matmul(*d, a.t(1), a.t(2), accumulate, at);
-            return *d;
-          }
-          return static_cast<Tensor>(nki::nisa::nc_matmul(a.t(1), a.t(2), at));
-        },
-        {R.capture(dst), R.capture(stationary), R.capture(moving)});
-  });
-  m.def("nc_transpose", [&R](py::handle dst, py::handle data, const nki::Loc& at) {
-    return R.tensor_call(
-        [at](const Args& a) {
-          if (const auto d = a.ot(0)) {
-            nki::nisa::nc_transpose(*d, a.t(1), at);
-            return *d;
-          }
-          return nki::nisa::nc_transpose(a.t(1), at);
-        },
-        {R.capture(dst), R.capture(data)});
-  });
-}
-
-
-// The calls lowered to instruction sequences (kernels/nki/src/compose.cpp). Each writes into `dst`
-// when given, else into a new tile (of `dtype`, default the first operand's).
-nki::nisa::Affine affine_of(const py::tuple& t) {
-  // (start, coefficient per grid axis, grid sizes)
-  return nki::nisa::Affine{t[0].cast<int64_t>(), t[1].cast<std::vector<int64_t>>(), t[2].cast<std::vector<int64_t>>()};
-}
-
-void bind_compose(py::module_& m) {
-  loops::Recorder& R = loops::recorder();
-  auto dst_ptr = [](const std::optional<Tensor>& d) { return d ? &*d : nullptr; };
-  // An affine expression (start, coefficient per grid axis, grid sizes) whose start may be a loop
-  // index: captured as argument `k` of the call, the rest by value.
-  m.def("iota", [&R](py::handle dst, const py::tuple& expr, const std::string& dtype, const nki::Loc& at) {
-    const nki::nisa::Affine e = affine_of(py::make_tuple(0, expr[1], expr[2]));
-    const nki::Dtype dt = dtype_of(dtype);
-    return R.tensor_call(
-        [e, dt, at](const Args& a) {
-          nki::nisa::Affine x = e;
-          x.start = a.i(1);
-          if (const auto d = a.ot(0)) {
-            nki::nisa::iota(*d, x, at);
-            return *d;
-          }
-          return nki::nisa::iota(x, dt, at);
-        },
-        {R.capture(dst), R.capture(expr[0])});
-  });
-  m.def("affine_select", [&R](py::handle dst, const py::list& pred, py::handle on_true, double on_false,
-                                      const std::optional<std::string>& dtype, const nki::Loc& at) {
-    nki::nisa::AffinePredicate p;
-    std::vector<loops::Ref> refs{R.capture(dst), R.capture(on_true)};
-    for (const auto& h : pred) {
-      const auto t = h.cast<py::tuple>();
-      const auto e = t[0].cast<py::tuple>();
-      p.terms.emplace_back(affine_of(py::make_tuple(0, e[1], e[2])), alu_of(t[1].cast<std::string>()));
-      refs.push_back(R.capture(e[0]));  // each term's start: argument 2, 3, ...
-    }
-    const auto dt = opt_dtype(dtype);
-    const float v = static_cast<float>(on_false);
-    return R.tensor_call(
-        [p, dt, v, at](const Args& a) {
-          nki::nisa::AffinePredicate q = p;
-          for (size_t j = 0; j < q.terms.size(); ++j) q.terms[j].first.start = a.i(2 + j);
-          const Tensor t = result(a, a.t(1), dt, at);
-          nki::nisa::affine_select(t, q, a.t(1), v, at);
-          return t;
-        },
-        std::move(refs));
-  });
-  m.def("tensor_copy_predicated", [&R](py::handle dst, py::handle src, py::handle predicate, bool reverse_pred,
-                                       const nki::Loc& at) {
-    R.void_call(
-        [reverse_pred, at](const Args& a) {
-          nki::nisa::tensor_copy_predicated(a.t(0), a.operand(1), a.t(2), reverse_pred, at);
-        },
-        {R.capture(dst), R.capture(src), R.capture(predicate)});
-  });
-  m.def("scalar_tensor_tensor", [&R](py::handle dst, py::handle data, const std::string& op0,
-                                             py::handle operand0, const std::string& op1, py::handle operand1,
-                                             bool reverse0, bool reverse1, const std::optional<std::string>& dtype,
-                                             const nki::Loc& at) {
-    const nki::AluOp a0 = alu_of(op0), a1 = alu_of(op1);
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [a0, a1, reverse0, reverse1, dt, at](const Args& a) {
-          const Tensor t = result(a, a.t(1), dt, at);
-          nki::nisa::scalar_tensor_tensor(t, a.t(1), a0, a.operand(2), a1, a.t(3), reverse0, reverse1, at);
-          return t;
-        },
-        {R.capture(dst), R.capture(data), R.capture(operand0), R.capture(operand1)});
-  });
-  m.def("tensor_scalar_reduce", [&R](py::handle dst, py::handle data, const std::string& op0,
-                                             py::handle operand0, const std::string& reduce_op, py::handle reduce_res,
-                                             bool reverse0, const std::optional<std::string>& dtype,
-                                             const nki::Loc& at) {
-    const nki::AluOp a0 = alu_of(op0), r = alu_of(reduce_op);
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [a0, r, reverse0, dt, at](const Args& a) {
-          const Tensor t = result(a, a.t(1), dt, at);
-          nki::nisa::tensor_scalar_reduce(t, a.t(1), a0, a.operand(2), r, a.t(3), reverse0, at);
-          return t;
-        },
-        {R.capture(dst), R.capture(data), R.capture(operand0), R.capture(reduce_res)});
-  });
-  m.def("tensor_tensor_scan", [&R](py::handle dst, py::handle data0, py::handle data1, py::handle initial,
-                                           const std::string& op0, const std::string& op1, bool reverse0,
-                                           bool reverse1, const std::optional<std::string>& dtype,
-                                           const nki::Loc& at) {
-    const nki::AluOp a0 = alu_of(op0), a1 = alu_of(op1);
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [a0, a1, reverse0, reverse1, dt, at](const Args& a) {
-          const Tensor t = result(a, a.t(1), dt, at);
-          nki::nisa::tensor_tensor_scan(t, a.t(1), a.t(2), a.operand(3), a0, a1, reverse0, reverse1, at);
-          return t;
-        },
-        {R.capture(dst), R.capture(data0), R.capture(data1), R.capture(initial)});
-  });
-  // bn_stats, bn_aggr and max8: into dst, or into a new (P, 6) / (P, 2) / (P, 8) tile of dtype.
-  using StatsInto = void (*)(const Tensor&, const Tensor&, nki::Loc);
-  using StatsNew = Tensor (*)(const Tensor&, nki::Dtype, nki::Loc);
-  auto stats = [&R](StatsInto into, StatsNew make) {
-    return [&R, into, make](py::handle dst, py::handle data, const std::optional<std::string>& dtype,
-                            const nki::Loc& at) {
-      const auto dt = opt_dtype(dtype);
-      return R.tensor_call(
-          [into, make, dt, at](const Args& a) {
-            const Tensor x = a.t(1);
-            if (const auto d = a.ot(0)) {
-              into(*d, x, at);
-              return *d;
-            }
-            return make(x, dt ? *dt : x.dtype(), at);
-          },
-          {R.capture(dst), R.capture(data)});
-    };
-  };
-  m.def("bn_stats", stats(nki::nisa::bn_stats, nki::nisa::bn_stats));
-  m.def("bn_aggr", stats(nki::nisa::bn_aggr, nki::nisa::bn_aggr));
-  m.def("max8", stats(nki::nisa::max8, nki::nisa::max8));
-  m.def("nc_find_index8", [&R](py::handle dst, py::handle data, py::handle vals,
-                               const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const nki::Dtype dt = dtype ? dtype_of(*dtype) : nki::Dtype::float32;
-    return R.tensor_call(
-        [dt, at](const Args& a) {
-          if (const auto d = a.ot(0)) {
-            nki::nisa::nc_find_index8(*d, a.t(1), a.t(2), at);
-            return *d;
-          }
-          return nki::nisa::nc_find_index8(a.t(1), a.t(2), dt, at);
-        },
-        {R.capture(dst), R.capture(data), R.capture(vals)});
-  });
-  m.def("nc_match_replace8", [&R, dst_ptr](py::handle dst, py::handle data, py::handle vals, double imm,
-                                                   py::handle dst_idx, const std::optional<std::string>& dtype,
-                                                   const nki::Loc& at) {
-    const auto dt = opt_dtype(dtype);
-    const float v = static_cast<float>(imm);
-    return R.tensor_call(
-        [dt, v, at, dst_ptr](const Args& a) {
-          const Tensor t = result(a, a.t(1), dt, at);
-          const auto idx = a.ot(3);
-          nki::nisa::nc_match_replace8(t, a.t(1), a.t(2), v, dst_ptr(idx), at);
-          return t;
-        },
-        {R.capture(dst), R.capture(data), R.capture(vals), R.capture(dst_idx)});
-  });
-  // The nl calls with an optional destination: fn(x, ..., dtype, dst or null).
-  m.def("gather_flattened", [&R, dst_ptr](py::handle dst, py::handle data, py::handle indices,
-                                          const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [dt, at, dst_ptr](const Args& a) {
-          const Tensor x = a.t(1);
-          const auto d = a.ot(0);
-          return nki::nl::gather_flattened(x, a.t(2), dt ? *dt : x.dtype(), dst_ptr(d), at);
-        },
-        {R.capture(dst), R.capture(data), R.capture(indices)});
-  });
-  m.def("rand", [&R](const std::vector<int64_t>& shape, const std::string& dtype, const nki::Loc& at) {
-    const nki::Shape sh(shape);
-    const nki::Dtype dt = dtype_of(dtype);
-    return R.tensor_call([sh, dt, at](const Args&) { return nki::nl::rand(sh, dt, at); }, {});
-  });
-  m.def("random_seed", [&R](int64_t seed, const nki::Loc& at) {
-    R.void_call([seed, at](const Args&) { nki::nl::random_seed(seed, at); }, {});
-  });
-  m.def("dropout", [&R](py::handle dst, py::handle data, py::handle prob,
-                                const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const auto dt = opt_dtype(dtype);
-    return R.tensor_call(
-        [dt, at](const Args& a) {
-          const Tensor t = result(a, a.t(1), dt, at);
-          nki::nisa::dropout(t, a.t(1), a.operand(2), at);
-          return t;
-        },
-        {R.capture(dst), R.capture(data), R.capture(prob)});
-  });
-  m.def("where", [&R](py::handle dst, py::handle cond, py::handle x, py::handle y, const nki::Loc& at) {
-    R.void_call([at](const Args& a) { nki::nl::where(a.t(0), a.t(1), a.operand(2), a.operand(3), at); },
-                {R.capture(dst), R.capture(cond), R.capture(x), R.capture(y)});
-  });
-  using Reduction = Tensor (*)(const Tensor&, const nki::nisa::Axes&, nki::Dtype, const Tensor*, nki::Loc);
-  auto reduction = [&R, dst_ptr](Reduction fn) {
-    return [&R, dst_ptr, fn](py::handle dst, py::handle x, const std::vector<int>& axis,
-                             const std::optional<std::string>& dtype, const nki::Loc& at) {
-      const nki::nisa::Axes ax(axis);
-      const auto dt = opt_dtype(dtype);
-      return R.tensor_call(
-          [fn, ax, dt, at, dst_ptr](const Args& a) {
-            const Tensor v = a.t(1);
-            const auto d = a.ot(0);
-            return fn(v, ax, dt ? *dt : v.dtype(), dst_ptr(d), at);
-          },
-          {R.capture(dst), R.capture(x)});
-    };
-  };
-  m.def("var", reduction(nki::nl::var));
-  m.def("softmax", reduction(nki::nl::softmax));
-  m.def("all", reduction(nki::nl::all_of));
-  m.def("rms_norm", [&R, dst_ptr](py::handle dst, py::handle x, py::handle w, const std::vector<int>& axis, int64_t n,
-                                  double epsilon, const std::optional<std::string>& dtype, const nki::Loc& at) {
-    const nki::nisa::Axes ax(axis);
-    const auto dt = opt_dtype(dtype);
-    const float eps = static_cast<float>(epsilon);
-    return R.tensor_call(
-        [ax, n, eps, dt, at, dst_ptr](const Args& a) {
-          const Tensor v = a.t(1);
-          const auto d = a.ot(0);
-          return nki::nl::rms_norm(v, a.operand(2), ax, n, eps, dt ? *dt : v.dtype(), dst_ptr(d), at);
-        },
-        {R.capture(dst), R.capture(x), R.capture(w)});
-  });
-  m.def("loop_reduce", [&R](py::handle dst, py::handle x, const std::string& op, const nki::Loc& at) {
-    const nki::AluOp alu = alu_of(op);
-    R.void_call([alu, at](const Args& a) { nki::nl::loop_reduce(a.t(0), a.t(1), alu, at); },
-                {R.capture(dst), R.capture(x)});
   });
   m.def("shared_constant", [&R](const py::array_t<float, py::array::c_style | py::array::forcecast>& values,
                                 const std::string& dtype, const nki::Loc& at) {
@@ -1054,6 +618,8 @@ void bind_running(py::module_& m) {
 
 }  // namespace
 
+void bind_calls(py::module_& m);  // call_binding.cpp
+
 PYBIND11_MODULE(_ncore_native, m) {
   m.doc() = "The C++ NKI API, tracer and run pipeline of the ncore NeuronCore model (used by neuronxcc.nki)";
   m.attr("__version__") = ncore::version();
@@ -1064,7 +630,7 @@ PYBIND11_MODULE(_ncore_native, m) {
   bind_tensors(m);
   bind_tracing(m);
   bind_language(m);
-  bind_isa(m);
-  bind_compose(m);
+  bind_helpers(m);
   bind_running(m);
+  bind_calls(m);
 }

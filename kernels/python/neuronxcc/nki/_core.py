@@ -13,146 +13,15 @@ call. This module only turns Python's spelling into those calls:
 - Source locations: each call records the kernel's own file and line (the first frame outside
   this package), for errors and for the listing and profile.
 """
-import operator
-import os
-import sys
 import threading
 
 import numpy as np
 
 import _ncore_native as _native
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-_NEURONXCC_DIR = os.path.dirname(_PKG_DIR)
-
-
-# --- source locations ------------------------------------------------------------------------
-
-_LOCS = {}       # (file, line) -> the native location passed to every call
-
-# caller(): the native location (file, line) of the first frame outside the front end, the
-# kernel's own line (in C++: every call a kernel makes asks for it).
-caller = _native.caller
-
-
-_NO_LOC = _native.Loc("", 0)
-
-# The loop index of an nl.affine_range/sequential_range traced once, and arithmetic on it (see
-# _native's loops: an integer-like value symbolic in the loop indices).
-Sym = _native.Sym
-
-
-def integer(x, what):
-    """x where NKI needs an integer (a loop count, a slice bound, a dimension): an int, a bool or a
-    NumPy integer (anything with __index__); a loop index expression becomes its value (see Sym).
-    A float or a string is a TypeError, as Python's own range(7.8) raises: truncating it would
-    silently drop part of the data. `what` names the argument in the message."""
-    if type(x) is Sym:
-        return int(x)
-    try:
-        return operator.index(x)
-    except TypeError:
-        raise TypeError(f"{caller()}: '{type(x).__name__}' object cannot be interpreted as an integer ({what}: "
-                        f"{x!r})") from None
-
-
-def as_int(x, what="an index"):
-    """x as an index: a loop index expression stays symbolic, anything else must be an integer
-    (see integer)."""
-    return x if type(x) is Sym else integer(x, what)
-
-
-_DIM_LIMIT = 2 ** 63  # the C++ side's int64 sizes
-
-
-def dims(shape, what="a dimension of the shape"):
-    """A shape's dimensions as ints (see integer), each within the C++ side's 64-bit sizes: a larger
-    one is refused here, by name, rather than failing to convert on the way in."""
-    out = [integer(d, what) for d in shape]
-    for d in out:
-        if not -_DIM_LIMIT <= d < _DIM_LIMIT:
-            raise ValueError(f"{caller()}: {what} is {d}, beyond the model's 64-bit sizes (the shape {tuple(out)} "
-                             f"cannot be allocated)")
-    return out
-
-
-def location(file, line):
-    key = (file, line)
-    loc = _LOCS.get(key)
-    if loc is None:
-        loc = _LOCS[key] = _native.Loc(file, line)
-    return loc
-
-
-_REL_CACHE = {}
-
-
-def _relative(path):
-    r = _REL_CACHE.get(path)
-    if r is None:
-        try:
-            ap = os.path.abspath(path)
-            cwd = os.getcwd()
-            r = os.path.relpath(ap, cwd) if ap.startswith(cwd + os.sep) else path
-        except (OSError, ValueError):
-            r = path
-        _REL_CACHE[path] = r
-    return r
-
-
-_native.set_frontend(_NEURONXCC_DIR, _relative)
-
-
-# --- dtypes -----------------------------------------------------------------------------------
-
-class Dtype:
-    """An NKI element type (nl.float32, nl.bfloat16, ...). Compares equal to its name, to the
-    NumPy dtype of the same name, and to NumPy's scalar type (np.float32)."""
-
-    _SIZES = {"float32": 4, "bfloat16": 2, "float16": 2, "tfloat32": 4, "float8_e4m3": 1, "float8_e5m2": 1,
-              "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "bool_": 1}
-
-    def __init__(self, name):
-        self.name = name
-        self.itemsize = self._SIZES.get(name, 0)
-
-    def __eq__(self, other):
-        try:
-            return self.name == dtype_name(other)
-        except (TypeError, ValueError):
-            return NotImplemented
-
-    def __hash__(self):
-        return hash(self.name)
-
-    def __repr__(self):
-        return self.name
-
-    __str__ = __repr__
-
-
-_DTYPES = {n: Dtype(n) for n in Dtype._SIZES}
-
-
-def dtype_name(d):
-    """The NKI name of a dtype given as an nl dtype, a string, a NumPy dtype or type."""
-    if isinstance(d, Dtype):
-        return d.name
-    if isinstance(d, str):
-        name = d
-    else:
-        name = np.dtype(d).name
-    aliases = {"float": "float32", "half": "float16", "bool": "bool_", "fp32": "float32", "fp16": "float16",
-               "bf16": "bfloat16"}
-    name = aliases.get(name, name)
-    if name not in _DTYPES:
-        raise TypeError(f"unknown dtype {d!r}")
-    return name
-
-
-def dtype(d):
-    return _DTYPES[dtype_name(d)]
-
+from ._base import (_DTYPES, _NEURONXCC_DIR, _NO_LOC, Dtype, Sym, _relative, as_int, caller,  # noqa: F401
+                    dims, dtype, dtype_name, integer, location)
+from ._index import AffinePredicate, IndexExpr
 
 # --- the trace in progress ------------------------------------------------------------------------
 
@@ -166,10 +35,6 @@ class _TraceState(threading.local):
         self.pid = ()
         self.shared = []      # the shared_hbm tensors of the first instance, in allocation order
         self.shared_next = 0  # how many the instance being traced has allocated
-        self.mask = None      # the box of the mask= of the op being traced (_mask.Box), or None
-        # An nl call is being traced: an engine instruction over more elements per partition than
-        # one instruction takes is issued as several (the compiler's tiling; see _mask._boxes).
-        self.split = False
 
 
 def shared_hbm_tensor(shape, dtype, make):
@@ -213,14 +78,16 @@ def flush():
 
 
 def native(x):
-    """The native tensor of a Tensor (emitting it if pending), or x itself (a number, None). Under a
-    mask, an index view that runs past its tensor is cut to the mask's box (a _mask.Restricted)."""
+    """The native tensor of a Tensor (emitting it if pending), or x itself (a number, None)."""
     if isinstance(x, Tensor):
-        if x._defer is not None and _state.mask is not None:
-            from . import _mask
-            return _mask.Restricted(x._defer)
         return x._native()
     return x
+
+
+def invoke(ns, name, dst, args, loc, accumulate=None, mask=None):
+    """Runs the call ns.name of the call surface (nki/calls.hpp) with arguments in its plain forms
+    (kernels/python/call_binding.cpp), into the native view dst when given."""
+    return _native.invoke(ns, name, dst, accumulate, mask, False, args, loc)
 
 
 def operand(x):
@@ -265,7 +132,6 @@ def _fast_index(key):
     return out
 
 
-_IndexExpr = None
 _INTS = (int, Sym)
 
 
@@ -309,20 +175,20 @@ def _affine_index(key, shape, axes=None, clamp=True):
     not a view axis (nl.mgrid[0:128, 0:n, 0:1]'s last component indexing a size-1 partition
     dimension loads a (1, n) tile). `axes`, a dict, receives {(grid rank, grid axis): view axis}
     where that differs from the grid axis (for the masks of the call the view is given to, see
-    _mask.box). clamp False: a slice past the dimension's end keeps its size (a view a mask keeps
-    inside, see _mask)."""
+    _calls.mask_terms). clamp False: a slice past the dimension's end keeps its size (a view a mask keeps
+    inside, see _calls)."""
     key = _expand_ellipsis(key, len(shape))
     if len(key) > len(shape):
         raise IndexError(f"too many indices for a tensor of {len(shape)} dimensions: {len(key)} given")
     key = key + (slice(None),) * (len(shape) - len(key))
-    exprs = [k for k in key if isinstance(k, _IndexExpr) and k.ndim is not None]
+    exprs = [k for k in key if isinstance(k, IndexExpr) and k.ndim is not None]
     used = {}  # (grid rank, grid axis) -> size
     for k in exprs:
         for a in k.terms:
             ka, size = (k.ndim, a), k.sizes[a]
             if used.setdefault(ka, size) != size:
                 raise IndexError(f"axis {a} of the index grid has two sizes, {used[ka]} and {size}")
-    first = key[0] if isinstance(key[0], _IndexExpr) and key[0].ndim is not None else None
+    first = key[0] if isinstance(key[0], IndexExpr) and key[0].ndim is not None else None
     primary = first.ndim if first is not None else (exprs[0].ndim if exprs else None)
     # A size-1 axis the partition index uses leads (moving a size-1 axis reorders no element); the
     # other axes keep their grid's order, so nl.arange(m)[None, :] indexing the partitions still
@@ -339,7 +205,7 @@ def _affine_index(key, shape, axes=None, clamp=True):
     naxes = len(sizes)
     terms = []
     for d, k in enumerate(key):
-        if isinstance(k, _IndexExpr):
+        if isinstance(k, IndexExpr):
             if k.ndim is None:  # a 1-D nl.arange: an axis of its own
                 t = {naxes: k.terms[None]}
                 sizes[naxes] = k.sizes[None]
@@ -406,10 +272,7 @@ def _resolve_neg(items, shape):
 
 
 def _has_index_expr(key):
-    global _IndexExpr
-    if _IndexExpr is None:
-        from .language import IndexExpr as _IndexExpr
-    return any(isinstance(k, _IndexExpr) for k in (key if isinstance(key, tuple) else (key,)))
+    return any(isinstance(k, IndexExpr) for k in (key if isinstance(key, tuple) else (key,)))
 
 
 def _has_long_slice(key, shape):
@@ -425,10 +288,7 @@ def _view(t, key, loc, axes=None):
     if items is not None:
         return t.index(items, loc)
     ks = key if isinstance(key, tuple) else (key,)
-    global _IndexExpr
-    if _IndexExpr is None:
-        from .language import IndexExpr as _IndexExpr
-    if any(isinstance(k, _IndexExpr) for k in ks):
+    if any(isinstance(k, IndexExpr) for k in ks):
         offset, coeff, grid = _affine_index(key, t.shape, axes)
         return t.affine(offset, coeff, grid, loc)
     return t.index(_resolve_neg(_norm_index(key, t.ndim), t.shape), loc)
@@ -444,20 +304,20 @@ class Tensor:
     """A tensor of a kernel being traced: an HBM tensor, an SBUF or PSUM tile, or a view of one.
     Shapes, dtypes, indexing, reshape and the arithmetic operators work as in NKI."""
 
-    __slots__ = ("_t", "_emit", "_loc", "_kind", "_mask", "_defer", "_axes", "__weakref__")
+    __slots__ = ("_t", "_emit", "_loc", "_kind", "_defer", "_axes", "_psum", "__weakref__")
     # NumPy scalars on the left (np.float16(2) * t) hand the operation to the tile's reflected
     # operator instead of treating the tile as an array.
     __array_ufunc__ = None
 
-    def __init__(self, t=None, emit=None, loc=None, kind=None, defer=None):
+    def __init__(self, t=None, emit=None, loc=None, kind=None, defer=None, psum=False):
         self._t = t
         self._emit = emit  # pending: emit(dst_native_or_None, accumulate) -> native tensor
         self._loc = loc
         self._kind = kind  # what produced a pending tile ("nc_matmul", ...)
-        self._defer = defer  # an index past the tensor's end: (base, offset, coeff, grid, error), see _mask
+        self._defer = defer  # an index past the tensor's end: (base, offset, coeff, grid, error), see _calls
         self._axes = None  # a view's index axes where they are not the grid's: see _affine_index
+        self._psum = psum  # a pending tensor-engine product: `psum += it` accumulates it
         if emit is not None:
-            self._mask = (_state.mask, _state.split)  # the mask (and nl call) the result was made under
             _state.pending.append(self)
 
     # -- pending results
@@ -468,12 +328,7 @@ class Tensor:
         if self in _state.pending:
             _state.pending.remove(self)
         emit, self._emit = self._emit, None
-        outer = _state.mask, _state.split
-        _state.mask, _state.split = self._mask
-        try:
-            self._t = emit(dst, accumulate)
-        finally:
-            _state.mask, _state.split = outer
+        self._t = emit(dst, accumulate)
         return self._t
 
     def _native(self):
@@ -507,8 +362,7 @@ class Tensor:
 
     @property
     def buffer(self):
-        from . import language as nl
-        return nl._BUFFERS[self._native().buffer]
+        return BUFFERS[self._native().buffer]
 
     @property
     def name(self):
@@ -596,10 +450,9 @@ class Tensor:
     def expand_dims(self, axis):
         return _expand_dims(self, axis, caller())
 
-    # -- arithmetic (nl's element-wise calls)
+    # -- arithmetic (nl's element-wise calls, which nki.language registers in OPS)
     def _ew(self, op, other, reverse=False):
-        from . import language as nl
-        fn = getattr(nl, op)
+        fn = OPS[op]
         return fn(other, self) if reverse else fn(self, other)
 
     def __add__(self, o):
@@ -648,8 +501,7 @@ class Tensor:
         return self._ew("right_shift", o)
 
     def __invert__(self):
-        from . import language as nl
-        return nl.invert(self)
+        return OPS["invert"](self)
 
     def __rtruediv__(self, o):
         return self._ew("divide", o, True)
@@ -667,8 +519,7 @@ class Tensor:
         return self._ew("power", o, True)
 
     def __neg__(self):
-        from . import language as nl
-        return nl.negative(self)
+        return OPS["negative"](self)
 
     def __lt__(self, o):
         return self._ew("less", o)
@@ -696,13 +547,12 @@ class Tensor:
 
     def _inplace(self, op, o):
         require_trace(f"'{op}' in place")
-        loc = caller()
-        if op == "add" and isinstance(o, Tensor) and o._pending() and o._kind == "nc_matmul":
+        if op == "add" and isinstance(o, Tensor) and o._pending() and o._psum:
             # psum += nisa.nc_matmul(...): the multiply accumulates into this PSUM tile.
             emit_into(o, self._native(), None)
             return self
-        flush()
-        _native.elementwise(self._native(), op, self._native(), operand(o), None, loc)
+        # x op= y is x[...] = x op y: the instruction writes into x.
+        emit_into(OPS[op](self, o), self._native(), False)
         return self
 
 
@@ -725,38 +575,26 @@ def assign(dst, value, loc):
             return  # x[i] += y already wrote x[i]
         flush()
         if d.on_chip and v.on_chip:
-            _native.tensor_copy(d, v, None, loc)
+            invoke("isa", "tensor_copy", d, [v], loc)
         else:
-            _native.dma_copy(d, v, loc)
+            invoke("isa", "dma_copy", None, [v, d], loc)
         return
     if isinstance(value, (int, float, np.integer, np.floating, Sym)):
         flush()
         d = dst._native()
         if not d.on_chip:
             raise ValueError(f"{loc}: assigning a number to the HBM tensor {d}: store a tile (nl.store)")
-        _native.memset(d, float(value), loc)
+        invoke("isa", "memset", d, [list(d.shape), float(value), d.dtype], loc)
         return
     raise TypeError(f"cannot assign {type(value).__name__} to an NKI tensor")
 
 
 def emit_into(value, dst, acc):
-    """Emits the pending `value` into the native view dst (older pending tiles first). A tensor
-    engine result goes to PSUM: assigned to an SBUF view it lands in a PSUM tile of its own first,
-    then a copy moves it (as NKI lowers it)."""
+    """Emits the pending `value` into the native view dst (older pending tiles first). Where a
+    result the engine cannot write lands first (a tensor-engine result assigned outside PSUM, an
+    engine result assigned to HBM) is the call surface's rule (nki::calls::invoke)."""
     while _state.pending and _state.pending[0] is not value:
         _state.pending[0]._materialize()
-    if value._kind in ("nc_matmul", "nc_transpose") and dst.buffer != "psum":
-        t = value._materialize()
-        if dst.on_chip:
-            _native.tensor_copy(dst, t, None, value._loc)
-        else:  # PSUM to HBM: through the SBUF, as nl.store does
-            _native.dma_copy(dst, _native.tensor_copy(None, t, dst.dtype, value._loc), value._loc)
-        return
-    if not dst.on_chip and value._kind not in ("load", "dma_copy"):
-        # An engine result assigned to an HBM view: the engines write on chip, so it lands in an
-        # SBUF tile of its own and a DMA stores it (hbm[...] = nl.copy(tile) is a store).
-        _native.dma_copy(dst, value._materialize(), value._loc)
-        return
     value._materialize(dst, acc)
 
 
@@ -770,9 +608,16 @@ def _expand_dims(x, axis, loc):
     return Tensor(x._native().reshape(shape, loc))
 
 
-def pending(kind, emit, loc):
-    """A pending result of `kind`; emit(dst, accumulate) traces it (dst None: into a new tile)."""
-    return Tensor(emit=emit, loc=loc, kind=kind)
+def pending(kind, emit, loc, psum=False):
+    """A pending result of `kind`; emit(dst, accumulate) traces it (dst None: into a new tile).
+    psum: a tensor-engine product (`psum += it` accumulates it)."""
+    return Tensor(emit=emit, loc=loc, kind=kind, psum=psum)
+
+
+# The nl element-wise calls behind the tiles' operators (+, -, *, ..., ~, unary -) and the views'
+# buffers (nl.sbuf, ...), registered by nki.language when it is imported.
+OPS = {}
+BUFFERS = {}
 
 
 def wrap(t):

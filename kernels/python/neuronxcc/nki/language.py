@@ -1,8 +1,12 @@
-"""neuronxcc.nki.language (nl) on the ncore model: dtypes, buffers, tensor creation, nl.load and
-nl.store, the element-wise and reduction calls, loop ranges and index expressions.
+"""neuronxcc.nki.language (nl) on the ncore model: dtypes, buffers, tensor creation, loop ranges and
+index expressions, and the calls of NKI's language (nl.load, nl.store, the element-wise and
+reduction calls, the activation functions, ...).
 
-Each call maps onto the C++ NKI API (kernels/nki), which checks the hardware's rules in NKI's
-words and traces the instructions; see _core.py for how results and assignment work.
+Each call is made from its declaration in the C++ call surface (kernels/nki/include/nki/calls.hpp,
+see _calls.py), which checks the hardware's rules in NKI's words and traces the instructions; see
+_core.py for how results and assignment work. What stays here is Python's side of the language:
+two numbers computed as Python computes them, `psum + nl.matmul(...)` as an accumulation, the tile
+nl.loop_reduce is assigned to.
 """
 import builtins
 import linecache
@@ -11,10 +15,12 @@ import re
 
 import numpy as np
 
+import _ncore_native as _native
 
-from . import _core
-from ._mask import maskable, native as _native
-from ._core import Tensor, caller, dtype as _dtype, operand as _operand
+from . import _calls, _core, compiler
+from ._base import caller
+from ._core import Tensor, dtype as _dtype
+from ._index import AffinePredicate, IndexExpr, arange, mgrid  # noqa: F401
 
 # --- dtypes -------------------------------------------------------------------------------------
 float32 = _core._DTYPES["float32"]
@@ -47,6 +53,7 @@ private_hbm = _Buffer("hbm")
 sbuf = _Buffer("sbuf")
 psum = _Buffer("psum")
 _BUFFERS = {"hbm": hbm, "shared_hbm": shared_hbm, "sbuf": sbuf, "psum": psum}
+_core.BUFFERS.update(_BUFFERS)
 
 
 class par_dim:
@@ -89,7 +96,6 @@ def _buffer_name(buffer):
         return "sbuf"
     if isinstance(buffer, _Buffer):
         return buffer.name
-    from . import compiler
     if isinstance(buffer, compiler._Alloc):
         return buffer
     raise TypeError(f"buffer must be nl.hbm, nl.shared_hbm, nl.sbuf, nl.psum or an ncc allocation, got {buffer!r}")
@@ -176,18 +182,6 @@ def expand_dims(data, axis):
     return _core._expand_dims(data, axis, caller())
 
 
-def load_transpose2d(src, dtype=None, mask=None, **kwargs):
-    """The 2-D HBM view src [K, M] loaded transposed into a new SBUF tile [M, K] (one DMA transfer
-    whose access pattern walks src by columns)."""
-    _core.require_trace("load_transpose2d")
-    _no_mask(mask, "load_transpose2d")
-    loc = caller()
-    s = _core.native(src)
-    if s.ndim != 2:
-        raise ValueError(f"{loc}: load_transpose2d takes a 2-D tensor, got {src}")
-    return load(Tensor(s.permute([1, 0], loc)), dtype=dtype)
-
-
 def empty_like(a, dtype=None, buffer=None, name="", **kwargs):
     return ndarray(a.shape, dtype or a.dtype, buffer=buffer or (sbuf if a._native().on_chip else hbm), name=name)
 
@@ -196,53 +190,13 @@ def zeros_like(a, dtype=None, buffer=None, name="", **kwargs):
     return zeros(a.shape, dtype or a.dtype, buffer=buffer or sbuf, name=name)
 
 
-# --- moving data ---------------------------------------------------------------------------------
+# --- the calls, from their declarations ---------------------------------------------------------------
 
-@maskable("load")
-def load(src, dtype=None, mask=None, **kwargs):
-    """A new SBUF tile holding the HBM view `src` (one DMA transfer)."""
-    _core.require_trace("load")
-    loc = caller()
-    s = _core.native(src)
-    dt = None if dtype is None else _dtype(dtype).name
-
-    def emit(dst, acc):
-        if dst is None:
-            return _native.load(s, dt, loc)
-        _native.dma_copy(dst, s, loc)
-        return dst
-
-    return _core.pending("load", emit, loc)
+_CALLS = {n: _calls.function("language", n) for (ns, n) in _calls.DECLS if ns == "language"}
+globals().update(_CALLS)
 
 
-@maskable("store")
-def store(dst, value, mask=None, **kwargs):
-    """Writes `value` (an SBUF tile) to the HBM view `dst` (one DMA transfer)."""
-    _core.require_trace("store")
-    loc = caller()
-    d = _core.native(dst)
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{loc}: nl.store of a number: store a tile (for example one from nl.full)")
-    v = _core.native(value)
-    _core.flush()
-    _native.store(d, v, loc)
-
-
-@maskable("copy", nl=True)
-def copy(x, dtype=None, mask=None, **kwargs):
-    """A copy of an on-chip tile into a new SBUF tile (tensor_copy), cast to `dtype`."""
-    from . import isa as nisa
-    return nisa.tensor_copy(x, dtype=dtype)
-
-
-def _no_mask(mask, api, *operands, skip=False):
-    """mask= of a call that applies it whole (_mask.whole): True to issue it; a mask that keeps
-    nothing gives False where the call can issue nothing (skip) and is refused elsewhere."""
-    from . import _mask
-    return _mask.whole(mask, api, operands, skip)
-
-
-# --- element-wise and reduction calls ---------------------------------------------------------------
+# --- Python's side of the element-wise calls --------------------------------------------------------
 
 _PY_ALU = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
            "divide": lambda a, b: a / b, "maximum": builtins.max, "minimum": builtins.min,
@@ -253,80 +207,8 @@ _PY_ALU = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply"
            "logical_xor": lambda a, b: bool(a) != bool(b), "bitwise_and": lambda a, b: a & b,
            "bitwise_or": lambda a, b: a | b, "bitwise_xor": lambda a, b: a ^ b, "left_shift": lambda a, b: a << b,
            "right_shift": lambda a, b: a >> b}
-# The bitvec ops: on integer tiles' bits (every operand and the result one integer dtype).
-_BITVEC = ("bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "invert")
-# The ops whose NKI default dtype is bool: a bool_ tile (uint8 0 or 1) unless a dtype is given;
-# dtype=None gives the operands' dtype (1.0 / 0.0 in a float tile).
-_BOOL_DEFAULT = "bool_"
 _COMPARISONS = ("equal", "not_equal", "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
                 "logical_xor", "logical_not")
-
-
-# NumPy scalar types the hardware has no dtype for, as NKI reads them.
-_NP_SCALAR = {"float64": "float32", "int64": "int32", "uint64": "uint32", "bool": "uint8"}
-
-
-def _scalar_dtype(v):
-    """NKI's dtype of a scalar operand of an arithmetic call: a NumPy scalar's own (np.float16(2)
-    is float16); a weakly typed Python scalar the widest the hardware has: bool uint8, int int32,
-    float float32 (the programming guide's "Weakly Typed Scalar Type Inference")."""
-    if isinstance(v, np.generic):
-        name = v.dtype.name
-        return _NP_SCALAR.get(name, name)
-    if isinstance(v, bool):
-        return "uint8"
-    if isinstance(v, (int, _core.Sym)):
-        return "int32"
-    return "float32"
-
-
-def _promoted(x, y):
-    """The dtype NKI gives tile op scalar (either order): the tile's promoted with the scalar's
-    (bfloat16 * 2.0 is float32, int8 + 2 is int32, float16 * 2 stays float16)."""
-    t, v = (x, y) if isinstance(x, Tensor) else (y, x)
-    if isinstance(v, Tensor):
-        return None  # two tiles: the tracer promotes them
-    return _native.promote(t.dtype.name, _scalar_dtype(v))
-
-
-def _partition_broadcast(x, y, loc):
-    """Two operands of an element-wise call, a tile of one partition against a tile of several
-    copied onto as many partitions (NKI broadcasts the partition dimension too; it costs a
-    tensor engine pass, see Tensor.broadcast_to)."""
-    if isinstance(x, _native.Tensor) and isinstance(y, _native.Tensor):
-        px, py = x.shape[0], y.shape[0]
-        if px == 1 and py > 1:
-            x = _core.broadcast_partitions(x, py, loc)
-        elif py == 1 and px > 1:
-            y = _core.broadcast_partitions(y, px, loc)
-        x, y = _free_broadcast(x, y, loc)
-    return x, y
-
-
-def _free_broadcast(x, y, loc):
-    """Two tiles of as many dimensions whose free sizes differ where one of them is 1 ((128, 8, 1, 1)
-    against (128, 8, 3, 3)), NumPy's broadcast: the size-1 dimensions read repeatedly (a view of
-    stride 0). An operand of one element per partition is left to tensor_scalar."""
-    sx, sy = tuple(x.shape), tuple(y.shape)
-    if len(sx) != len(sy) or sx == sy or _numel(sx[1:]) == 1 or _numel(sy[1:]) == 1:
-        return x, y
-    for d in range(1, len(sx)):
-        if sx[d] != sy[d] and 1 not in (sx[d], sy[d]):
-            raise ValueError(f"{loc}: operands of shapes {sx} and {sy} cannot be broadcast together (dimension {d}: "
-                             f"{sx[d]} and {sy[d]})")
-    for d in range(1, len(sx)):
-        if sx[d] == 1 and sy[d] > 1:
-            x = x.broadcast(d, sy[d], loc)
-        elif sy[d] == 1 and sx[d] > 1:
-            y = y.broadcast(d, sx[d], loc)
-    return x, y
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def _matmul_accumulation(x, y, loc):
@@ -335,7 +217,7 @@ def _matmul_accumulation(x, y, loc):
     Used otherwise, the product is copied out of PSUM (tensor_copy, fp32) and added on the vector
     engine, which cannot read two PSUM operands. None when the operands are not of that form."""
     for a, b in ((x, y), (y, x)):
-        if not (isinstance(b, Tensor) and b._pending() and b._kind == "nc_matmul" and isinstance(a, Tensor)
+        if not (isinstance(b, Tensor) and b._pending() and b._psum and isinstance(a, Tensor)
                 and not a._pending() and a._defer is None):
             continue
         p = a._native()
@@ -347,76 +229,37 @@ def _matmul_accumulation(x, y, loc):
             if dst is not None and dst.same_view(p):
                 b._materialize(dst, True)
                 return dst
-            product = _native.tensor_copy(None, b._materialize(), "float32", loc)
-            return _native.elementwise(dst, "add", p, product, None, loc)
+            product = _core.invoke("isa", "tensor_copy", None, [b._materialize(), None, "float32"], loc)
+            return _core.invoke("language", "add", dst, [p, product, None, None], loc)
 
         return _core.pending("add", emit, loc)
     return None
 
 
-def _ew(op):
-    @maskable(op, nl=True)
-    def fn(x, y, dtype=_BOOL_DEFAULT if op in _COMPARISONS else None, **kwargs):
-        _core.require_trace(op)
-        loc = caller()
+def _elementwise(op):
+    call = _CALLS[op]
+
+    def fn(x, y, dtype=call.__defaults__[0] if call.__defaults__ else None, mask=None, **kwargs):
         if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+            _core.require_trace(op)
             return _PY_ALU[op](x, y)
-        if op == "add" and dtype is None and _core._state.mask is None:
-            acc = _matmul_accumulation(x, y, loc)
+        if op == "add" and mask is None and dtype is None:
+            acc = _matmul_accumulation(x, y, caller())
             if acc is not None:
                 return acc
-        if op in _BITVEC:
-            for v in (x, y):
-                if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and float(np.float32(v)) != v:
-                    raise ValueError(f"{loc}: the integer {v} of nl.{op} is not exact in the model's float32 "
-                                     "immediates (up to 2^24, or a few bits wide): give it as a (P, 1) tile")
-        if dtype is None and op not in _BITVEC and op != "logical_not":
-            dt = _promoted(x, y)
-        else:
-            dt = None if dtype is None else _dtype(dtype).name
-        xo, yo = _partition_broadcast(_operand(x), _operand(y), loc)
+        return call(x, y, dtype, mask, **kwargs)
 
-        def emit(dst, acc):
-            return _native.elementwise(dst, op, xo, yo, dt, loc)
-
-        return _core.pending(op, emit, loc)
-
-    fn.__name__ = op
-    fn.__qualname__ = op
+    fn.__name__ = fn.__qualname__ = op
+    fn.__doc__ = call.__doc__
     fn._nki_alu = op
-    fn.__doc__ = f"nl.{op}(x, y): element-wise on the vector engine (tile and tile, tile and scalar, " \
-                 "tile and (P, 1) tile)."
-    if op in _COMPARISONS:
-        fn.__doc__ += " 1 where it holds, 0 where not: a bool_ tile by default, else in the given dtype " \
-                      "(dtype=None: the operands' dtype)."
+    fn._nki_call = call._nki_call
     return fn
 
 
-add = _ew("add")
-subtract = _ew("subtract")
-multiply = _ew("multiply")
-divide = _ew("divide")
-maximum = _ew("maximum")
-minimum = _ew("minimum")
-equal = _ew("equal")
-not_equal = _ew("not_equal")
-greater = _ew("greater")
-greater_equal = _ew("greater_equal")
-less = _ew("less")
-less_equal = _ew("less_equal")
-power = _ew("power")
-mod = _ew("mod")
-fmod = _ew("fmod")
-logical_and = _ew("logical_and")
-logical_or = _ew("logical_or")
-logical_xor = _ew("logical_xor")
-_logical_not2 = _ew("logical_not")
-bitwise_and = _ew("bitwise_and")
-bitwise_or = _ew("bitwise_or")
-bitwise_xor = _ew("bitwise_xor")
-left_shift = _ew("left_shift")
-right_shift = _ew("right_shift")
-_invert2 = _ew("invert")
+for _op in ("add", "subtract", "multiply", "divide", "maximum", "minimum", "equal", "not_equal", "greater",
+            "greater_equal", "less", "less_equal", "power", "mod", "fmod", "logical_and", "logical_or", "logical_xor",
+            "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift"):
+    globals()[_op] = _elementwise(_op)
 
 
 def invert(x, dtype=None, mask=None, **kwargs):
@@ -424,61 +267,26 @@ def invert(x, dtype=None, mask=None, **kwargs):
     unary invert, one tensor_scalar)."""
     if not isinstance(x, Tensor):
         return ~x
-    return _invert2(x, 0, dtype=dtype, mask=mask)
+    return _CALLS["invert"](x, dtype, mask, **kwargs)
 
 
 invert._nki_alu = "invert"
 bitwise_not = invert
 
 
-def logical_not(x, dtype=_BOOL_DEFAULT, mask=None, **kwargs):
-    """nl.logical_not(x): 1 where x is zero, 0 elsewhere (NaN is nonzero), a bool_ tile by default (dtype=None:
-    x's dtype): the vector engine's unary logical_not (one tensor_scalar)."""
+def logical_not(x, dtype="bool_", mask=None, **kwargs):
+    """nl.logical_not(x): 1 where x is zero, 0 elsewhere (NaN is nonzero), a bool_ tile by default
+    (dtype=None: x's dtype): the vector engine's unary logical_not (one tensor_scalar)."""
     if not isinstance(x, Tensor):
         return not bool(x)
-    return _logical_not2(x, 0.0, dtype=dtype, mask=mask)
+    return _CALLS["logical_not"](x, dtype, mask, **kwargs)
 
 
 logical_not._nki_alu = "logical_not"
 
-
-def _reduction(op, alu):
-    @maskable(op, nl=True)
-    def fn(x, axis, dtype=None, keepdims=False, **kwargs):
-        from . import isa as nisa
-        return nisa.tensor_reduce(fn, x, axis, dtype=dtype, keepdims=keepdims)
-
-    fn.__name__ = op
-    fn._nki_alu = alu
-    fn.__doc__ = f"nl.{op}(x, axis): a reduction over free axes (tensor_reduce on the vector engine); also an op argument."
-    return fn
-
-
-max = _reduction("max", "maximum")
-min = _reduction("min", "minimum")
-sum = _reduction("sum", "add")
-prod = _reduction("prod", "multiply")
-
-
-@maskable("mean", nl=True)
-def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
-    """nl.mean(x, axis): the sum over the free axes (tensor_reduce add, in float32) times 1/n in
-    float32 (tensor_scalar multiply), n the number of elements summed; in `dtype` (default x's)."""
-    from . import isa as nisa
-    _core.require_trace("mean")
-    loc = caller()
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    shape = x.shape
-    n = 1
-    for a in axes:
-        a = _core.integer(a, "an axis of nl.mean")
-        if a < 1 or a >= len(shape):
-            raise ValueError(f"{loc}: nl.mean over axis {a} of a tile of shape {tuple(shape)}: the axes must be free "
-                             "axes (1 to the tile's last)")
-        n *= int(shape[a])
-    total = nisa.tensor_reduce(np.add, x, axis, dtype=float32, keepdims=keepdims)
-    return nisa.tensor_scalar(total, np.multiply, float(np.float32(1.0) / np.float32(n)),
-                              dtype=x.dtype if dtype is None else dtype)
+# Reductions are also op arguments (nisa.tensor_reduce(nl.max, ...)).
+for _red, _alu in (("max", "maximum"), ("min", "minimum"), ("sum", "add"), ("prod", "multiply")):
+    _CALLS[_red]._nki_alu = _alu
 
 
 # --- activation functions (scalar engine) ---------------------------------------------------------------
@@ -501,62 +309,40 @@ _PY_ACT = {"exp": math.exp, "log": math.log, "tanh": math.tanh, "sqrt": math.sqr
            "trunc": lambda v: float(math.trunc(v))}
 
 
-def _act(name):
-    @maskable(name, nl=True)
-    def fn(x, dtype=None, **kwargs):
-        from . import isa as nisa
+
+
+def _activation(name):
+    call = _CALLS[name]
+
+    def fn(x, dtype=None, mask=None, **kwargs):
         if not isinstance(x, Tensor):
             if isinstance(x, (int, float, np.integer, np.floating)):
                 return _PY_ACT[name](x)
             raise TypeError(f"nl.{name} takes a tile, got {type(x).__name__}")
-        return nisa.activation(fn, x, dtype=dtype)
+        return call(x, dtype, mask, **kwargs)
 
-    fn.__name__ = name
-    fn.__qualname__ = name
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = call.__doc__
     fn._nki_act = name
-    fn.__doc__ = f"nl.{name}(x): element-wise on the scalar engine (one activation instruction); also the op " \
-                 "argument of nisa.activation."
+    fn._nki_call = call._nki_call
     return fn
 
 
 # The activation functions the model's scalar engine has (firmware/isa/ncore_isa.json, act_func).
-relu = _act("relu")
-exp = _act("exp")
-log = _act("log")
-tanh = _act("tanh")
-sigmoid = _act("sigmoid")
-sqrt = _act("sqrt")
-rsqrt = _act("rsqrt")
-reciprocal = _act("reciprocal")
-square = _act("square")
-abs = _act("abs")
-negative = _act("negative")
-sign = _act("sign")
-gelu_apprx_tanh = _act("gelu_apprx_tanh")
-silu = _act("silu")
-softplus = _act("softplus")
-gelu = _act("gelu")
-erf = _act("erf")
-sin = _act("sin")
-cos = _act("cos")
-tan = _act("tan")
-arctan = _act("arctan")
-mish = _act("mish")
-gelu_dx = _act("gelu_dx")
-gelu_apprx_sigmoid = _act("gelu_apprx_sigmoid")
-silu_dx = _act("silu_dx")
-erf_dx = _act("erf_dx")
-ceil = _act("ceil")
-floor = _act("floor")
-trunc = _act("trunc")
+for _fn_name in _calls.ACT:
+    if _fn_name != "copy":
+        globals()[_fn_name] = _activation(_fn_name)
 identity = copy
 copy._nki_act = "copy"
+
+_core.OPS.update({n: globals()[n] for n in ("add", "subtract", "multiply", "divide", "bitwise_and", "bitwise_or",
+                                            "bitwise_xor", "left_shift", "right_shift", "mod", "power", "less",
+                                            "less_equal", "greater", "greater_equal", "invert", "negative")})
 
 
 def _unmodelled(name, kind):
     def fn(*args, **kwargs):
-        loc = caller()
-        raise ValueError(f"{loc}: nl.{name} is not supported by this model ({kind})")
+        raise ValueError(f"{caller()}: nl.{name} is not supported by this model ({kind})")
 
     fn.__name__ = name
     fn._nki_act = name
@@ -567,93 +353,18 @@ for _n in ["atomic_rmw", "all_reduce", "dynamic_range"]:
     globals()[_n] = _unmodelled(_n, "an operation the model does not have")
 
 
-# --- calls lowered to instruction sequences (kernels/nki/src/compose.cpp; README, "Composite calls") --
-
-def _axes(axis):
-    return [_core.integer(a, "an axis") for a in (axis if isinstance(axis, (tuple, list)) else (axis,))]
-
-
-def _out_dtype(dtype):
-    return None if dtype is None else _dtype(dtype).name
-
-
-def where(condition, x, y, *, dtype=None, mask=None, **kwargs):
-    """x where condition is non-zero (NaN counts as true), y elsewhere; x and y tiles of condition's
-    shape, (P, 1) tiles or numbers (vector engine: two tensor_scalar and a maximum of minimums)."""
-    _core.require_trace("where")
-    _no_mask(mask, "where")
-    loc = caller()
-    c, xo, yo = _core.native(condition), _operand(x), _operand(y)
-    like = next((t for t in (x, y) if isinstance(t, Tensor) and t._native().shape == c.shape), condition)
-    dt = _out_dtype(dtype) or like.dtype.name
-
-    def emit(dst, acc):
-        if dst is None:
-            dst = _native.ndarray([(n, False) for n in c.shape], dt, "sbuf", "where_result", loc)
-        _native.where(dst, c, xo, yo, loc)
-        return dst
-
-    return _core.pending("where", emit, loc)
-
-
-def _reduction_call(name, native_fn, default_dtype=None):
-    def fn(x, axis, *, dtype=default_dtype, mask=None, **kwargs):
-        _core.require_trace(name)
-        _no_mask(mask, name)
-        loc = caller()
-        xn, ax = _core.native(x), _axes(axis)
-        dt = _out_dtype(dtype)
-        return _core.pending(name, lambda dst, acc: native_fn(dst, xn, ax, dt, loc), loc)
-
-    fn.__name__ = name
-    return fn
-
-
-var = _reduction_call("var", _native.var)
-var.__doc__ = "nl.var(x, axis): the population variance over free axes (NumPy's ddof=0), on the vector engine."
-all = _reduction_call("all", _native.all, default_dtype=_BOOL_DEFAULT)
-all.__doc__ = "nl.all(x, axis): 1 where every element over the free axes is non-zero, 0 where not (a bool_ tile " \
-              "unless a dtype is given)."
-_softmax = _reduction_call("softmax", _native.softmax)
-
-
-def softmax(x, axis, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
-    """exp(x - max) / sum over the free axes: max, subtract, exp, sum, divide (in float32)."""
-    return _softmax(x, axis, dtype=dtype, mask=mask)
-
-
-def rms_norm(x, w, axis, n, epsilon=1e-06, *, dtype=None, compute_dtype=None, mask=None, **kwargs):
-    """x / sqrt(sum(x^2 over axis) / n + epsilon) * w (w a tile of x's shape, a (P, 1) tile or a
-    number): square, sum, divide and add, sqrt, divide, multiply (in float32)."""
-    _core.require_trace("rms_norm")
-    _no_mask(mask, "rms_norm")
-    loc = caller()
-    xn, wo, ax, dt = _core.native(x), _operand(w), _axes(axis), _out_dtype(dtype)
-    return _core.pending("rms_norm", lambda dst, acc: _native.rms_norm(dst, xn, wo, ax, int(n), float(epsilon), dt,
-                                                                       loc), loc)
-
+# --- nl.loop_reduce: the tile its result is assigned to ------------------------------------------------
 
 def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
     """dst = dst op x (tensor_tensor), dst the tile the result is assigned to: `b = nl.loop_reduce(a,
     op=np.add, loop_indices=[i])` reduces into the tile b names, `b[...] = nl.loop_reduce(...)` into
     that view."""
-    from . import isa as nisa
-    _core.require_trace("loop_reduce")
-    run = _no_mask(mask, "loop_reduce", x, skip=True)
-    loc = caller()
-    xn, o = _core.native(x), nisa.alu_name(op)
-    target = _assigned_tile(loc)
-
-    def emit(dst, acc):
-        dst = dst if dst is not None else target
-        if dst is None:
-            raise ValueError(f"{loc}: the result of nl.loop_reduce must be assigned to the tile it reduces into "
-                             "(b = nl.loop_reduce(a, op, loop_indices) with b a tile, or b[...] = ...)")
-        if run:
-            _native.loop_reduce(dst, xn, o, loc)
-        return dst
-
-    return _core.pending("loop_reduce", emit, loc)
+    target = _assigned_tile(caller())
+    res = _CALLS["loop_reduce"](x, op, loop_indices, dtype=dtype, mask=mask, **kwargs)
+    if isinstance(res, Tensor) and res._pending() and target is not None:
+        emit = res._emit
+        res._emit = lambda dst, acc: emit(dst if dst is not None else target, acc)
+    return res
 
 
 def _assigned_tile(loc):
@@ -677,41 +388,8 @@ def _assigned_tile(loc):
     return t._native() if isinstance(t, Tensor) else None
 
 
-def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
-    """out[p, j] = data[p, indices[p, j]] over the flattened free axes (indices: a float tile of whole
-    numbers, this model having no uint32): per index column a compare with a constant index tile, a
-    minimum and a max-reduction (vector engine)."""
-    _core.require_trace("gather_flattened")
-    _no_mask(mask, "gather_flattened")
-    loc = caller()
-    d, i, dt = _core.native(data), _core.native(indices), _out_dtype(dtype)
-    return _core.pending("gather_flattened", lambda dst, acc: _native.gather_flattened(dst, d, i, dt, loc), loc)
 
-
-def rand(shape, dtype=float32, **kwargs):
-    """A new SBUF tile of uniform values in [0, 1): the kernel's next random numbers (a splitmix64
-    stream nl.random_seed starts), fixed when the kernel is traced, as a constant loaded by one
-    dma_copy (the C++ API's nl::rand says more)."""
-    _core.require_trace("rand")
-    _core.flush()
-    loc = caller()
-    return Tensor(_native.rand([n for n, _ in _shape_arg(shape)], _dtype(dtype).name, loc))
-
-
-def random_seed(seed, *, mask=None, **kwargs):
-    """Starts the kernel's random numbers (nl.rand, dropout) from `seed`: the same seed, the same
-    sequence."""
-    _core.require_trace("random_seed")
-    _no_mask(mask, "random_seed")
-    _core.flush()
-    _native.random_seed(_core.integer(seed, "the seed of nl.random_seed"), caller())
-
-
-def dropout(x, rate, *, dtype=None, mask=None, **kwargs):
-    """x with each element replaced by 0 with probability rate (nisa.dropout)."""
-    from . import isa as nisa
-    return nisa.dropout(x, rate, dtype=dtype, mask=mask)
-
+# --- constants ----------------------------------------------------------------------------------------
 
 def shared_constant(constant, dtype=None, **kwargs):
     """A constant HBM tensor holding `constant` (a NumPy array), stored in the Program and copied
@@ -787,23 +465,6 @@ def iinfo(dtype):
     raise ValueError(f"nl.iinfo of {name}: not an integer dtype (nl.finfo gives a float's limits)")
 
 
-def transpose(x, dtype=None, mask=None, **kwargs):
-    """x [P <= 128, F <= 128] transposed on the tensor engine (a PSUM tile [F, P]), as NKI lowers it."""
-    from . import isa as nisa
-    _no_mask(mask, "transpose")
-    return nisa.nc_transpose(x)
-
-
-def matmul(x, y, transpose_x=False, mask=None, **kwargs):
-    """x @ y on the tensor engine into a new PSUM tile (float32): x [M, K] and y [K, N] in the SBUF
-    (transpose_x=True: x given as [K, M]). Without transpose_x, x is first transposed on the tensor
-    engine (nc_transpose into PSUM, copied back to the SBUF in x's dtype), as NKI lowers it."""
-    from . import isa as nisa
-    _no_mask(mask, "matmul")
-    if not transpose_x:
-        x = nisa.tensor_copy(nisa.nc_transpose(x), dtype=x.dtype)
-    return nisa.nc_matmul(x, y)
-
 
 def device_print(prefix, x, **kwargs):
     """Accepted and ignored: tensor values exist only when the Program runs (compare outputs instead)."""
@@ -878,158 +539,6 @@ def ds(start, size):
     start = _core.as_int(start, "the start of nl.ds")
     return builtins.slice(start, start + _core.integer(size, "the size of nl.ds"))
 
-
-# --- index expressions: nl.arange, nl.mgrid --------------------------------------------------------
-
-class IndexExpr:
-    """An affine index over the axes of an index grid: start + sum of coeff[a] * i_a for i_a in
-    range(size[a]). nl.arange(n)[:, None] is axis 0 of a 2-D grid and nl.arange(n)[None, :] axis 1;
-    adding an int shifts it, multiplying by an int strides it, adding two expressions of one grid
-    (2 * i + j) combines their axes."""
-
-    def __init__(self, start, terms, sizes, ndim):
-        self.start = start
-        self.terms = terms    # axis -> coefficient (axis None: not yet placed on a grid)
-        self.sizes = sizes    # axis -> range size
-        self.ndim = ndim      # rank of the grid it is placed on (None: a 1-D nl.arange)
-
-    def __getitem__(self, key):
-        if not isinstance(key, tuple):
-            key = (key,)
-        if self.ndim is not None:
-            raise IndexError("an index expression is placed on its axis once")
-        axis = None
-        for i, k in enumerate(key):
-            if isinstance(k, builtins.slice) and k == builtins.slice(None):
-                if axis is not None:
-                    raise IndexError("nl.arange(n)[...] places the range on one axis: [:, None] or [None, :]")
-                axis = i
-            elif k is not None:
-                raise IndexError("nl.arange(n)[...] takes ':' and None only, e.g. [:, None]")
-        if axis is None:
-            raise IndexError("nl.arange(n)[...] needs one ':'")
-        return IndexExpr(self.start, {axis: self.terms[None]}, {axis: self.sizes[None]}, len(key))
-
-    def __add__(self, k):
-        if isinstance(k, IndexExpr):
-            if self.ndim != k.ndim or self.ndim is None:
-                raise ValueError("adding index expressions needs both placed on one grid (nl.arange(n)[:, None], "
-                                 "nl.arange(m)[None, :] or nl.mgrid)")
-            terms, sizes = dict(self.terms), dict(self.sizes)
-            for a, c in k.terms.items():
-                if a in sizes and sizes[a] != k.sizes[a]:
-                    raise ValueError(f"axis {a} of the index grid has two sizes, {sizes[a]} and {k.sizes[a]}")
-                terms[a] = terms.get(a, 0) + c
-                sizes[a] = k.sizes[a]
-            return IndexExpr(self.start + k.start, terms, sizes, self.ndim)
-        return IndexExpr(self.start + _core.as_int(k, "an offset of an index expression"), self.terms, self.sizes,
-                         self.ndim)
-
-    __radd__ = __add__
-
-    def __sub__(self, k):
-        return self + (-k if isinstance(k, IndexExpr) else -_core.as_int(k, "an offset of an index expression"))
-
-    def __rsub__(self, k):
-        return (-self) + k
-
-    def __neg__(self):
-        return self * -1
-
-    def __mul__(self, k):
-        if isinstance(k, IndexExpr):
-            raise ValueError("multiplying two index expressions is not affine")
-        k = _core.integer(k, "a factor of an index expression")
-        return IndexExpr(self.start * k, {a: c * k for a, c in self.terms.items()}, self.sizes, self.ndim)
-
-    __rmul__ = __mul__
-
-    def __bool__(self):
-        raise ValueError("Control-flow depending on `nl.arange` or `nl.mgrid` is not supported. "
-                         "(err_control_flow_condition_depending_on_arange)")
-
-    # Comparisons make affine predicates: nisa.affine_select's pred (i_p - i_f >= 0) and the mask=
-    # of any call (i * 128 + i_p < n), several joined with &.
-    def _cmp(self, other, op):
-        if not isinstance(other, (IndexExpr, int, np.integer)):
-            return NotImplemented
-        d = self - (other if isinstance(other, IndexExpr) else int(other))
-        if d.ndim is None:
-            raise ValueError("a predicate needs its index expressions placed on a grid (nl.arange(n)[:, None], "
-                             "nl.arange(m)[None, :] or nl.mgrid)")
-        return AffinePredicate([(d, op)])
-
-    __lt__ = lambda self, o: self._cmp(o, "less")
-    __le__ = lambda self, o: self._cmp(o, "less_equal")
-    __gt__ = lambda self, o: self._cmp(o, "greater")
-    __ge__ = lambda self, o: self._cmp(o, "greater_equal")
-    __eq__ = lambda self, o: self._cmp(o, "equal")
-    __ne__ = lambda self, o: self._cmp(o, "not_equal")
-    __hash__ = object.__hash__
-
-    def _native_affine(self):
-        """(start, coefficient per grid axis, grid sizes) for the C++ API (a 1-D nl.arange: [n, 1])."""
-        if self.ndim is None:
-            return (self.start, [self.terms[None], 0], [self.sizes[None], 1])
-        return (self.start, [self.terms.get(a, 0) for a in builtins.range(self.ndim)],
-                [self.sizes.get(a, 1) for a in builtins.range(self.ndim)])
-
-
-class AffinePredicate:
-    """Comparisons of affine index expressions with 0, all of which must hold (combine with &)."""
-
-    def __init__(self, terms):
-        self.terms = terms
-
-    def __and__(self, other):
-        if not isinstance(other, AffinePredicate):
-            return NotImplemented
-        return AffinePredicate(self.terms + other.terms)
-
-    def __bool__(self):
-        raise ValueError("Control-flow depending on `nl.arange` or `nl.mgrid` is not supported. "
-                         "(err_control_flow_condition_depending_on_arange)")
-
-
-def arange(*args):
-    """nl.arange(n) or nl.arange(start, stop[, step]): an index expression (place it on an axis
-    with [:, None] or [None, :])."""
-    r = builtins.range(*[_core.integer(a, "an argument of nl.arange") for a in args])
-    return IndexExpr(r.start, {None: r.step}, {None: len(r)}, None)
-
-
-class _Grid(tuple):
-    """The index expressions of an nl.mgrid, one per axis: unpack them (i_p, i_f = nl.mgrid[...])
-    or name them, .p the partition axis and .x, .y, .z the free axes in order."""
-
-    def _axis(self, i, name):
-        if i >= len(self):
-            raise AttributeError(f"this index grid has {len(self)} axes: it has no .{name}")
-        return self[i]
-
-    p = property(lambda self: self._axis(0, "p"))
-    x = property(lambda self: self._axis(1, "x"))
-    y = property(lambda self: self._axis(2, "y"))
-    z = property(lambda self: self._axis(3, "z"))
-
-
-class _MGrid:
-    def __getitem__(self, key):
-        if not isinstance(key, tuple):
-            key = (key,)
-        ranges = []
-        for k in key:
-            if not isinstance(k, builtins.slice):
-                raise IndexError("nl.mgrid takes slices: nl.mgrid[0:128, 0:512]")
-            ranges.append(builtins.range(0 if k.start is None else k.start, k.stop, 1 if k.step is None else k.step))
-        # Dense, as NumPy's mgrid: every component has the whole grid's shape (an iota of
-        # 3 * g.y + g.z is a tile of all of g's axes).
-        sizes = {i: len(r) for i, r in enumerate(ranges)}
-        out = [IndexExpr(r.start, {i: r.step}, sizes, len(key)) for i, r in enumerate(ranges)]
-        return _Grid(out) if len(out) > 1 else out[0]
-
-
-mgrid = _MGrid()
 
 
 def _grid_axis(axis, api):
