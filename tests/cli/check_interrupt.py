@@ -8,9 +8,15 @@ Each run would take far longer than the test waits before the signal (a matmul o
 the RTL PE array), so a run that finished instead of stopping fails; a run that does not stop
 within the time limit fails too. No wall-clock figure is asserted.
 
+Progress: on a terminal (a pseudo-terminal here) a run shows its progress line (a bar, the
+instructions done of all, the cycle, the time left) and a trace its count of instructions so far;
+with output to a pipe neither appears.
+
 usage: check_interrupt.py <ncore-sim> <ncore-python> <scratch dir>
 """
 import os
+import pty
+import re
 import signal
 import subprocess
 import sys
@@ -52,6 +58,42 @@ def interrupt(cmd, ready, env=None):
     return rc, "".join(lines)
 
 
+def progress_on_a_terminal(cmd, pattern):
+    """Runs cmd with a pseudo-terminal as its stdout and stderr until a line matches `pattern`
+    (or LIMIT), then sends SIGINT. Returns (the match or None, exit status, all output)."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    os.close(slave)
+    chunks = []
+
+    def read():
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # the terminal closed when the process ended
+                return
+            if not data:
+                return
+            chunks.append(data.decode(errors="replace"))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    t0 = time.monotonic()
+    m = None
+    while m is None and time.monotonic() - t0 < LIMIT and p.poll() is None:
+        time.sleep(0.2)
+        m = re.search(pattern, "".join(chunks))
+    p.send_signal(signal.SIGINT)
+    try:
+        rc = p.wait(timeout=LIMIT)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = None
+    reader.join(timeout=10)
+    os.close(master)
+    return m, rc, "".join(chunks)
+
+
 for f in os.listdir(C.dir):
     os.remove(path(f))
 big = ["--kernel", "matmul_blocked", "-k", "2048", "-m", "2048", "-n", "2048", "--dtype", "bf16"]
@@ -63,6 +105,13 @@ check("Correctness passed" not in out, "the run did not finish instead")
 check(os.path.exists(path("m.fst")) and not os.path.exists(path("m.fst.hier")),
       f"the waveform file is closed, no .fst.hier left ({sorted(os.listdir(C.dir))})")
 check(not os.path.exists(path("o.npy")) and not os.path.exists(path("o.json")), "no --out or --json written")
+check("\r" not in out and "instructions, cycle" not in out, "no progress lines when the output is a pipe")
+m, rc, out = progress_on_a_terminal(
+    [C.sim, *big], r"\[ncore-sim\] \[[#.]{24}\] +\d+% [\d,]+ of [\d,]+ instructions, cycle [\d,]+ \([\d.]+ us\), "
+    r"[^,]+, (about [^\r\n]+ left|time left unknown)")
+print(f"     on a terminal: {m.group(0) if m else None!r}")
+check(m is not None and "\r" in out, f"a run on a terminal shows its progress line, rewritten in place\n{out[-500:]!r}")
+check(rc == 130, f"and stops on SIGINT with status 130 ({rc})")
 fst2vcd = subprocess.run(["fst2vcd", path("m.fst")], capture_output=True, text=True)
 check(fst2vcd.returncode == 0 and "$enddefinitions" in fst2vcd.stdout, "the interrupted dump reads back (fst2vcd)")
 
@@ -106,4 +155,8 @@ with open(trace_py, "w") as f:
 rc, out = interrupt([PY, trace_py], "tracing")
 check(rc == 0 and "KeyboardInterrupt in the trace" in out and "finished" not in out,
       f"a long Python trace raises KeyboardInterrupt on SIGINT ({rc})\n{out[-500:]}")
+check("tracing the kernel" not in out, "no trace progress when the output is a pipe")
+m, rc, out = progress_on_a_terminal([PY, trace_py], r"\[ncore\] tracing the kernel: [\d,]+ instructions so far, [^\r\n]*\d")
+print(f"     on a terminal: {m.group(0) if m else None!r}")
+check(m is not None, f"a long Python trace on a terminal shows its count of instructions\n{out[-500:]!r}")
 C.finish("interrupt checks")
