@@ -69,5 +69,4 @@ def trace(kernel, *args, **kwargs):
 def declared(kernel, dtype="fp32", **params):
     """The Program of a C++ kernel declared in kernels/ (ncore-sim --kernel NAME), traced for the
     current configuration: the twin of a Python kernel, to compare with ncore.trace's."""
-    import _ncore_native
     return _ncore_native.build_declared(kernel, params, dtype, _run.current_preset(), _run.option("dma_queues"))

@@ -20,6 +20,7 @@ Options (the `ncore` module, or environment variables): NCORE_BACKEND (rtl|golde
 (auto|1|2), NCORE_PROFILE (NAME: write the profile of every run), NCORE_VERBOSE (1: a line per run).
 """
 import functools
+import os
 import sys
 
 from . import compiler, isa, language, typing
@@ -135,7 +136,6 @@ def benchmark(kernel=None, **kwargs):
 
 def profile(func=None, working_directory=None, save_neff_name=None, save_trace_name=None, **kwargs):
     """Runs the kernel on the RTL model and writes its profile (in working_directory, if given)."""
-    import os
     name = save_trace_name or "profile.ntff"
     if working_directory:
         os.makedirs(working_directory, exist_ok=True)

@@ -8,10 +8,12 @@ _core.py for how results and assignment work. What stays here is Python's side o
 two numbers computed as Python computes them, `psum + nl.matmul(...)` as an accumulation, the tile
 nl.loop_reduce is assigned to.
 """
+import ast
 import builtins
 import linecache
 import math
 import re
+import sys
 
 import numpy as np
 
@@ -369,9 +371,6 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
 
 def _assigned_tile(loc):
     """The tile the kernel's statement at `loc` assigns to by name (`b = ...`), or None."""
-    import ast
-    import linecache
-    import sys
     f = sys._getframe(1)
     while f is not None and f.f_code.co_filename.startswith(_core._NEURONXCC_DIR):
         f = f.f_back
