@@ -207,11 +207,10 @@ void Program::write_image(std::ostream& out) const {
   out.write(w.data().data(), static_cast<std::streamsize>(w.data().size()));
 }
 
-Program Program::read_image(std::istream& in) {
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Reader r(std::move(bytes));
-  Program p;
+namespace {
 
+// The header's version, after the magic; a version 3 image's CRC-32 checked and dropped.
+uint32_t read_version(Reader& r) {
   r.section("header");
   const uint8_t* magic = r.take(sizeof kImageMagic);
   if (std::memcmp(magic, kImageMagic, sizeof kImageMagic) != 0)
@@ -231,6 +230,95 @@ Program Program::read_image(std::istream& in) {
                                    want, have));
     r.drop_tail(4);
   }
+  return version;
+}
+
+// One entry of the tensor table, checked against HBM's size (max_hbm_bytes, the header's hbm_bytes).
+HbmTensor read_tensor(Reader& r, uint32_t version, uint64_t max_hbm_bytes, uint64_t hbm_bytes) {
+  HbmTensor t;
+  t.name = r.str("name length");
+  t.dtype = static_cast<isa::Dtype>(r.u8());
+  if (!isa::is_valid(t.dtype)) bad(r, fmt::format("invalid dtype {}", static_cast<unsigned>(t.dtype)));
+  const uint8_t role = r.u8();
+  if (role > static_cast<uint8_t>(TensorRole::constant)) bad(r, fmt::format("invalid role {}", role));
+  t.role = static_cast<TensorRole>(role);
+  const uint32_t rank = r.count(kMaxRank, "rank");
+  uint64_t elems = 1;
+  for (uint32_t d = 0; d < rank; ++d) {
+    const uint64_t v = r.u64();
+    if (v > max_hbm_bytes) bad(r, fmt::format("dimension {} has size {}", d, static_cast<int64_t>(v)));
+    elems *= v;
+    if (elems > max_hbm_bytes) bad(r, "shape has more elements than HBM can hold");
+    t.shape.push_back(static_cast<int64_t>(v));
+  }
+  t.offset = r.u64();
+  t.bytes = r.u64();
+  if (t.bytes != elems * isa::dtype_bytes(t.dtype))
+    bad(r, fmt::format("'{}' has {} bytes but its shape and dtype need {}", t.name, t.bytes,
+                       elems * isa::dtype_bytes(t.dtype)));
+  if (t.offset > hbm_bytes || t.bytes > hbm_bytes - t.offset)
+    bad(r, fmt::format("'{}' at [{}, {}) lies outside hbm_bytes {}", t.name, t.offset, t.offset + t.bytes, hbm_bytes));
+  if (version >= 2) {
+    const uint64_t n = r.u64();
+    const uint64_t want = t.role == TensorRole::constant ? t.bytes : 0;
+    if (n != want)
+      bad(r, fmt::format("'{}' ({}) has {} init bytes, expected {}", t.name,
+                         t.role == TensorRole::constant ? "constant" : "not a constant", n, want));
+    if (n > r.left())
+      bad(r, fmt::format("truncated image: '{}' has {} init bytes, but only {} bytes remain", t.name, n, r.left()));
+    const uint8_t* b = r.take(static_cast<size_t>(n));
+    t.init.assign(b, b + n);
+  } else if (t.role == TensorRole::constant) {
+    bad(r, fmt::format("'{}' is a constant, which a version 1 image cannot hold", t.name));
+  }
+  return t;
+}
+
+// Stream si of the stream table (expected to be `e`), each instruction checked against the
+// preset and the Program read so far.
+void read_stream(Reader& r, uint32_t si, const Stream& e, const Preset& preset, const Program& p, Stream& s) {
+  r.section(fmt::format("stream {}", si));
+  s.name = r.str("name length");
+  const uint8_t engine = r.u8();
+  s.engine = static_cast<isa::Engine>(engine);
+  s.queue = r.u32();
+  if (s.name != e.name || s.engine != e.engine || s.queue != e.queue)
+    bad(r, fmt::format("stream {} is '{}' (engine {}, queue {}), expected '{}' (engine {}, queue {})", si, s.name,
+                       isa::is_valid(s.engine) ? isa::to_string(s.engine) : std::to_string(engine).c_str(), s.queue,
+                       e.name, isa::to_string(e.engine), e.queue));
+  r.section(fmt::format("stream {}", s.name));
+  const uint32_t ni = r.count(kMaxStreamInsns, "instruction");
+  s.insns.reserve(std::min<uint32_t>(ni, 1u << 16));
+  for (uint32_t k = 0; k < ni; ++k) {
+    r.section(fmt::format("stream {} instruction {}", s.name, k));
+    Instruction ins;
+    ins.insn = isa::decode(r.take(isa::kInsnBytes));
+    ins.loc = r.u32();
+    const isa::Insn& i = ins.insn;
+    if (const char* f = bad_enum_field(i)) bad(r, fmt::format("field {} holds an invalid value", f));
+    if (i.engine != s.engine)
+      bad(r, fmt::format("{} instruction for engine {} in the stream of engine {}", isa::to_string(i.opcode),
+                         isa::to_string(i.engine), isa::to_string(s.engine)));
+    if (s.engine == isa::Engine::dma && i.dma_queue != s.queue)
+      bad(r, fmt::format("instruction for DMA queue {} in the stream of queue {}", i.dma_queue, s.queue));
+    if (ins.loc >= p.locations.size())
+      bad(r, fmt::format("location index {} is out of range (the table has {} entries)", ins.loc, p.locations.size()));
+    try {
+      validate_insn(i, preset, p.hbm_bytes);
+    } catch (const SimError& err) {
+      bad(r, err.what());
+    }
+    s.insns.push_back(ins);
+  }
+}
+
+}  // namespace
+
+Program Program::read_image(std::istream& in) {
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  Reader r(std::move(bytes));
+  Program p;
+  const uint32_t version = read_version(r);
   const uint32_t insn_bytes = r.u32();
   if (insn_bytes != isa::kInsnBytes)
     bad(r, fmt::format("instruction records are {} bytes, but this build's ISA uses {}-byte records", insn_bytes,
@@ -250,44 +338,7 @@ Program Program::read_image(std::istream& in) {
   p.hbm_tensors.reserve(nt);
   for (uint32_t k = 0; k < nt; ++k) {
     r.section(fmt::format("tensor table entry {}", k));
-    HbmTensor t;
-    t.name = r.str("name length");
-    t.dtype = static_cast<isa::Dtype>(r.u8());
-    if (!isa::is_valid(t.dtype)) bad(r, fmt::format("invalid dtype {}", static_cast<unsigned>(t.dtype)));
-    const uint8_t role = r.u8();
-    if (role > static_cast<uint8_t>(TensorRole::constant)) bad(r, fmt::format("invalid role {}", role));
-    t.role = static_cast<TensorRole>(role);
-    const uint32_t rank = r.count(kMaxRank, "rank");
-    uint64_t elems = 1;
-    for (uint32_t d = 0; d < rank; ++d) {
-      const uint64_t v = r.u64();
-      if (v > max_hbm_bytes) bad(r, fmt::format("dimension {} has size {}", d, static_cast<int64_t>(v)));
-      elems *= v;
-      if (elems > max_hbm_bytes) bad(r, "shape has more elements than HBM can hold");
-      t.shape.push_back(static_cast<int64_t>(v));
-    }
-    t.offset = r.u64();
-    t.bytes = r.u64();
-    if (t.bytes != elems * isa::dtype_bytes(t.dtype))
-      bad(r, fmt::format("'{}' has {} bytes but its shape and dtype need {}", t.name, t.bytes,
-                         elems * isa::dtype_bytes(t.dtype)));
-    if (t.offset > p.hbm_bytes || t.bytes > p.hbm_bytes - t.offset)
-      bad(r, fmt::format("'{}' at [{}, {}) lies outside hbm_bytes {}", t.name, t.offset, t.offset + t.bytes,
-                         p.hbm_bytes));
-    if (version >= 2) {
-      const uint64_t n = r.u64();
-      const uint64_t want = t.role == TensorRole::constant ? t.bytes : 0;
-      if (n != want)
-        bad(r, fmt::format("'{}' ({}) has {} init bytes, expected {}", t.name,
-                           t.role == TensorRole::constant ? "constant" : "not a constant", n, want));
-      if (n > r.left())
-        bad(r, fmt::format("truncated image: '{}' has {} init bytes, but only {} bytes remain", t.name, n, r.left()));
-      const uint8_t* b = r.take(static_cast<size_t>(n));
-      t.init.assign(b, b + n);
-    } else if (t.role == TensorRole::constant) {
-      bad(r, fmt::format("'{}' is a constant, which a version 1 image cannot hold", t.name));
-    }
-    p.hbm_tensors.push_back(std::move(t));
+    p.hbm_tensors.push_back(read_tensor(r, version, max_hbm_bytes, p.hbm_bytes));
   }
 
   r.section("location table");
@@ -309,44 +360,7 @@ Program Program::read_image(std::istream& in) {
                        preset->dma_queues));
   const std::vector<Stream> expect = make_streams(static_cast<unsigned>(preset->dma_queues));
   p.streams.resize(ns);
-  for (uint32_t si = 0; si < ns; ++si) {
-    Stream& s = p.streams[si];
-    const Stream& e = expect[si];
-    r.section(fmt::format("stream {}", si));
-    s.name = r.str("name length");
-    const uint8_t engine = r.u8();
-    s.engine = static_cast<isa::Engine>(engine);
-    s.queue = r.u32();
-    if (s.name != e.name || s.engine != e.engine || s.queue != e.queue)
-      bad(r, fmt::format("stream {} is '{}' (engine {}, queue {}), expected '{}' (engine {}, queue {})", si, s.name,
-                         isa::is_valid(s.engine) ? isa::to_string(s.engine) : std::to_string(engine).c_str(),
-                         s.queue, e.name, isa::to_string(e.engine), e.queue));
-    r.section(fmt::format("stream {}", s.name));
-    const uint32_t ni = r.count(kMaxStreamInsns, "instruction");
-    s.insns.reserve(std::min<uint32_t>(ni, 1u << 16));
-    for (uint32_t k = 0; k < ni; ++k) {
-      r.section(fmt::format("stream {} instruction {}", s.name, k));
-      Instruction ins;
-      ins.insn = isa::decode(r.take(isa::kInsnBytes));
-      ins.loc = r.u32();
-      const isa::Insn& i = ins.insn;
-      if (const char* f = bad_enum_field(i)) bad(r, fmt::format("field {} holds an invalid value", f));
-      if (i.engine != s.engine)
-        bad(r, fmt::format("{} instruction for engine {} in the stream of engine {}", isa::to_string(i.opcode),
-                           isa::to_string(i.engine), isa::to_string(s.engine)));
-      if (s.engine == isa::Engine::dma && i.dma_queue != s.queue)
-        bad(r, fmt::format("instruction for DMA queue {} in the stream of queue {}", i.dma_queue, s.queue));
-      if (ins.loc >= p.locations.size())
-        bad(r, fmt::format("location index {} is out of range (the table has {} entries)", ins.loc,
-                           p.locations.size()));
-      try {
-        validate_insn(i, *preset, p.hbm_bytes);
-      } catch (const SimError& err) {
-        bad(r, err.what());
-      }
-      s.insns.push_back(ins);
-    }
-  }
+  for (uint32_t si = 0; si < ns; ++si) read_stream(r, si, expect[si], *preset, p, p.streams[si]);
   if (r.left() != 0) throw ImageError(fmt::format("{} unexpected bytes after the last stream", r.left()));
   try {
     validate_program(p, *preset);

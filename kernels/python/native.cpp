@@ -490,6 +490,67 @@ void bind_helpers(py::module_& m) {
   });
 }
 
+// The run's inputs from a dict of NumPy arrays: read in place where the dtype matches (the arrays
+// kept alive in `keep`), float32 data rounded for a bfloat16 tensor.
+ncore::run::Arrays inputs_of(const ncore::Program& prog, const py::dict& inputs, std::vector<py::array>& keep) {
+  ncore::run::Arrays in;
+  for (const auto& [k, v] : inputs) {
+    const std::string name = k.cast<std::string>();
+    py::array a = py::array::ensure(v, py::array::c_style);
+    if (!a) throw ncore::InputError("input '" + name + "' is not an array");
+    ncore::run::Array arr;
+    for (py::ssize_t d = 0; d < a.ndim(); ++d) arr.shape.push_back(a.shape(d));
+    const ncore::isa::Dtype host = isa_of_numpy(a, name);
+    const ncore::HbmTensor* t = prog.find_tensor(name);
+    arr.dtype = t ? t->dtype : host;
+    arr.origin = "argument '" + name + "'";
+    const auto n = static_cast<uint64_t>(a.size());
+    const unsigned esz = ncore::isa::dtype_bytes(arr.dtype);
+    const auto* src = static_cast<const uint8_t*>(a.data());
+    if (host == arr.dtype) {  // read in place: the run copies it into HBM, once
+      arr.view = src;
+      arr.view_bytes = n * esz;
+      keep.push_back(a);
+    } else if (host == ncore::isa::Dtype::fp32) {  // float32 data for a bfloat16 tensor
+      arr.bytes.resize(n * esz);
+      for (uint64_t i = 0; i < n; ++i) {
+        float f;
+        std::memcpy(&f, src + 4 * i, 4);
+        const uint32_t b = ncore::num::from_float(f, arr.dtype);
+        std::memcpy(arr.bytes.data() + i * esz, &b, esz);
+      }
+    } else {
+      throw ncore::InputError("input '" + name + "' is a numpy array of " + std::string(py::str(a.dtype())) + " for a " +
+                              ncore::isa::to_string(arr.dtype) + " tensor");
+    }
+    in[name] = std::move(arr);
+  }
+  return in;
+}
+
+// The run's arrays as NumPy arrays by name (bfloat16 widened exactly to float32).
+py::dict arrays_of(const ncore::run::Arrays& arrays) {
+  py::dict out;
+  for (const auto& [name, a] : arrays) {
+    py::array arr(py::dtype(numpy_of_isa(a.dtype)), a.shape);
+    auto* dst = static_cast<uint8_t*>(arr.mutable_data());
+    const unsigned esz = ncore::isa::dtype_bytes(a.dtype);
+    const uint64_t n = a.bytes.size() / esz;
+    if (a.dtype != ncore::isa::Dtype::bf16) {
+      std::memcpy(dst, a.bytes.data(), a.bytes.size());
+    } else {
+      for (uint64_t i = 0; i < n; ++i) {
+        uint32_t bits = 0;
+        std::memcpy(&bits, a.bytes.data() + i * esz, esz);
+        const uint32_t f = ncore::num::to_f32_bits(bits, a.dtype);
+        std::memcpy(dst + 4 * i, &f, 4);
+      }
+    }
+    out[py::str(name)] = arr;
+  }
+  return out;
+}
+
 // running
 void bind_running(py::module_& m) {
   py::class_<PyResult>(m, "Result")
@@ -509,39 +570,8 @@ void bind_running(py::module_& m) {
          const std::string& backend, unsigned threads, bool check, bool skip_idle, const std::string& waves,
          const std::vector<std::string>& waves_scopes, const std::string& waves_window, bool progress) {
         const ncore::Preset& p = preset_of(preset);
-        ncore::run::Arrays in;
         std::vector<py::array> keep;  // the arrays whose buffers the run reads in place
-        for (const auto& [k, v] : inputs) {
-          const std::string name = k.cast<std::string>();
-          py::array a = py::array::ensure(v, py::array::c_style);
-          if (!a) throw ncore::InputError("input '" + name + "' is not an array");
-          ncore::run::Array arr;
-          for (py::ssize_t d = 0; d < a.ndim(); ++d) arr.shape.push_back(a.shape(d));
-          const ncore::isa::Dtype host = isa_of_numpy(a, name);
-          const ncore::HbmTensor* t = prog->find_tensor(name);
-          arr.dtype = t ? t->dtype : host;
-          arr.origin = "argument '" + name + "'";
-          const auto n = static_cast<uint64_t>(a.size());
-          const unsigned esz = ncore::isa::dtype_bytes(arr.dtype);
-          const auto* src = static_cast<const uint8_t*>(a.data());
-          if (host == arr.dtype) {  // read in place: the run copies it into HBM, once
-            arr.view = src;
-            arr.view_bytes = n * esz;
-            keep.push_back(a);
-          } else if (host == ncore::isa::Dtype::fp32) {  // float32 data for a bfloat16 tensor
-            arr.bytes.resize(n * esz);
-            for (uint64_t i = 0; i < n; ++i) {
-              float f;
-              std::memcpy(&f, src + 4 * i, 4);
-              const uint32_t b = ncore::num::from_float(f, arr.dtype);
-              std::memcpy(arr.bytes.data() + i * esz, &b, esz);
-            }
-          } else {
-            throw ncore::InputError("input '" + name + "' is a numpy array of " + std::string(py::str(a.dtype())) +
-                                    " for a " + ncore::isa::to_string(arr.dtype) + " tensor");
-          }
-          in[name] = std::move(arr);
-        }
+        const ncore::run::Arrays in = inputs_of(*prog, inputs, keep);
         ncore::run::Options opt;
         if (backend == "golden") opt.backend = ncore::run::Backend::golden;
         else if (backend != "rtl") throw ncore::InputError("backend '" + backend + "': rtl or golden");
@@ -568,25 +598,7 @@ void bind_running(py::module_& m) {
         shown.done();
         r->program = prog;
         r->preset = &p;
-        py::dict out, updated;
-        for (const auto* arrays : {&r->result.outputs, &r->result.updated})
-        for (const auto& [name, a] : *arrays) {
-          py::array arr(py::dtype(numpy_of_isa(a.dtype)), a.shape);
-          auto* dst = static_cast<uint8_t*>(arr.mutable_data());
-          const unsigned esz = ncore::isa::dtype_bytes(a.dtype);
-          const uint64_t n = a.bytes.size() / esz;
-          if (a.dtype != ncore::isa::Dtype::bf16) {
-            std::memcpy(dst, a.bytes.data(), a.bytes.size());
-          } else {  // bfloat16, widened exactly
-            for (uint64_t i = 0; i < n; ++i) {
-              uint32_t bits = 0;
-              std::memcpy(&bits, a.bytes.data() + i * esz, esz);
-              const uint32_t f = ncore::num::to_f32_bits(bits, a.dtype);
-              std::memcpy(dst + 4 * i, &f, 4);
-            }
-          }
-          (arrays == &r->result.outputs ? out : updated)[py::str(name)] = arr;
-        }
+        py::dict out = arrays_of(r->result.outputs), updated = arrays_of(r->result.updated);
         return py::make_tuple(out, updated, py::cast(r.release(), py::return_value_policy::take_ownership));
       },
       py::arg("program"), py::arg("preset"), py::arg("inputs"), py::arg("backend") = "rtl", py::arg("threads") = 0,

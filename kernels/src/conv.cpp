@@ -47,7 +47,16 @@ namespace nl = nki::nl;
 namespace nisa = nki::nisa;
 using nki::Tensor;
 
-Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t pool_size) {
+namespace {
+
+// The conv's sizes, checked: the image, the filter, the pooled output, the SBUF budget's row
+// group (R output rows in one PSUM bank) and band (BR output rows per input load).
+struct ConvPlan {
+  int64_t B, Cin, H, Wd, Cout, K, P, Ho, Wo, Hout, Wout, BANK, CT, CO_T, KK, esz, R, BR, NBANDS;
+  nki::Dtype dtype;
+};
+
+ConvPlan plan_conv(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t pool_size) {
   nki::kernel_check(X.ndim() == 4, fmt::format("X must be [batch, in channels, height, width], got {}", X.str()));
   nki::kernel_check(W.ndim() == 4,
                     fmt::format("W must be [out channels, in channels, filter height, filter width], got {}", W.str()));
@@ -111,15 +120,15 @@ Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias
                                 BR + K - 1, Wd, w_bytes + w_stage_bytes + band_bytes(BR), sbuf_bytes));
   const int64_t NBANDS = (Hout + BR - 1) / BR;
 
-  Tensor out = nl::ndarray({B, Cout, Ho, Wo}, dtype, nl::shared_hbm, "out");
+  return ConvPlan{B, Cin, H, Wd, Cout, K, P, Ho, Wo, Hout, Wout, BANK, CT, CO_T, KK, esz, R, BR, NBANDS, dtype};
+}
 
-  // --- weights: W[co, ci, i, j] -> w_T[ct][ci, ((cot * K + i) * K + j) * 128 + co] --------------
-  Tensor w_T = nl::ndarray({CT, nl::par_dim(P), CO_T * KK * P}, dtype, nl::sbuf, "w_T");
-  // The bands' buffers are placed now, beside the weights' staging tiles rather than over them,
-  // so that the first band loads while the weights are transposed.
-  Tensor x_bufs = nl::ndarray({2, CT, nl::par_dim(P), (BR + K - 1) * Wd}, dtype, nl::sbuf, "x_band");
-  Tensor o_bufs = nl::ndarray({2, nl::par_dim(P), BR / pool_size * Wo}, dtype, nl::sbuf, "out_band");
-  Tensor bias_sb = nl::ndarray({CO_T, nl::par_dim(P), 1}, dtype, nl::sbuf, "bias_sb");
+// W[co, ci, i, j] -> w_T[ct][ci, ((cot * K + i) * K + j) * 128 + co], through PSUM (nc_transpose),
+// and the bias into bias_sb[cot].
+void transpose_weights(const ConvPlan& c, const Tensor& W, const Tensor& bias, const Tensor& w_T,
+                       const Tensor& bias_sb) {
+  const int64_t P = c.P, BANK = c.BANK, KK = c.KK, Cin = c.Cin, CT = c.CT, CO_T = c.CO_T;
+  const nki::Dtype dtype = c.dtype;
   const Tensor bias_v = bias.reshape({CO_T, P, 1});
   const int64_t PER_BANK = BANK / P;                     // transposed blocks per PSUM bank
   const int64_t NB = (KK + PER_BANK - 1) / PER_BANK;     // banks for one (cot, ct)
@@ -139,6 +148,49 @@ Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias
       }
     }
   }
+
+}
+
+// The conv + bias of one row group (acc, rg rows in PSUM) into dst: pooled over pool_size x
+// pool_size windows (a column reduce, then a max over each window's rows) unless pool_size is 1.
+void bias_and_pool(const ConvPlan& c, const Tensor& dst, const Tensor& acc, const Tensor& bias_tile, int64_t rg,
+                   int64_t pool_size) {
+  const int64_t P = c.P, R = c.R, Wout = c.Wout, Wo = c.Wo;
+  if (pool_size == 1) {
+    nisa::activation(dst, nl::identity, acc, bias_tile);
+    return;
+  }
+  Tensor y = nl::ndarray({P, R * Wout}, c.dtype, nl::sbuf, "conv_rows");
+  Tensor yv = y(nl::all, nl::ds(0, rg * Wout));
+  nisa::activation(yv, nl::identity, acc, bias_tile);
+  // max over each window's columns, then over its rows
+  Tensor cols = nl::ndarray({P, R * Wo}, c.dtype, nl::sbuf, "pool_cols");
+  Tensor cv = cols(nl::all, nl::ds(0, rg * Wo));
+  nisa::tensor_reduce(cv, nl::maximum, yv.reshape({P, rg * Wo, pool_size}), 2);
+  const Tensor win = cv.reshape({P, rg / pool_size, pool_size, Wo});
+  const Tensor d = dst.reshape({P, rg / pool_size, Wo});
+  nisa::tensor_tensor(d, win(nl::all, nl::all, 0), win(nl::all, nl::all, 1), nl::maximum);
+  for (int64_t q = 2; q < pool_size; ++q) nisa::tensor_tensor(d, d, win(nl::all, nl::all, q), nl::maximum);
+}
+
+}  // namespace
+
+Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias, int64_t pool_size) {
+  const ConvPlan c = plan_conv(X, W, bias, pool_size);
+  const int64_t B = c.B, K = c.K, P = c.P, Wd = c.Wd, Ho = c.Ho, Wo = c.Wo, Hout = c.Hout, Wout = c.Wout;
+  const int64_t CT = c.CT, CO_T = c.CO_T, BR = c.BR, R = c.R, NBANDS = c.NBANDS, Cout = c.Cout, KK = c.KK;
+  const nki::Dtype dtype = c.dtype;
+
+  Tensor out = nl::ndarray({B, Cout, Ho, Wo}, dtype, nl::shared_hbm, "out");
+
+  // --- weights: W[co, ci, i, j] -> w_T[ct][ci, ((cot * K + i) * K + j) * 128 + co] --------------
+  Tensor w_T = nl::ndarray({CT, nl::par_dim(P), CO_T * KK * P}, dtype, nl::sbuf, "w_T");
+  // The bands' buffers are placed now, beside the weights' staging tiles rather than over them,
+  // so that the first band loads while the weights are transposed.
+  Tensor x_bufs = nl::ndarray({2, CT, nl::par_dim(P), (BR + K - 1) * Wd}, dtype, nl::sbuf, "x_band");
+  Tensor o_bufs = nl::ndarray({2, nl::par_dim(P), BR / pool_size * Wo}, dtype, nl::sbuf, "out_band");
+  Tensor bias_sb = nl::ndarray({CO_T, nl::par_dim(P), 1}, dtype, nl::sbuf, "bias_sb");
+  transpose_weights(c, W, bias, w_T, bias_sb);
 
   // --- the layer ------------------------------------------------------------------------------
   // The double buffers are picked from the loop indices (the bands in the order they are
@@ -164,22 +216,8 @@ Tensor fused_conv2d_maxpool(const Tensor& X, const Tensor& W, const Tensor& bias
                 nisa::nc_matmul(acc, w_T[ct](nl::all, nl::ds(((cot * K + i) * K + j) * P, P)),
                                 rows(nl::all, nl::ds(g * R + i, rg), nl::ds(j, Wout)), n++ > 0);
           }
-          const Tensor dst = out_band(nl::all, nl::ds(g * R / pool_size * Wo, rg / pool_size * Wo));
-          if (pool_size == 1) {
-            nisa::activation(dst, nl::identity, acc, bias_sb[cot]);
-          } else {
-            Tensor y = nl::ndarray({P, R * Wout}, dtype, nl::sbuf, "conv_rows");
-            Tensor yv = y(nl::all, nl::ds(0, rg * Wout));
-            nisa::activation(yv, nl::identity, acc, bias_sb[cot]);
-            // max over each window's columns, then over its rows
-            Tensor cols = nl::ndarray({P, R * Wo}, dtype, nl::sbuf, "pool_cols");
-            Tensor cv = cols(nl::all, nl::ds(0, rg * Wo));
-            nisa::tensor_reduce(cv, nl::maximum, yv.reshape({P, rg * Wo, pool_size}), 2);
-            const Tensor win = cv.reshape({P, rg / pool_size, pool_size, Wo});
-            const Tensor d = dst.reshape({P, rg / pool_size, Wo});
-            nisa::tensor_tensor(d, win(nl::all, nl::all, 0), win(nl::all, nl::all, 1), nl::maximum);
-            for (int64_t q = 2; q < pool_size; ++q) nisa::tensor_tensor(d, d, win(nl::all, nl::all, q), nl::maximum);
-          }
+          bias_and_pool(c, out_band(nl::all, nl::ds(g * R / pool_size * Wo, rg / pool_size * Wo)), acc, bias_sb[cot],
+                        rg, pool_size);
         }
         nisa::dma_copy(out(b, nl::ds(cot * P, P), nl::ds(r0 / pool_size, br / pool_size)),
                        out_band(nl::all, nl::ds(0, br / pool_size * Wo)));

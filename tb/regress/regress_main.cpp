@@ -251,6 +251,111 @@ int emit(const Options& o, const regress::GenOptions& gopt) {
   return kOk;
 }
 
+// What a regression found, Program by Program.
+struct Campaign {
+  Totals all;
+  std::map<std::string, Totals> by_preset;
+  std::map<std::string, uint64_t> census;
+  std::map<std::string, uint64_t> failures_by_kind;
+  nlohmann::json failures = nlohmann::json::array();
+  // Each Program's cycles and final HBM: runs of the same seeds on the two PE arrays compare them.
+  nlohmann::json programs = nlohmann::json::array();
+};
+
+// The instructions per opcode and destination dtype, and the census bins no Program hit (returned).
+std::vector<std::string> print_census(const Campaign& c, const std::vector<const Preset*>& presets) {
+  std::cout << "\ninstructions per opcode and destination dtype:\n";
+  std::map<std::string, std::map<std::string, uint64_t>> table;
+  for (const auto& [bin, n] : c.census)
+    if (bin.rfind("dtype.", 0) == 0) {
+      const auto dot = bin.rfind('.');
+      table[bin.substr(6, dot - 6)][bin.substr(dot + 1)] = n;
+    }
+  auto count = [&](const std::string& bin) {
+    const auto it = c.census.find(bin);
+    return it == c.census.end() ? uint64_t{0} : it->second;
+  };
+  std::string head = fmt::format("  {:<16} {:>8}", "opcode", "all");
+  for (isa::Dtype d : isa::kDtypeValues) head += fmt::format(" {:>8}", isa::to_string(d));
+  std::cout << head << "\n";
+  for (const auto& [op, m] : table) {
+    std::string row = fmt::format("  {:<16} {:>8}", op, count(std::string("opcode.") + op));
+    for (isa::Dtype d : isa::kDtypeValues) {
+      const auto it = m.find(isa::to_string(d));
+      row += fmt::format(" {:>8}", it == m.end() ? 0 : it->second);
+    }
+    std::cout << row << "\n";
+  }
+  std::cout << fmt::format("  {:<16} {:>10}\n", "sem_wait", count("opcode.sem_wait"));
+  std::vector<std::string> bins, missed;  // every preset's bins, once
+  for (const Preset* pr : presets)
+    for (const std::string& b : regress::census_bins(*pr))
+      if (std::find(bins.begin(), bins.end(), b) == bins.end()) bins.push_back(b);
+  for (const std::string& b : bins)
+    if (!c.census.count(b)) missed.push_back(b);
+  std::cout << fmt::format("census bins hit: {} of {}{}\n", bins.size() - missed.size(), bins.size(),
+                           missed.empty() ? "" : fmt::format(" (missed: {})", fmt::join(missed, ", ")));
+  return missed;
+}
+
+uint64_t failures_of(const Campaign& c, const std::string& kind) {
+  const auto it = c.failures_by_kind.find(kind);
+  return it == c.failures_by_kind.end() ? 0 : it->second;
+}
+
+// The report on stdout; the bins missed.
+std::vector<std::string> print_report(const Options& o, const Campaign& c, const std::vector<const Preset*>& presets,
+                                      double wall) {
+  std::cout << fmt::format("\nncore-regress: presets {}, seeds from {}, {} steps per program, {} PE array\n",
+                           fmt::join(o.presets, ","), o.seed, fmt::format("{}-{}", o.min_insns, o.max_insns),
+                           sim::Core::pe_model());
+  std::cout << fmt::format("{:<8} {:>9} {:>13} {:>13} {:>15} {:>10} {:>10}\n", "preset", "programs", "instructions",
+                           "checked", "cycles", "RTL s", "insn/s");
+  auto row = [](const std::string& name, const Totals& t, double secs) {
+    return fmt::format("{:<8} {:>9} {:>13} {:>13} {:>15} {:>10.1f} {:>10.0f}\n", name, t.programs, t.instructions,
+                       t.checked, t.cycles, t.rtl_seconds, secs > 0 ? t.instructions / secs : 0.0);
+  };
+  for (const auto& [name, t] : c.by_preset) std::cout << row(name, t, t.rtl_seconds);
+  std::cout << row("all", c.all, wall);
+  std::cout << fmt::format("wall {:.1f} s (generation and checking included): {:.0f} instructions/s\n", wall,
+                           wall > 0 ? c.all.instructions / wall : 0.0);
+  std::vector<std::string> missed = print_census(c, presets);
+  std::cout << fmt::format("mismatches {}, hangs {}, deadlocks {}\n", failures_of(c, "mismatch"),
+                           failures_of(c, "hang"), failures_of(c, "deadlock"));
+  return missed;
+}
+
+void write_json(const Options& o, const Campaign& c, const std::vector<std::string>& missed, double wall) {
+  nlohmann::json j;
+  j["model_version"] = version();
+  j["model_revision"] = revision();
+  j["presets"] = o.presets;
+  j["pe_model"] = sim::Core::pe_model();
+  j["program_results"] = c.programs;
+  j["seed"] = o.seed;
+  j["steps"] = {o.min_insns, o.max_insns};
+  j["programs"] = c.all.programs;
+  j["instructions"] = c.all.instructions;
+  j["checked_instructions"] = c.all.checked;
+  j["cycles"] = c.all.cycles;
+  j["wall_seconds"] = wall;
+  j["rtl_seconds"] = c.all.rtl_seconds;
+  j["instructions_per_second"] = wall > 0 ? c.all.instructions / wall : 0.0;
+  for (const auto& [name, t] : c.by_preset)
+    j["per_preset"][name] = {{"programs", t.programs},           {"instructions", t.instructions},
+                             {"checked_instructions", t.checked}, {"cycles", t.cycles},
+                             {"rtl_seconds", t.rtl_seconds}};
+  j["mismatches"] = failures_of(c, "mismatch");
+  j["hangs"] = failures_of(c, "hang");
+  j["deadlocks"] = failures_of(c, "deadlock");
+  j["failures"] = c.failures;
+  j["census"] = c.census;
+  j["census_missed"] = missed;
+  std::ofstream f(o.json);
+  if (!f) throw InputError(fmt::format("--json {}: cannot open for writing", o.json));
+  f << j.dump(2) << "\n";
+}
+
 int run(const Options& o) {
   if (!o.pe_model.empty()) sim::Core::set_pe_model(o.pe_model);
   regress::GenOptions gopt;
@@ -272,13 +377,7 @@ int run(const Options& o) {
 
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  Totals all;
-  std::map<std::string, Totals> by_preset;
-  std::map<std::string, uint64_t> census;
-  std::map<std::string, uint64_t> failures_by_kind;
-  nlohmann::json failures = nlohmann::json::array();
-  // Each Program's cycles and final HBM: runs of the same seeds on the two PE arrays compare them.
-  nlohmann::json programs = nlohmann::json::array();
+  Campaign c;
   double next_report = 10;
   for (uint64_t k = 0; k < count; ++k) {
     if (o.minutes > 0 && elapsed() >= o.minutes * 60) break;
@@ -286,11 +385,10 @@ int run(const Options& o) {
     const uint64_t seed = o.seed + k / presets.size();
     const Program p = regress::generate(pr, seed, gopt);
     const Outcome r = run_checked(p, pr, o.stall_limit);
-    for (const auto& [bin, n] : regress::census(p)) census[bin] += n;
-    programs.push_back({{"preset", pr.name}, {"seed", seed}, {"ok", r.ok}, {"cycles", r.stats.cycles},
-                        {"pe_macs", r.stats.pe_macs}, {"hbm_fnv1a", fmt::format("{:016x}", r.hbm_hash)}});
-    Totals& t = by_preset[pr.name];
-    for (Totals* x : {&all, &t}) {
+    for (const auto& [bin, n] : regress::census(p)) c.census[bin] += n;
+    c.programs.push_back({{"preset", pr.name}, {"seed", seed}, {"ok", r.ok}, {"cycles", r.stats.cycles},
+                          {"pe_macs", r.stats.pe_macs}, {"hbm_fnv1a", fmt::format("{:016x}", r.hbm_hash)}});
+    for (Totals* x : {&c.all, &c.by_preset[pr.name]}) {
       ++x->programs;
       x->instructions += r.ok ? r.stats.instructions : 0;
       x->checked += r.stats.checked_instructions;
@@ -298,97 +396,24 @@ int run(const Options& o) {
       x->rtl_seconds += r.stats.wall_seconds;
     }
     if (!r.ok) {
-      ++failures_by_kind[r.kind];
+      ++c.failures_by_kind[r.kind];
       std::cout << fmt::format("FAIL {} seed {}: {}\n{}\n", pr.name, seed, r.kind, r.message) << std::flush;
       if (r.kind == "error") throw std::logic_error("a generated Program was refused: " + r.message);
-      failures.push_back(report_failure(o, pr, seed, r, gopt));
-      if (failures.size() >= o.max_failures) break;
+      c.failures.push_back(report_failure(o, pr, seed, r, gopt));
+      if (c.failures.size() >= o.max_failures) break;
     }
     if (!o.quiet && elapsed() >= next_report) {
       std::cout << fmt::format("[{:.0f} s] {} programs, {} instructions ({:.0f}/s), {} failures\n", elapsed(),
-                               all.programs, all.instructions, all.instructions / elapsed(), failures.size())
+                               c.all.programs, c.all.instructions, c.all.instructions / elapsed(), c.failures.size())
                 << std::flush;
       next_report = elapsed() + (o.minutes > 2 ? 60 : 10);
     }
   }
   const double wall = elapsed();
-
-  // The report.
-  std::cout << fmt::format("\nncore-regress: presets {}, seeds from {}, {} steps per program, {} PE array\n",
-                           fmt::join(o.presets, ","), o.seed, fmt::format("{}-{}", o.min_insns, o.max_insns),
-                           sim::Core::pe_model());
-  std::cout << fmt::format("{:<8} {:>9} {:>13} {:>13} {:>15} {:>10} {:>10}\n", "preset", "programs", "instructions",
-                           "checked", "cycles", "RTL s", "insn/s");
-  auto row = [](const std::string& name, const Totals& t, double secs) {
-    return fmt::format("{:<8} {:>9} {:>13} {:>13} {:>15} {:>10.1f} {:>10.0f}\n", name, t.programs, t.instructions,
-                       t.checked, t.cycles, t.rtl_seconds, secs > 0 ? t.instructions / secs : 0.0);
-  };
-  for (const auto& [name, t] : by_preset) std::cout << row(name, t, t.rtl_seconds);
-  std::cout << row("all", all, wall);
-  std::cout << fmt::format("wall {:.1f} s (generation and checking included): {:.0f} instructions/s\n", wall,
-                           wall > 0 ? all.instructions / wall : 0.0);
-  std::cout << "\ninstructions per opcode and destination dtype:\n";
-  std::map<std::string, std::map<std::string, uint64_t>> table;
-  for (const auto& [bin, n] : census)
-    if (bin.rfind("dtype.", 0) == 0) {
-      const auto dot = bin.rfind('.');
-      table[bin.substr(6, dot - 6)][bin.substr(dot + 1)] = n;
-    }
-  std::string head = fmt::format("  {:<16} {:>8}", "opcode", "all");
-  for (isa::Dtype d : isa::kDtypeValues) head += fmt::format(" {:>8}", isa::to_string(d));
-  std::cout << head << "\n";
-  for (const auto& [op, m] : table) {
-    std::string row = fmt::format("  {:<16} {:>8}", op, census[std::string("opcode.") + op]);
-    for (isa::Dtype d : isa::kDtypeValues) {
-      const auto it = m.find(isa::to_string(d));
-      row += fmt::format(" {:>8}", it == m.end() ? 0 : it->second);
-    }
-    std::cout << row << "\n";
-  }
-  std::cout << fmt::format("  {:<16} {:>10}\n", "sem_wait", census["opcode.sem_wait"]);
-  std::vector<std::string> bins, missed;  // every preset's bins, once
-  for (const Preset* pr : presets)
-    for (const std::string& b : regress::census_bins(*pr))
-      if (std::find(bins.begin(), bins.end(), b) == bins.end()) bins.push_back(b);
-  for (const std::string& b : bins)
-    if (!census.count(b)) missed.push_back(b);
-  std::cout << fmt::format("census bins hit: {} of {}{}\n", bins.size() - missed.size(), bins.size(),
-                           missed.empty() ? "" : fmt::format(" (missed: {})", fmt::join(missed, ", ")));
+  const std::vector<std::string> missed = print_report(o, c, presets, wall);
+  if (!o.json.empty()) write_json(o, c, missed, wall);
   uint64_t nfail = 0;
-  for (const auto& [kind, n] : failures_by_kind) nfail += n;
-  std::cout << fmt::format("mismatches {}, hangs {}, deadlocks {}\n", failures_by_kind["mismatch"],
-                           failures_by_kind["hang"], failures_by_kind["deadlock"]);
-
-  if (!o.json.empty()) {
-    nlohmann::json j;
-    j["model_version"] = version();
-    j["model_revision"] = revision();
-    j["presets"] = o.presets;
-    j["pe_model"] = sim::Core::pe_model();
-    j["program_results"] = programs;
-    j["seed"] = o.seed;
-    j["steps"] = {o.min_insns, o.max_insns};
-    j["programs"] = all.programs;
-    j["instructions"] = all.instructions;
-    j["checked_instructions"] = all.checked;
-    j["cycles"] = all.cycles;
-    j["wall_seconds"] = wall;
-    j["rtl_seconds"] = all.rtl_seconds;
-    j["instructions_per_second"] = wall > 0 ? all.instructions / wall : 0.0;
-    for (const auto& [name, t] : by_preset)
-      j["per_preset"][name] = {{"programs", t.programs},       {"instructions", t.instructions},
-                               {"checked_instructions", t.checked}, {"cycles", t.cycles},
-                               {"rtl_seconds", t.rtl_seconds}};
-    j["mismatches"] = failures_by_kind["mismatch"];
-    j["hangs"] = failures_by_kind["hang"];
-    j["deadlocks"] = failures_by_kind["deadlock"];
-    j["failures"] = failures;
-    j["census"] = census;
-    j["census_missed"] = missed;
-    std::ofstream f(o.json);
-    if (!f) throw InputError(fmt::format("--json {}: cannot open for writing", o.json));
-    f << j.dump(2) << "\n";
-  }
+  for (const auto& [kind, n] : c.failures_by_kind) nfail += n;
   return nfail ? kFailed : kOk;
 }
 
