@@ -259,6 +259,12 @@ void bind_locations(py::module_& m) {
     for (ncore::isa::Engine e : ncore::isa::kEngineValues) v.emplace_back(ncore::isa::to_string(e), static_cast<int>(e));
     return v;
   });
+  m.def("dtypes", [] {
+    // NKI's dtypes (kernels/nki's one table): name, bytes per element, modelled.
+    std::vector<std::tuple<std::string, int64_t, bool>> v;
+    for (const nki::DtypeInfo& i : nki::dtype_table()) v.emplace_back(i.name, i.bytes, i.modelled);
+    return v;
+  });
   py::class_<nki::Loc>(m, "Loc")
       .def(py::init([](const std::string& file, int line) { return nki::Loc{intern(file), line}; }))
       .def_property_readonly("file", [](const nki::Loc& l) { return std::string(l.file); })

@@ -188,22 +188,9 @@ std::optional<Dtype> Ctx::dtype(std::string_view name) const {
 // ---- names ------------------------------------------------------------------------------------
 
 Dtype dtype_of(const std::string& name) {
-  static const std::pair<const char*, Dtype> names[] = {{"float32", Dtype::float32},
-                                                        {"bfloat16", Dtype::bfloat16},
-                                                        {"float16", Dtype::float16},
-                                                        {"tfloat32", Dtype::tfloat32},
-                                                        {"float8_e4m3", Dtype::float8_e4m3},
-                                                        {"float8_e5m2", Dtype::float8_e5m2},
-                                                        {"int8", Dtype::int8},
-                                                        {"uint8", Dtype::uint8},
-                                                        {"int16", Dtype::int16},
-                                                        {"uint16", Dtype::uint16},
-                                                        {"int32", Dtype::int32},
-                                                        {"uint32", Dtype::uint32},
-                                                        {"bool_", Dtype::bool_},
-                                                        {"bool", Dtype::bool_}};
-  for (const auto& [n, d] : names)
-    if (name == n) return d;
+  if (name == "bool") return Dtype::bool_;
+  for (const DtypeInfo& i : nki::dtype_table())
+    if (name == i.name) return i.dtype;
   throw ncore::KernelError("unknown dtype '" + name + "'");
 }
 

@@ -12,43 +12,42 @@ namespace nki {
 
 // --- dtypes and buffers ------------------------------------------------------------------
 
-const char* to_string(Dtype d) {
-  switch (d) {
-    case Dtype::float32: return "float32";
-    case Dtype::bfloat16: return "bfloat16";
-    case Dtype::float16: return "float16";
-    case Dtype::tfloat32: return "tfloat32";
-    case Dtype::float8_e4m3: return "float8_e4m3";
-    case Dtype::float8_e5m2: return "float8_e5m2";
-    case Dtype::bool_: return "bool_";
-    default: return ncore::isa::to_string(to_isa(d));  // the integers: the ISA's names are NKI's
-  }
+namespace {
+using IsaDtype = ncore::isa::Dtype;
+// NKI's dtypes, once: the name, the bytes of an element, the ISA dtype that holds it (the
+// integers' names are the ISA's), and whether the model computes with it.
+constexpr DtypeInfo kDtypes[] = {
+    {Dtype::float32, "float32", 4, IsaDtype::fp32, true},
+    {Dtype::bfloat16, "bfloat16", 2, IsaDtype::bf16, true},
+    {Dtype::float16, "float16", 2, IsaDtype::fp16, true},
+    {Dtype::tfloat32, "tfloat32", 4, IsaDtype::fp32, false},
+    {Dtype::float8_e4m3, "float8_e4m3", 1, IsaDtype::uint8, false},
+    {Dtype::float8_e5m2, "float8_e5m2", 1, IsaDtype::uint8, false},
+    {Dtype::int8, "int8", 1, IsaDtype::int8, true},
+    {Dtype::uint8, "uint8", 1, IsaDtype::uint8, true},
+    {Dtype::int16, "int16", 2, IsaDtype::int16, true},
+    {Dtype::uint16, "uint16", 2, IsaDtype::uint16, true},
+    {Dtype::int32, "int32", 4, IsaDtype::int32, true},
+    {Dtype::uint32, "uint32", 4, IsaDtype::uint32, true},
+    {Dtype::bool_, "bool_", 1, IsaDtype::uint8, true},
+};
+static_assert(std::size(kDtypes) == static_cast<size_t>(Dtype::bool_) + 1, "one row per Dtype, in its order");
+
+const DtypeInfo& info(Dtype d) { return kDtypes[static_cast<size_t>(d)]; }
+}  // namespace
+
+const std::vector<DtypeInfo>& dtype_table() {
+  static const std::vector<DtypeInfo> table(std::begin(kDtypes), std::end(kDtypes));
+  return table;
 }
 
-int64_t dtype_bytes(Dtype d) {
-  switch (d) {
-    case Dtype::float32:
-    case Dtype::tfloat32:
-    case Dtype::int32:
-    case Dtype::uint32: return 4;
-    case Dtype::bfloat16:
-    case Dtype::float16:
-    case Dtype::int16:
-    case Dtype::uint16: return 2;
-    case Dtype::float8_e4m3:
-    case Dtype::float8_e5m2:
-    case Dtype::int8:
-    case Dtype::uint8:
-    case Dtype::bool_: return 1;
-  }
-  return 0;
-}
+const char* to_string(Dtype d) { return info(d).name; }
+
+int64_t dtype_bytes(Dtype d) { return info(d).bytes; }
 
 bool is_float(Dtype d) { return d == Dtype::float32 || d == Dtype::bfloat16 || d == Dtype::float16; }
 
-bool is_supported(Dtype d) {
-  return !(d == Dtype::tfloat32 || d == Dtype::float8_e4m3 || d == Dtype::float8_e5m2);
-}
+bool is_supported(Dtype d) { return info(d).modelled; }
 
 Dtype promote(Dtype a, Dtype b) {
   if (a == Dtype::bool_) a = Dtype::uint8;
@@ -65,39 +64,25 @@ Dtype promote(Dtype a, Dtype b) {
 }
 
 const char* supported_dtypes() {
-  return "float32, bfloat16, float16, int8, uint8, int16, uint16, int32, uint32, bool_";
+  static const std::string names = [] {
+    std::string s;
+    for (const DtypeInfo& i : kDtypes)
+      if (i.modelled) s += (s.empty() ? "" : ", ") + std::string(i.name);
+    return s;
+  }();
+  return names.c_str();
 }
 
 ncore::isa::Dtype to_isa(Dtype d) {
-  switch (d) {
-    case Dtype::float32: return ncore::isa::Dtype::fp32;
-    case Dtype::bfloat16: return ncore::isa::Dtype::bf16;
-    case Dtype::float16: return ncore::isa::Dtype::fp16;
-    case Dtype::int8: return ncore::isa::Dtype::int8;
-    case Dtype::uint8:
-    case Dtype::bool_: return ncore::isa::Dtype::uint8;
-    case Dtype::int16: return ncore::isa::Dtype::int16;
-    case Dtype::uint16: return ncore::isa::Dtype::uint16;
-    case Dtype::int32: return ncore::isa::Dtype::int32;
-    case Dtype::uint32: return ncore::isa::Dtype::uint32;
-    default: break;
-  }
-  throw ncore::KernelError(
-      fmt::format("dtype {} is not supported by this model (supported: {})", to_string(d), supported_dtypes()));
+  if (!is_supported(d))
+    throw ncore::KernelError(
+        fmt::format("dtype {} is not supported by this model (supported: {})", to_string(d), supported_dtypes()));
+  return info(d).isa;
 }
 
 Dtype from_isa(ncore::isa::Dtype d) {
-  switch (d) {
-    case ncore::isa::Dtype::fp32: return Dtype::float32;
-    case ncore::isa::Dtype::bf16: return Dtype::bfloat16;
-    case ncore::isa::Dtype::fp16: return Dtype::float16;
-    case ncore::isa::Dtype::int8: return Dtype::int8;
-    case ncore::isa::Dtype::uint8: return Dtype::uint8;
-    case ncore::isa::Dtype::int16: return Dtype::int16;
-    case ncore::isa::Dtype::uint16: return Dtype::uint16;
-    case ncore::isa::Dtype::int32: return Dtype::int32;
-    case ncore::isa::Dtype::uint32: return Dtype::uint32;
-  }
+  for (const DtypeInfo& i : kDtypes)
+    if (i.modelled && i.isa == d && i.dtype != Dtype::bool_) return i.dtype;
   throw ncore::KernelError(fmt::format("invalid ISA dtype {}", static_cast<unsigned>(d)));
 }
 

@@ -39,6 +39,15 @@ enum class Dtype : uint8_t {
   float32, bfloat16, float16, tfloat32, float8_e4m3, float8_e5m2,
   int8, uint8, int16, uint16, int32, uint32, bool_,
 };
+// One row of the dtype table: everything else about a Dtype is read from it.
+struct DtypeInfo {
+  Dtype dtype;
+  const char* name;  // NKI's
+  int64_t bytes;
+  ncore::isa::Dtype isa;  // the ISA dtype that holds its elements
+  bool modelled;          // false: tfloat32 and the float8 types, refused by name
+};
+const std::vector<DtypeInfo>& dtype_table();  // in Dtype order
 const char* to_string(Dtype d);
 int64_t dtype_bytes(Dtype d);
 bool is_supported(Dtype d);

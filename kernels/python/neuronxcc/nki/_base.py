@@ -94,8 +94,7 @@ class Dtype:
     """An NKI element type (nl.float32, nl.bfloat16, ...). Compares equal to its name, to the
     NumPy dtype of the same name, and to NumPy's scalar type (np.float32)."""
 
-    _SIZES = {"float32": 4, "bfloat16": 2, "float16": 2, "tfloat32": 4, "float8_e4m3": 1, "float8_e5m2": 1,
-              "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "bool_": 1}
+    _SIZES = {name: size for name, size, _ in _native.dtypes()}  # the C++ dtype table's
 
     def __init__(self, name):
         self.name = name
