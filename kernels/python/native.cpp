@@ -513,7 +513,10 @@ ncore::run::Arrays inputs_of(const ncore::Program& prog, const py::dict& inputs,
     const auto n = static_cast<uint64_t>(a.size());
     const unsigned esz = ncore::isa::dtype_bytes(arr.dtype);
     const auto* src = static_cast<const uint8_t*>(a.data());
-    if (host == arr.dtype) {  // read in place: the run copies it into HBM, once
+    // read in place (the run copies it into HBM, once); a bfloat16 tensor's elements may come as their
+    // 16-bit patterns (a torch bfloat16 tensor's, NumPy having no bfloat16)
+    const bool bits = arr.dtype == ncore::isa::Dtype::bf16 && host == ncore::isa::Dtype::uint16;
+    if (host == arr.dtype || bits) {
       arr.view = src;
       arr.view_bytes = n * esz;
       keep.push_back(a);

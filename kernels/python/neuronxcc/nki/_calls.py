@@ -14,6 +14,8 @@ The destination-first spelling of NKI's newer releases is accepted by every call
 into that view (as `t[...] = call(...)` does), and nc_matmul's accumulate= is NKI's.
 """
 import ast
+import linecache
+import os
 
 import numpy as np
 
@@ -340,9 +342,11 @@ def function(ns, name, pre=None, extra=()):
             f"        return _call([{names}], kwargs, kwargs.get('dst'), kwargs.get('accumulate', {acc_default}))\n"
             f"    return _call([{names}], None)\n")
     src = f"def {name}({', '.join(parts)}, **kwargs):\n{body}"
-    # compiled as this file's code: the kernel's location (caller()) is the first frame outside the
-    # front end's files
-    exec(compile(src, __file__, "exec"), glob)
+    # compiled as a file of the front end's folder, so that the kernel's location (caller()) is the
+    # first frame outside it; its source registered with linecache, so that tracebacks show it
+    filename = os.path.join(os.path.dirname(__file__), f"<generated nki call {name}>")
+    linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
+    exec(compile(src, filename, "exec"), glob)
     fn = glob[name]
     fn.__doc__ = d["doc"]
     fn.__module__ = f"neuronxcc.nki.{'isa' if ns == 'isa' else 'language'}"

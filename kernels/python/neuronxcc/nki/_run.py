@@ -112,6 +112,41 @@ def _host_dtype(a, name):
                      f"int8, uint8, int16, uint16, int32, uint32 or bool (pass {name}.astype({hint}))")
 
 
+def _is_torch(v):
+    """Whether v is a torch tensor (without importing torch: it is loaded only when one is given)."""
+    return type(v).__module__.split(".")[0] == "torch" and hasattr(v, "dtype") and hasattr(v, "numpy")
+
+
+def _host_array(value, name):
+    """A kernel argument as (a C-contiguous NumPy array of its elements, its NKI dtype), or None
+    when it is not an array. A torch CPU tensor is read in place where it can be; a bfloat16 one
+    as its 16-bit patterns (NumPy has no bfloat16)."""
+    if isinstance(value, np.ndarray):
+        return np.ascontiguousarray(value), _host_dtype(value, name)
+    if not _is_torch(value):
+        return None
+    import torch  # deferred: only a kernel called with torch tensors needs it
+    if value.device.type != "cpu":
+        raise ValueError(f"argument '{name}' is a torch tensor on device '{value.device}': the model reads CPU "
+                         f"tensors (pass {name}.cpu())")
+    t = value.detach().contiguous()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(np.uint16), "bfloat16"
+    modelled = (torch.float32, torch.float16, torch.int8, torch.uint8, torch.int16, torch.int32, torch.bool)
+    if t.dtype not in modelled:
+        raise ValueError(f"argument '{name}' is a torch tensor of {t.dtype}: the model's HBM tensors are float32, "
+                         f"bfloat16, float16, int8, uint8, int16, int32 or bool (pass {name}.float())")
+    a = t.numpy()
+    return a, _host_dtype(a, name)
+
+
+def _to_torch(arr, dtype_name):
+    """A result as a torch tensor of the kernel's dtype (bfloat16 values come widened to float32, exactly)."""
+    import torch  # deferred: only a kernel called with torch tensors needs it
+    t = torch.from_numpy(np.ascontiguousarray(arr))
+    return t.to(torch.bfloat16) if dtype_name == "bfloat16" else t
+
+
 def launch_grid(grid):
     """The SPMD launch grid of kernel[grid] as a tuple of positive ints."""
     g = grid if isinstance(grid, (tuple, list)) else (grid,)
@@ -154,8 +189,9 @@ def trace(func, args, kwargs, grid=()):
         raise TypeError(f"{func.__name__}: {e}") from None
     bound.apply_defaults()
     def_file, def_line = _definition(func)
-    arrays = {}
-    result = {"readonly": [n for n, v in bound.arguments.items() if isinstance(v, np.ndarray) and not v.flags.writeable]}
+    arrays, dtypes = {}, {}
+    result = {"readonly": [n for n, v in bound.arguments.items() if isinstance(v, np.ndarray) and not v.flags.writeable],
+              "torch": any(_is_torch(v) for v in bound.arguments.values())}
 
     def body(tracer):
         _core._state.active = True
@@ -164,9 +200,10 @@ def trace(func, args, kwargs, grid=()):
         try:
             hbm = {}
             for name, value in list(bound.arguments.items()):
-                if isinstance(value, np.ndarray):
-                    dt = _host_dtype(value, name)
-                    arrays[name] = np.ascontiguousarray(value)
+                host = _host_array(value, name)
+                if host is not None:
+                    arrays[name], dt = host
+                    dtypes[name] = dt
                     t = _core.Tensor(tracer.input(name, list(value.shape), dt, _core.location(def_file, def_line)))
                     hbm[name] = t
                     bound.arguments[name] = t
@@ -188,6 +225,7 @@ def trace(func, args, kwargs, grid=()):
                     tracer.output(n, _core.location(def_file, def_line))
                     order.append(("output", n.name, n.dtype))
             result["order"] = order
+            result["dtypes"] = dtypes
             result["tuple"] = isinstance(ret, (tuple, list))
             result["none"] = ret is None
         finally:
@@ -295,6 +333,8 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), fi
         target = bound.arguments.get(name)
         if isinstance(target, np.ndarray) and target.flags.writeable:
             np.copyto(target, arr.astype(target.dtype, copy=False).reshape(target.shape))
+        elif _is_torch(target):
+            target.copy_(_to_torch(arr, meta["dtypes"][name]).reshape(target.shape))
     name = profile or option("profile")
     if name:
         base = os.path.splitext(name)[0] if name.endswith((".ntff", ".neff")) else name
@@ -314,10 +354,17 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), fi
     values = []
     for kind, name, *dtype in meta["order"]:
         if kind == "input":
-            values.append(updated.get(name, arrays[name]).astype(arrays[name].dtype, copy=False))
-        else:
-            # a bool_ tensor comes back from the model as its uint8 bytes
-            values.append(outs[name].astype(bool) if dtype == ["bool_"] else outs[name])
+            dt = meta["dtypes"][name]
+            v = updated.get(name)
+            if v is None:  # not written: the argument as given
+                v = bound.arguments.get(name, arrays[name])
+            elif dt != "bfloat16":
+                v = v.astype(arrays[name].dtype, copy=False)
+            values.append(_to_torch(v, dt) if meta["torch"] and not _is_torch(v) else v)
+            continue
+        # a bool_ tensor comes back from the model as its uint8 bytes
+        v = outs[name].astype(bool) if dtype == ["bool_"] else outs[name]
+        values.append(_to_torch(v, dtype[0] if dtype else None) if meta["torch"] else v)
     if meta["none"]:
         return None, stats
     if meta["tuple"]:
