@@ -18,10 +18,13 @@
 #                                                               and the kernels, a per-module table, HTML report
 #   make lint                                                   verilator --lint-only -Wall
 #   make isa                                                    regenerate the ISA/preset outputs
+#
+# bench, fidelity and regress record their figures in docs/figures/ and rewrite the docs' tables
+# of them (tools/doc-tables; a test fails when a committed table differs from its figures).
 #   make clean
 #
 # JOBS sets the build parallelism (default: the machine's cores). ASSERT=ON configures a build
-# whose full cores have the RTL's assertions (the unit benches always have them; see the README).
+# whose full cores have the RTL's assertions (the unit benches always have them; see docs/verification.md).
 
 SANITIZE ?=
 ifneq ($(SANITIZE),)
@@ -88,6 +91,7 @@ fuzz: $(FUZZ_BUILD)/CMakeCache.txt
 
 bench: build
 	tools/bench --build $(BUILD) --json $(BUILD)/bench.json $(if $(BASELINE),--baseline-rev $(BASELINE)) $(BENCH_ARGS)
+	tools/doc-tables --take bench $(BUILD)/bench.json
 
 conv-harness: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
@@ -96,11 +100,13 @@ conv-harness: configure
 fidelity: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
 	tools/fidelity --sim $(BUILD)/sim/ncore-sim --json $(BUILD)/fidelity.json --check
+	tools/doc-tables --take fidelity $(BUILD)/fidelity.json
 
 regress: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-regress
 	$(BUILD)/tb/regress/ncore-regress --preset $(PRESET) --seed $(SEED) $(if $(COUNT),--count $(COUNT)) \
 	  $(if $(MINUTES),--minutes $(MINUTES)) --json $(BUILD)/regress.json --out $(BUILD)/regress
+	tools/doc-tables --take regress $(BUILD)/regress.json
 
 # The coverage build: every model Verilated with line, toggle and functional coverage (and the
 # assertions), in a build directory of its own; only the two programs the run needs are built.

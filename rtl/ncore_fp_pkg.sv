@@ -451,8 +451,8 @@ package ncore_fp_pkg;
 
   // The transcendental functions: fixed sequences of fp32 operations (f32_add, f32_sub, f32_mul,
   // f32_div, each rounded to nearest even) and exact bit operations, the same sequences, step for
-  // step, as tb/golden/act_math.hpp, which documents each algorithm; the README gives their
-  // measured error bounds. Constants are that file's, as fp32 bits.
+  // step, as tb/golden/act_math.hpp, which documents each algorithm; docs/hardware.md gives
+  // their measured error bounds. Constants are that file's, as fp32 bits.
   localparam logic [31:0] F32One      = 32'h3F80_0000;
   localparam logic [31:0] F32Two      = 32'h4000_0000;
   localparam logic [31:0] F32Half     = 32'h3F00_0000;

@@ -69,7 +69,7 @@ package ncore_isa_pkg;
     ALU_RIGHT_SHIFT = 5'd25  // bitvec: a >> b, logical (zeros in), within the dtype's width (b >= 32 gives 0)
   } alu_op_e;
 
-  // Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (README, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.
+  // Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (docs/hardware.md, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.
   typedef enum logic [4:0] {
     ACT_FUNC_COPY = 5'd0,  // identity: f(x) = x
     ACT_FUNC_RELU = 5'd1,  // max(x, +0) with the ALU's max rule: relu(-0) = +0, relu(NaN) = NaN (canonical)

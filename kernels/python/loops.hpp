@@ -1,4 +1,4 @@
-// Loops traced once (see README, "Loops traced once"). An nl.affine_range or sequential_range
+// Loops traced once (see docs/nki-python.md, "Loops traced once"). An nl.affine_range or sequential_range
 // body is traced by Python for its first iteration only, with a symbolic loop index (Sym): the
 // calls into the tracer run for real (so that iteration is exactly the unrolled trace's) and
 // are recorded, with symbolic arguments kept as expressions in the loop indices and tensors made

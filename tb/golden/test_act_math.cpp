@@ -1,7 +1,7 @@
 // Error bounds of the scalar engine's functions (num::act, act_math.hpp) against double-precision
 // libm: every function is swept over a strided walk of all fp32 patterns in its domain and the
 // largest error, in units in the last place of the fp32 result (ulp of the exact value; below
-// 2^-126 the subnormal ulp 2^-149), is asserted against the bound the README documents
+// 2^-126 the subnormal ulp 2^-149), is asserted against the bound docs/hardware.md documents
 // (Numerics). NCORE_ACT_STRIDE sets the walk's stride (default 331; 1 is every pattern). The
 // special values (NaN, infinities, zeros, overflow and underflow) are checked by hand.
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The save files of waves/ as GTKWave shows them: each opened by GTKWave itself (under Xvfb, from
-the repository root, as the README says) on a short dump of a kernel of its family, read back
+the repository root, as docs/cli.md says) on a short dump of a kernel of its family, read back
 through GTKWave's Tcl interface.
 
 - Every instruction field the save file puts through a translate filter shows, at times the dump

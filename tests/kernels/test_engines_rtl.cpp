@@ -2,7 +2,7 @@
 // kernel using activation_reduce (relu, a per-partition scale and bias), activation into PSUM,
 // and tensor_reduce over one and two trailing axes, run on the RTL in check mode and compared
 // with the same arithmetic written out here in plain C++ floats; and the element-wise math (nl::exp,
-// nl::divide, ...) of the C++ API against libm within the README's error bounds.
+// nl::divide, ...) of the C++ API against libm within the error bounds of docs/hardware.md.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -199,7 +199,7 @@ TEST_CASE("element-wise math in the core: nl::exp, tanh, sqrt, divide, greater t
     bad += got(4, i) != (x[i] > y[i] ? 1.0f : 0.0f);
   }
   CHECK(bad == 0);
-  CHECK(worst[0] <= 1.0);  // the README's bounds
+  CHECK(worst[0] <= 1.0);  // docs/hardware.md's bounds
   CHECK(worst[1] <= 2.0);
   CHECK(worst[2] <= 6.0);
 }
@@ -254,7 +254,7 @@ TEST_CASE("trigonometric, rounding, power, mod and logical ops in the core throu
     bad += got(7, i) != (x[i] != 0 && y[i] != 0 ? 1.0f : 0.0f);
   }
   CHECK(bad == 0);
-  CHECK(worst[0] <= 2.0);  // the README's bounds
+  CHECK(worst[0] <= 2.0);  // docs/hardware.md's bounds
   CHECK(worst[1] <= 1.5);
   CHECK(worst[2] <= 0.501);
 }

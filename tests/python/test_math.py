@@ -1,7 +1,7 @@
 """Element-wise math on the engines: the scalar engine's activation functions (nl.exp, ...,
 nisa.activation with nl and NumPy ops), the vector engine's divide and comparisons, nl.mean, and
 softmax / layernorm / rmsnorm kernels written the way NKI's tutorials write them, each against
-NumPy (float64) within the error bounds the README documents (Numerics). On the golden model
+NumPy (float64) within the error bounds docs/hardware.md documents (Numerics). On the golden model
 unless a test says otherwise; test_every_function_on_the_rtl_in_check_mode holds the RTL to it
 bit for bit."""
 import math
@@ -67,7 +67,7 @@ FUNCS = {
     "trunc": (lambda x: np.trunc(x.astype(np.float32)), (-100, 100), None),
 }
 # Derivatives with a zero where two terms cancel: there the error is counted in ulps of 1/16
-# (README, Numerics): name -> (reference, range, bound).
+# (docs/hardware.md, Numerics): name -> (reference, range, bound).
 DERIVATIVES = {
     "silu_dx": (lambda x: sigmoid64(x) * (1.0 + x * sigmoid64(-x)), (-60, 60), 6.0),
     "gelu_dx": (np.vectorize(lambda v: 0.5 * math.erfc(-v / math.sqrt(2.0)) +

@@ -13,8 +13,8 @@
 // (exponent extraction, scaling by powers of two, comparisons). The RTL performs the same
 // sequence with f32_add / f32_mul / f32_div, so the two agree bit for bit (tb/unit/fp checks
 // it); the build's -ffp-contract=off keeps the compiler from fusing a * b + c here. The error
-// bounds against double-precision libm, measured by tb/golden/test_act_math.cpp, are in the
-// README (Numerics). Written once; change this file and ncore_fp_pkg.sv together.
+// bounds against double-precision libm, measured by tb/golden/test_act_math.cpp, are in
+// docs/hardware.md (Numerics). Written once; change this file and ncore_fp_pkg.sv together.
 #pragma once
 
 #include <cmath>

@@ -275,7 +275,7 @@ inline constexpr bool is_valid(AluOp v) {
 }
 inline constexpr std::array<AluOp, 26> kAluOpValues = {AluOp::bypass, AluOp::add, AluOp::subtract, AluOp::multiply, AluOp::max, AluOp::min, AluOp::divide, AluOp::equal, AluOp::not_equal, AluOp::greater, AluOp::greater_equal, AluOp::less, AluOp::less_equal, AluOp::power, AluOp::mod, AluOp::fmod, AluOp::logical_and, AluOp::logical_or, AluOp::logical_xor, AluOp::logical_not, AluOp::bitwise_and, AluOp::bitwise_or, AluOp::bitwise_xor, AluOp::invert, AluOp::left_shift, AluOp::right_shift};  // every value, in the description's order
 
-// Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (README, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.
+// Scalar-engine activation functions (nki.language names), applied in fp32 to data * scale + bias. The transcendental ones are the model's own algorithms (docs/hardware.md, Numerics), fixed sequences of fp32 operations that the RTL and the golden model share bit for bit; NaN in gives the canonical NaN out.
 enum class ActFunc : uint8_t {
   copy = 0,  // identity: f(x) = x
   relu = 1,  // max(x, +0) with the ALU's max rule: relu(-0) = +0, relu(NaN) = NaN (canonical)

@@ -740,9 +740,9 @@ void isa_scalar_and_tensor(std::vector<Decl>& v) {
   }
 }
 
-// nki.isa: the calls lowered to instruction sequences (compose.cpp; README, "Composite calls")
+// nki.isa: the calls lowered to instruction sequences (compose.cpp; docs/nki-python.md, "Composite calls")
 void isa_composite_selects(std::vector<Decl>& v) {
-  // ---- calls lowered to instruction sequences (compose.cpp; README, "Composite calls") -------
+  // ---- calls lowered to instruction sequences (compose.cpp; docs/nki-python.md, "Composite calls") -------
 
   {
     Decl d = isa("iota", {P("expr", Kind::affine), P("dtype", Kind::dtype), K("mask", Kind::predicate, "None")},

@@ -1,6 +1,6 @@
 // NKI calls this model's engines have no single instruction for, each lowered to the sequence of
 // existing instructions a compiler for this instruction set emits (see isa.hpp and language.hpp
-// for what each computes, the README for the instructions of each). Every intermediate is a
+// for what each computes, docs/nki-python.md for the instructions of each). Every intermediate is a
 // float32 tile, so that each result is rounded once, to its destination's dtype.
 #include <fmt/format.h>
 #include <fmt/ranges.h>

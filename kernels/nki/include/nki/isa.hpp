@@ -161,8 +161,8 @@ void nc_transpose(const Tensor& dst, const Tensor& data, Loc loc = Loc::here());
 
 
 // --- Calls lowered to sequences of the instructions above (kernels/nki/src/compose.cpp) --------
-// Each is what a compiler for this instruction set emits for the NKI call: the README lists the
-// instructions of each. Intermediate results are float32 tiles, so each result is rounded once to
+// Each is what a compiler for this instruction set emits for the NKI call: docs/nki-python.md lists
+// the instructions of each. Intermediate results are float32 tiles, so each result is rounded once to
 // its dtype. The select-like calls (affine_select, tensor_copy_predicated, nl::where) are a
 // maximum and a minimum against +-infinity; they give every value exactly (signed zeros and
 // infinities included), except that a NaN in the operand not selected makes the result NaN.
