@@ -148,6 +148,13 @@ py::dict stats_of(const PyResult& r) {
   d["preset"] = r.preset ? r.preset->name : "";
   d["model_version"] = ncore::version();
   d["model_revision"] = ncore::revision();
+  if (rtl) {  // as ncore-sim --json has them
+    d["start_cycles"] = s.start_cycles;
+    py::dict parts;
+    for (const ncore::sim::TimePart& p : ncore::sim::time_breakdown(s)) parts[py::str(p.name)] = p.cycles;
+    d["time_breakdown_cycles"] = parts;
+    d["dominant"] = ncore::sim::dominant_part(s);
+  }
   return d;
 }
 

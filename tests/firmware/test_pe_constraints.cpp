@@ -25,8 +25,10 @@ TEST_CASE("PSUM tiles take whole banks, and the ninth does not fit", "[firmware]
   std::vector<uint64_t> offsets;
   ncore::Program p = run([&](nki::Tracer&) {
     std::vector<Tensor> held;  // a tile gives its bank back when its last view is gone
-    for (int k = 0; k < 8; ++k)
-      held.push_back(nl::zeros({128, k == 0 ? 1 : 64 * k}, k % 2 ? nl::bfloat16 : nl::float32, nl::psum));
+    for (int k = 0; k < 8; ++k) {
+      held.push_back(nl::ndarray({128, k == 0 ? 1 : 64 * k}, k % 2 ? nl::bfloat16 : nl::float32, nl::psum));
+      nisa::memset(held.back(), 0.0f);
+    }
   });
   for (const auto& i : insns(p, kDve)) offsets.push_back(i.dst.offset);
   CHECK(offsets == std::vector<uint64_t>{0, 2048, 4096, 6144, 8192, 10240, 12288, 14336});

@@ -5,11 +5,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
 #include "ncore/validate.hpp"
+#include "golden_model.hpp"
 #include "pe_test.hpp"
 
 using namespace pe_test;
@@ -120,7 +122,7 @@ TEST_CASE("accumulate: explicit, inferred, and the += form", "[firmware][pe]") {
   CHECK(acc_flags(run(body(3))) == std::vector<int>{0, 1});
   const ncore::Program z = run(body(4));
   CHECK(acc_flags(z) == std::vector<int>{0, 1});
-  CHECK(fwtest::count_opcode(z, Op::memset) == 3);  // s, m and the zeros
+  CHECK(fwtest::count_opcode(z, Op::memset) == 2);  // s and m: the zeros' is elided (its first matmul overwrites)
   CHECK(acc_flags(run(body(5))) == std::vector<int>{0, 0, 1, 1});
 }
 
@@ -283,4 +285,76 @@ TEST_CASE("nc_matmul(stationary, moving) as a Tensor, and unused or reused resul
     d += r;
   });
   CHECK_THAT(e, Catch::Contains("this nisa::nc_matmul(stationary, moving) result has already been used once"));
+}
+
+// --- nl.zeros in PSUM (TraceOptions::elide_psum_zeros) -------------------------------------------
+
+TEST_CASE("nl.zeros in PSUM: the memset waits for the tile's first use and is dropped under an overwriting matmul",
+          "[firmware][pe]") {
+  // mode 0: zeros, then matmuls over the whole tile (+=): no memset. 1: over half of it: the
+  // memset comes just before the first matmul. 2: the tile read first (a copy out): the memset
+  // comes just before the read. 3: never used: no memset.
+  auto body = [](int mode) {
+    return [mode](nki::Tracer& t) {
+      Tensor a = t.input("a", {128, 128}, nl::bfloat16);
+      Tensor b = t.input("b", {128, 512}, nl::bfloat16);
+      Tensor s = nl::ndarray({128, 128}, nl::bfloat16, nl::sbuf, "s");
+      Tensor m = nl::ndarray({128, 512}, nl::bfloat16, nl::sbuf, "m");
+      nisa::dma_copy(s, a);
+      nisa::dma_copy(m, b);
+      Tensor z = nl::zeros({128, 512}, nl::float32, nl::psum, "z");
+      Tensor out = nl::ndarray({128, 512}, nl::float32, nl::shared_hbm, "out");
+      if (mode == 0) {
+        z += nisa::nc_matmul(s, m);
+        z += nisa::nc_matmul(s, m);
+      } else if (mode == 1) {
+        Tensor half = z(nl::all, nl::ds(0, 256));
+        half += nisa::nc_matmul(s, m(nl::all, nl::ds(0, 256)));
+      } else if (mode == 3) {
+        nisa::memset(m, 1.0f);
+      }
+      Tensor r = nl::ndarray({128, 512}, nl::float32, nl::sbuf, "r");
+      if (mode != 3) nisa::tensor_copy(r, z);
+      else nisa::memset(r, 0.0f);
+      nisa::dma_copy(out, r);
+      t.output(out);
+    };
+  };
+  auto dve = [](const ncore::Program& p) { return opcodes(p, kDve); };
+  nki::TraceStats st;
+  nki::TraceOptions o;
+  o.stats = &st;
+  CHECK(dve(run(body(0), o)) == std::vector<Op>{Op::tensor_copy});
+  CHECK(st.psum_zeros_elided == 1);
+  CHECK(dve(run(body(1), o)) == std::vector<Op>{Op::memset, Op::tensor_copy});
+  CHECK(st.psum_zeros_elided == 0);
+  CHECK(dve(run(body(2), o)) == std::vector<Op>{Op::memset, Op::tensor_copy});
+  CHECK(dve(run(body(3), o)) == std::vector<Op>{Op::memset, Op::memset});  // m's and r's, not z's
+  CHECK(st.psum_zeros_elided == 1);
+  nki::TraceOptions keep;
+  keep.elide_psum_zeros = false;
+  CHECK(dve(run(body(0), keep)) == std::vector<Op>{Op::memset, Op::tensor_copy});
+
+  // The same bits with and without: the first multiply of a group starts from +0 either way.
+  for (int mode : {0, 1, 2}) {
+    INFO("mode " << mode);
+    std::vector<std::vector<uint8_t>> outs;
+    for (bool elide : {true, false}) {
+      nki::TraceOptions opt;
+      opt.elide_psum_zeros = elide;
+      const ncore::Program p = run(body(mode), opt);
+      ncore::GoldenModel g(trn2(), p.hbm_bytes);
+      std::vector<uint16_t> ab(128 * 128), bb(128 * 512);
+      for (size_t i = 0; i < ab.size(); ++i) ab[i] = static_cast<uint16_t>(0x3f80 + (i * 7919) % 127 - 63);  // near 1
+      for (size_t i = 0; i < bb.size(); ++i) bb[i] = static_cast<uint16_t>(((i * 104729) % 2 ? 0xbf00 : 0x3f00) + i % 97);
+      std::memcpy(g.hbm() + p.find_tensor("a")->offset, ab.data(), ab.size() * 2);
+      std::memcpy(g.hbm() + p.find_tensor("b")->offset, bb.data(), bb.size() * 2);
+      g.run(p);
+      const ncore::HbmTensor* ot = p.find_tensor("out");
+      outs.emplace_back(g.hbm() + ot->offset, g.hbm() + ot->offset + ot->bytes);
+    }
+    CHECK(outs[0] == outs[1]);
+    // mode 2 copies the zeros out; the others hold products
+    CHECK(std::any_of(outs[0].begin(), outs[0].end(), [](uint8_t x) { return x != 0; }) == (mode != 2));
+  }
 }

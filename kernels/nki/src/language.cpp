@@ -84,7 +84,12 @@ Tensor zeros(const Shape& shape, Dtype dtype, Buffer buffer, const std::string& 
                              "(err_hbm_tensor_with_init_value_not_supported); create it with nl.ndarray and write it",
                              to_string(buffer.kind)));
   Tensor t = tr.new_tile(shape, dtype, buffer.kind, name, loc);
-  fill(t, 0.0f, loc);
+  if (buffer.kind == BufferKind::psum) {
+    const detail::TracerImpl::DeferZeros defer(tr);
+    fill(t, 0.0f, loc);
+  } else {
+    fill(t, 0.0f, loc);
+  }
   return t;
 }
 

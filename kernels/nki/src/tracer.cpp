@@ -313,6 +313,11 @@ Storage::~Storage() {
 
 void TracerImpl::release_tile(BufferKind kind, uint64_t offset) noexcept {
   ++lifetime_events_;
+  if (kind == BufferKind::psum) {
+    const auto& used = psum_.allocations();
+    const auto it = used.find(offset);
+    drop_zeros(offset, it != used.end() ? it->second : offset + 1);
+  }
   try {
     allocator(kind).release(offset);
   } catch (...) {
@@ -321,6 +326,7 @@ void TracerImpl::release_tile(BufferKind kind, uint64_t offset) noexcept {
 }
 
 void TracerImpl::release_ring(Ring& r, const std::string& why) noexcept {
+  if (r.kind == BufferKind::psum) drop_zeros(r.base, r.base + r.slot_bytes * static_cast<uint64_t>(r.live.size()));
   try {
     allocator(r.kind).release(r.base);
   } catch (...) {
@@ -713,6 +719,13 @@ void TracerImpl::emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, co
   } catch (const ncore::SimError& e) {
     fail(loc, e.what());
   }
+  if (deferring_zeros_ && insn.opcode == ncore::isa::Opcode::memset && n == 1 &&
+      acc[0].region.mem == ncore::isa::Buffer::psum) {
+    drop_zeros_overlapping(acc[0].region.box);  // a new tile over those bytes: the old one is gone
+    pending_zeros_.push_back({stream, insn, loc, acc[0]});
+    return;
+  }
+  if (!pending_zeros_.empty()) settle_zeros(insn, acc, n);
   const bool multiply = insn.opcode == ncore::isa::Opcode::multiply_moving;
   for (size_t a = 0; a < n; ++a) {
     const ncore::Region& r = acc[a].region;
@@ -727,6 +740,49 @@ void TracerImpl::emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, co
   const uint32_t pos = sched_.add(stream, insn, loc_index(loc), acc, n);
   if (opts_.record_order) order_.emplace_back(stream, pos);
   if ((++emitted_ & 4095) == 0) poll();
+}
+
+void TracerImpl::settle_zeros(const ncore::isa::Insn& insn, const ncore::Access* acc, size_t n) {
+  const bool overwrite = insn.opcode == ncore::isa::Opcode::multiply_moving && !insn.acc;
+  std::vector<PendingZero> now;
+  for (size_t a = 0; a < n; ++a) {
+    const ncore::Region& r = acc[a].region;
+    if (r.mem != ncore::isa::Buffer::psum) continue;
+    for (size_t k = 0; k < pending_zeros_.size();) {
+      const ncore::Box& z = pending_zeros_[k].access.region.box;
+      if (!z.overlaps(r.box)) {
+        ++k;
+        continue;
+      }
+      const bool covers = overwrite && acc[a].write && r.dense && r.box.p_lo <= z.p_lo && z.p_hi <= r.box.p_hi &&
+                          r.box.lo <= z.lo && z.hi <= r.box.hi;
+      if (covers)
+        ++zeros_elided_;
+      else
+        now.push_back(pending_zeros_[k]);
+      pending_zeros_.erase(pending_zeros_.begin() + static_cast<std::ptrdiff_t>(k));
+    }
+  }
+  for (PendingZero& z : now) emit(z.stream, z.insn, z.loc, &z.access, 1);
+}
+
+void TracerImpl::drop_zeros_overlapping(const ncore::Box& box) noexcept {
+  const size_t before = pending_zeros_.size();
+  pending_zeros_.erase(std::remove_if(pending_zeros_.begin(), pending_zeros_.end(),
+                                      [&](const PendingZero& z) { return z.access.region.box.overlaps(box); }),
+                       pending_zeros_.end());
+  zeros_elided_ += before - pending_zeros_.size();
+}
+
+void TracerImpl::drop_zeros(uint64_t lo, uint64_t hi) noexcept {
+  const size_t before = pending_zeros_.size();
+  pending_zeros_.erase(std::remove_if(pending_zeros_.begin(), pending_zeros_.end(),
+                                      [&](const PendingZero& z) {
+                                        const ncore::Box& b = z.access.region.box;
+                                        return static_cast<uint64_t>(b.lo) < hi && lo < static_cast<uint64_t>(b.hi);
+                                      }),
+                       pending_zeros_.end());
+  zeros_elided_ += before - pending_zeros_.size();  // their tiles are gone, never used
 }
 
 void TracerImpl::poll() {
@@ -877,6 +933,7 @@ ncore::Program TracerImpl::finish() {
     t.implied = ss.implied;
     t.peak_records = ss.peak_records;
     t.stationary_reuses = stationary_reuses_;
+    t.psum_zeros_elided = zeros_elided_ + pending_zeros_.size();  // the rest: never touched
     t.order = std::move(order_);
   }
   return p;

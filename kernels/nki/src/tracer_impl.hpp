@@ -148,6 +148,18 @@ class TracerImpl {
   // An operand an engine reads or writes: in the SBUF or the PSUM (NKI's error otherwise).
   void require_on_chip(const Tensor& t, const Ctx& c, const char* param) const;
   void emit(unsigned stream, ncore::isa::Insn insn, const Loc& loc, const ncore::Access* acc, size_t n);
+  // While alive, PSUM memsets (nl.zeros) wait for their tile's first use (TraceOptions::
+  // elide_psum_zeros); see settle_zeros.
+  struct DeferZeros {
+    explicit DeferZeros(TracerImpl& tr) : tr_(tr), was_(tr.deferring_zeros_) { tr.deferring_zeros_ = tr.opts_.elide_psum_zeros; }
+    ~DeferZeros() { tr_.deferring_zeros_ = was_; }
+    DeferZeros(const DeferZeros&) = delete;
+    DeferZeros& operator=(const DeferZeros&) = delete;
+
+   private:
+    TracerImpl& tr_;
+    bool was_;
+  };
   unsigned next_dma_queue();
   uint64_t hbm_end() const { return hbm_end_; }
 
@@ -230,6 +242,22 @@ class TracerImpl {
   // PSUM regions (partitions x bytes) of the open matmul accumulation groups: written by a
   // multiply since their tile was allocated and not read since.
   std::vector<ncore::Box> psum_groups_;
+  // PSUM memsets of nl.zeros waiting for their tile's first use.
+  struct PendingZero {
+    unsigned stream;
+    ncore::isa::Insn insn;
+    Loc loc;
+    ncore::Access access;
+  };
+  std::vector<PendingZero> pending_zeros_;
+  bool deferring_zeros_ = false;
+  // Before an instruction with these accesses: each waiting memset it touches is dropped (a
+  // multiply overwriting its whole region) or emitted now.
+  void settle_zeros(const ncore::isa::Insn& insn, const ncore::Access* acc, size_t n);
+  // Waiting memsets within PSUM bytes [lo, hi) of every partition, whose tile is gone: dropped.
+  void drop_zeros(uint64_t lo, uint64_t hi) noexcept;
+  void drop_zeros_overlapping(const ncore::Box& box) noexcept;
+  uint64_t zeros_elided_ = 0;
   // The stationary operand the array holds (valid while stationary_ok_).
   bool stationary_ok_ = false;
   ncore::isa::Ap stationary_{};

@@ -36,6 +36,7 @@ struct TraceStats {
   uint64_t implied = 0;        // of which already implied by earlier waits
   uint64_t peak_records = 0;   // most access records alive at once
   uint64_t stationary_reuses = 0;  // load_stationary instructions skipped (TraceOptions::reuse_stationary)
+  uint64_t psum_zeros_elided = 0;  // nl.zeros memsets of PSUM dropped (TraceOptions::elide_psum_zeros)
   // With TraceOptions::record_order: (stream, position) of every traced instruction, in
   // the order the kernel issued them.
   std::vector<std::pair<unsigned, uint32_t>> order;
@@ -45,6 +46,11 @@ struct TraceOptions {
   unsigned dma_queues_used = 4;  // dma_copy goes round-robin to queues 0 .. dma_queues_used-1
   // Skip a matmul's load_stationary when the array already holds the same, unchanged operand.
   bool reuse_stationary = true;
+  // nl.zeros in PSUM as the compiler lowers it: the memset waits until the tile is first
+  // touched, and is dropped when that is a matmul overwriting the whole tile (the accumulation
+  // group's first multiply starts from zero, so the bits are the same); anything else touching
+  // the tile first gets the memset just before it.
+  bool elide_psum_zeros = true;
   bool record_order = false;
   TraceStats* stats = nullptr;   // filled when the trace succeeds
   // Long traces: every few thousand instructions the tracer calls poll (which may throw to stop
