@@ -131,7 +131,7 @@ package ncore_fp_pkg;
       mag = {1'b0, x[63:32]} + {32'd0, x[31] & ((x[30:0] != 31'd0) | x[32])};
     end else if (e == 8'd158) mag = {1'b0, 1'b1, f[22:0], 8'd0};
     else mag = 33'h1_0000_0000;
-    s = f[31] ? -35'(mag) : 35'(mag);
+    s = f[31] ? -(35'(mag)) : 35'(mag);
     unique case (dt)
       DT_INT8:   begin lo = -35'sd128;        hi = 35'sd127;        end
       DT_UINT8:  begin lo = 35'sd0;           hi = 35'sd255;        end
