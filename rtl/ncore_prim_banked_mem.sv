@@ -102,7 +102,6 @@ module ncore_prim_banked_mem
   assign perf_rd_bytes_o = perf_rd_bytes_q;
   assign perf_wr_bytes_o = perf_wr_bytes_q;
 
-  logic [31:0] line_rd_bytes, line_wr_bytes;
   always_comb begin : p_perf
     perf_rd_bytes = '0;
     perf_wr_bytes = LaneWr ? 32'($countones(pw_valid_i)) * 32'd4 : '0;
@@ -112,22 +111,10 @@ module ncore_prim_banked_mem
     for (int w = 0; w < NumEngWr; w++) begin
       if (ew_gnt_i[w]) perf_wr_bytes = perf_wr_bytes + 32'($countones(ew_mask_i[w])) * 32'($countones(ew_ben_i[w]));
     end
-    perf_rd_bytes = perf_rd_bytes + line_rd_bytes;
-    perf_wr_bytes = perf_wr_bytes + line_wr_bytes;
-  end
-
-  if (NumLine > 0) begin : g_line_perf
-    always_comb begin
-      line_rd_bytes = '0;
-      line_wr_bytes = '0;
-      for (int d = 0; d < NumLine; d++) begin
-        if (lr_gnt_i[d]) line_rd_bytes = line_rd_bytes + 32'(LineWords * 4);
-        if (lw_gnt_i[d]) line_wr_bytes = line_wr_bytes + 32'($countones(lw_ben_i[d]));
-      end
+    for (int d = 0; d < NL; d++) begin
+      if (NumLine > 0 && lr_gnt_i[d]) perf_rd_bytes = perf_rd_bytes + 32'(LineWords * 4);
+      if (NumLine > 0 && lw_gnt_i[d]) perf_wr_bytes = perf_wr_bytes + 32'($countones(lw_ben_i[d]));
     end
-  end else begin : g_no_line_perf
-    assign line_rd_bytes = '0;
-    assign line_wr_bytes = '0;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -143,18 +130,17 @@ module ncore_prim_banked_mem
   // ---------------------------------------------------------------------------------------
   // Reads (registered data)
   // ---------------------------------------------------------------------------------------
-  always_ff @(posedge clk_i) begin
-    for (int r = 0; r < NumEngRd; r++) begin
-      if (er_gnt_i[r]) begin
-        for (int p = 0; p < P; p++) begin
-          if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
+  // (The line reads share the engine reads' block, as one clocked block of the SBUF's, so that
+  // the two-thread model's scheduler weighs them as before: see tests/sim/check_mt_partition.py.)
+  if (NumLine > 0) begin : g_rd_line
+    always_ff @(posedge clk_i) begin
+      for (int r = 0; r < NumEngRd; r++) begin
+        if (er_gnt_i[r]) begin
+          for (int p = 0; p < P; p++) begin
+            if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
+          end
         end
       end
-    end
-  end
-
-  if (NumLine > 0) begin : g_line_rd
-    always_ff @(posedge clk_i) begin
       for (int d = 0; d < NumLine; d++) begin
         if (lr_gnt_i[d]) begin
           for (int k = 0; k < LineWords; k++) begin
@@ -163,7 +149,16 @@ module ncore_prim_banked_mem
         end
       end
     end
-  end else begin : g_no_line_rd
+  end else begin : g_rd
+    always_ff @(posedge clk_i) begin
+      for (int r = 0; r < NumEngRd; r++) begin
+        if (er_gnt_i[r]) begin
+          for (int p = 0; p < P; p++) begin
+            if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
+          end
+        end
+      end
+    end
     assign lr_rdata_o = '0;
   end
 
