@@ -131,36 +131,26 @@ module ncore_prim_banked_mem
   // Reads (registered data)
   // ---------------------------------------------------------------------------------------
   // (The line reads share the engine reads' block, as one clocked block of the SBUF's, so that
-  // the two-thread model's scheduler weighs them as before: see tests/sim/check_mt_partition.py.)
-  if (NumLine > 0) begin : g_rd_line
-    always_ff @(posedge clk_i) begin
-      for (int r = 0; r < NumEngRd; r++) begin
-        if (er_gnt_i[r]) begin
-          for (int p = 0; p < P; p++) begin
-            if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
-          end
-        end
-      end
-      for (int d = 0; d < NumLine; d++) begin
-        if (lr_gnt_i[d]) begin
-          for (int k = 0; k < LineWords; k++) begin
-            lr_rdata_o[d][32*k +: 32] <= mem_q[lr_part_i[d]][WordW'({lr_line_i[d], LineSh'(0)} >> 2) + WordW'(k)];
-          end
+  // the two-thread model's scheduler weighs them as before: see tests/sim/check_mt_partition.py.
+  // Without line ports nothing is read and lr_rdata_o reads 0.)
+  logic [NL-1:0][LineW-1:0] lr_rdata_q;
+  always_ff @(posedge clk_i) begin
+    for (int r = 0; r < NumEngRd; r++) begin
+      if (er_gnt_i[r]) begin
+        for (int p = 0; p < P; p++) begin
+          if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
         end
       end
     end
-  end else begin : g_rd
-    always_ff @(posedge clk_i) begin
-      for (int r = 0; r < NumEngRd; r++) begin
-        if (er_gnt_i[r]) begin
-          for (int p = 0; p < P; p++) begin
-            if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
-          end
+    for (int d = 0; d < NL; d++) begin
+      if (NumLine > 0 && lr_gnt_i[d]) begin
+        for (int k = 0; k < LineWords; k++) begin
+          lr_rdata_q[d][32*k +: 32] <= mem_q[lr_part_i[d]][(WordW'(lr_line_i[d]) << (LineSh - 2)) + WordW'(k)];
         end
       end
     end
-    assign lr_rdata_o = '0;
   end
+  assign lr_rdata_o = (NumLine > 0) ? lr_rdata_q : '0;
 
   // ---------------------------------------------------------------------------------------
   // Writes: per partition the lane word and the granted engine-port words, and the granted
