@@ -4,8 +4,8 @@
 // element to fp32 exactly, compute in IEEE-754 binary32 with round-to-nearest-even and no flush-to-zero, and round
 // once to the destination dtype. Any NaN that comes out of a conversion or an arithmetic op is
 // the canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00); bit copies between equal
-// dtypes do not come here and keep their bits. The C++ reference is tb/golden/numerics.hpp, built
-// on the host's IEEE float arithmetic and checked against these functions by tb/unit/fp.
+// dtypes do not come here and keep their bits. The C++ reference is firmware/include/ncore/numerics.hpp,
+// built on the host's IEEE float arithmetic and checked against these functions by tb/unit/fp.
 //
 // These functions run in 128 lanes every cycle under Verilator, so they are written for
 // simulation speed: straight-line code on machine-word-sized vectors (<= 64 bits), one variable
@@ -24,8 +24,8 @@
 // so that a carry out of the mantissa steps the exponent, a subnormal (hidden = 0, exp = 1) comes
 // out with a zero exponent field, and a carry into exponent 255 reads as infinity.
 //
-// Written in the subset of SystemVerilog that Debian's Yosys 0.23 reads (make synth, README
-// "Synthesis"): a function's result is assigned to its name (no `return`: the special cases are
+// Written in the subset of SystemVerilog that Debian's Yosys 0.23 reads (make synth,
+// docs/synthesis.md): a function's result is assigned to its name (no `return`: the special cases are
 // the first branches of an if-else chain), a value widened to an int is $signed({zeros, x}) (no
 // int'(x) casts), tables are packed vectors with element i at bits [W i +: W], written from the
 // last element to the first (no unpacked-array constants), and a struct argument is unpacked into
@@ -469,8 +469,8 @@ package ncore_fp_pkg;
 
   // The transcendental functions: fixed sequences of fp32 operations (f32_add, f32_sub, f32_mul,
   // f32_div, each rounded to nearest even) and exact bit operations, the same sequences, step for
-  // step, as tb/golden/act_math.hpp, which documents each algorithm; docs/hardware.md gives
-  // their measured error bounds. Constants are that file's, as fp32 bits.
+  // step, as firmware/include/ncore/act_math.hpp, which documents each algorithm;
+  // docs/hardware.md gives their measured error bounds. Constants are that file's, as fp32 bits.
   localparam logic [31:0] F32One      = 32'h3F80_0000;
   localparam logic [31:0] F32Two      = 32'h4000_0000;
   localparam logic [31:0] F32Half     = 32'h3F00_0000;
