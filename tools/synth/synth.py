@@ -20,9 +20,11 @@ package's own enum values, unqualified, to implicitly declared wires). Nothing e
 
 The run fails (exit 1), and with it the test synth.quick, when the RTL stops synthesizing: a
 datapath or a module Yosys reads does not synthesize, or reads with a name it leaves unresolved
-(an implicitly declared wire), a module of READS stops, or a module stops at a construct
-CONSTRUCTS does not name (the claim docs/synthesis.md makes would no longer hold). --quick skips the two engine lanes (minutes
-each) and the gate level of the modules it reads; everything else runs (seconds).
+(an implicitly declared wire); a module of READS stops; a module stops at a construct CONSTRUCTS
+does not name (the claim docs/synthesis.md makes would no longer hold); or anything but an engine
+lane does not finish within --timeout (a lane that does not is reported, not failed). --quick
+skips the two engine lanes (minutes each) and the gate level of the modules it reads; what it
+runs takes seconds.
 """
 import argparse
 import json
@@ -214,7 +216,7 @@ def synthesize(name, read, params, to_gates, logs, src, timeout):
     if params:
         r["params"] = params
     if rc is None:
-        r["error"] = {"error": f"did not finish in {timeout} s", "construct": None}
+        r["error"] = {"error": f"did not finish in {timeout} s", "construct": None, "timeout": True}
         return r
     implicit = implicit_wires(log)
     if rc != 0 or not os.path.exists(gates or coarse):
@@ -238,6 +240,8 @@ def verdict(r):
     if not e:
         return True, "yes"
     where = f"{e['file']}:{e['line']}" if "line" in e else ""
+    if e.get("timeout"):  # an engine lane (not in --quick) may take longer: reported, not failed
+        return r.get("kind") == "unit" and not r.get("quick"), f"not finished: {e['error']}"
     if e.get("construct"):
         ok = r.get("kind") == "module" and r["module"] not in READS
         return ok, f"no: {where} {e['construct']} (`{e['code']}`)"
@@ -271,8 +275,10 @@ def module_what(path):
                 break
             continue
         lines.append(line[2:].strip())
-    text = " ".join(lines)
-    return (re.split(r"(?<=[.:;])\s", text, maxsplit=1)[0].rstrip(".:;") if text else "")[:110]
+    first = re.split(r"(?<=[.:;])\s", " ".join(lines), maxsplit=1)[0].rstrip(".:;")
+    if first.count("(") > first.count(")") or len(first) > 80:
+        first = first.split(" (")[0]  # the sentence's head, without its aside
+    return first
 
 
 def main():
@@ -298,7 +304,7 @@ def main():
             continue
         read = f"{read_pkgs} {os.path.join(src, 'ncore_synth_units.sv')}"
         r = synthesize(unit, read, {}, to_gates, logs, src, a.timeout)
-        r.update(kind="unit", what=what, log=os.path.join(logs, unit + ".log"))
+        r.update(kind="unit", what=what, quick=quick, log=os.path.join(logs, unit + ".log"))
         report["units"].append(r)
         print_row(r)
 
@@ -316,8 +322,8 @@ def main():
     log = os.path.join(logs, "ncore_top_trn2.log")
     files = " ".join(os.path.join(src, g) for g in mods)
     rc, secs = yosys(f"{read_pkgs} {files}; hierarchy -check -top ncore_top -chparam Preset 0", log, a.timeout)
-    top = {"module": "ncore_top", "kind": "module", "what": "the full-size core (trn2): hierarchy", "log": log,
-           "seconds": round(secs, 1)}
+    top = {"module": "core (trn2)", "kind": "module", "log": log, "seconds": round(secs, 1),
+           "what": "every file read, `hierarchy -top ncore_top -chparam Preset 0`"}
     if rc != 0:
         top["error"] = first_error(log, src) if rc is not None else {"error": "timeout", "construct": None}
     report["top"] = top
