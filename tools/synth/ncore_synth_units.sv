@@ -40,7 +40,11 @@ module ncore_synth_dve_lane
 endmodule
 
 // A scalar engine lane (ncore_act): func(x * scale + bias) in fp32, rounded once to the
-// destination dtype, and the add-reduce accumulator.
+// destination dtype, and the add-reduce accumulator. fp_act is a `unique case` on the function
+// code, each item one function's circuit: here each code's item is an instance of its own
+// (ncore_synth_act_func, fp_act with the code constant) and fn_i selects among their results,
+// the same hardware. (Written as the one call fp_act(fn_i, ...), the lane is one process of
+// 231,130 signals to Yosys 0.23, whose `proc` then converts about two a second.)
 module ncore_synth_act_lane
   import ncore_isa_pkg::*;
   import ncore_fp_pkg::*;
@@ -54,12 +58,35 @@ module ncore_synth_act_lane
   output logic [31:0] r_o,
   output logic [31:0] acc_o
 );
-  logic [31:0] f;
-  assign f = fp_act(fn_i, f32_add(f32_mul(x_i, scale_i), bias_i));
+  localparam int unsigned W     = $bits(fn_i);
+  localparam int unsigned Codes = 1 << W;
+  logic [31:0]         x, f;
+  logic [32*Codes-1:0] fr;  // code c's result at [32 c +: 32]
+  assign x = f32_add(f32_mul(x_i, scale_i), bias_i);
+  for (genvar c = 0; c < Codes; c++) begin : g_fn
+    ncore_synth_act_func #(.W(W), .Fn(c)) u_fn (.x_i(x), .r_o(fr[32*c +: 32]));
+  end
+  assign f = fr[32*fn_i +: 32];
   always_ff @(posedge clk_i) begin
     r_o   <= fp_from_f32(f, dst_dt_i);
     acc_o <= f32_add(acc_o, f);
   end
+endmodule
+
+// One item of fp_act's case: the function of code Fn (the identity for a code the ISA does not
+// define, as fp_act's default).
+module ncore_synth_act_func
+  import ncore_isa_pkg::*;
+  import ncore_fp_pkg::*;
+#(
+  parameter int unsigned W  = 5,  // the bits of act_func_e
+  parameter int unsigned Fn = 0
+) (
+  input  logic [31:0] x_i,
+  output logic [31:0] r_o
+);
+  localparam logic [W-1:0] Code = Fn;
+  assign r_o = fp_act(Code, x_i);
 endmodule
 
 // A DMA engine's cast of one element (ncore_dma_engine, between dtypes that differ): through fp32.

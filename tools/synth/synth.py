@@ -6,8 +6,8 @@
 Three parts, one table:
 - the engines' datapaths (tools/synth/ncore_synth_units.sv: the tensor engine's PE, a lane of the
   vector and of the scalar engine, a DMA engine's cast, a PSUM partition's accumulation), each
-  synthesized by the package functions the engines call: `proc; opt` gives word-level cells, then
-  `techmap; opt -fast` gate-level cells (UNITS says which go to gates);
+  synthesized by the package functions the engines call: `proc; flatten; opt` gives word-level
+  cells, then `techmap; opt -fast` gate-level cells (UNITS says which go to gates);
 - every RTL module (rtl/ncore.f), read as written (`read_verilog -sv -defer`) and elaborated on its
   own (`hierarchy -top`): a module Yosys reads is synthesized the same way; for one it does not, the
   construct it stops at, by name (CONSTRUCTS);
@@ -195,9 +195,9 @@ def implicit_wires(log):
 
 
 def synth_script(read, top, params, coarse, gates):
-    """read, elaborate top, `proc; opt` (stat to coarse), and if gates `techmap; opt -fast`."""
+    """read, elaborate top, `proc; flatten; opt` (stat to coarse), and if gates `techmap; opt -fast`."""
     chparams = "".join(f" -chparam {k} {v}" for k, v in params.items())
-    script = f"{read}; hierarchy -check -top {top}{chparams}; proc; opt; tee -q -o {coarse} stat"
+    script = f"{read}; hierarchy -check -top {top}{chparams}; proc; flatten; opt; tee -q -o {coarse} stat"
     if gates:
         script += f"; techmap; opt -fast; tee -q -o {gates} stat"
     return script
