@@ -17,6 +17,8 @@
 #                                                               the coverage build (build-cov): random Programs
 #                                                               and the kernels, a per-module table, HTML report
 #   make lint                                                   verilator --lint-only -Wall
+#   make synth                                                  Yosys 0.23 on the RTL: cells per module, or the
+#                                                               construct it stops at (build/synth/synth.md)
 #   make isa                                                    regenerate the ISA/preset outputs
 #
 # bench, fidelity and regress record their figures in docs/figures/ and rewrite the docs' tables
@@ -53,7 +55,7 @@ MINUTES ?= $(if $(COUNT),,30)
 COV_BUILD ?= build-cov
 KERNELS ?= all
 
-.PHONY: all deps configure build sim waves test fuzz bench conv-harness fidelity regress coverage lint isa clean
+.PHONY: all deps configure build sim waves test fuzz bench conv-harness fidelity regress coverage lint synth isa clean
 
 all: build
 
@@ -120,6 +122,9 @@ coverage: $(COV_BUILD)/CMakeCache.txt
 
 lint: deps
 	tools/lint
+
+synth: deps
+	/usr/bin/python3 tools/synth/synth.py --out $(BUILD)/synth
 
 isa: configure
 	cmake --build $(BUILD) --target isa-update

@@ -2,10 +2,12 @@ ncore_isa_pkg.sv
 ncore_cfg_pkg.sv
 ncore_fp_pkg.sv
 ncore_ap_pkg.sv
+ncore_assert_pkg.sv
 ncore_clk_en.sv
 ncore_ap_iter.sv
 ncore_prim_lane_arb.sv
 ncore_sbuf_arb.sv
+ncore_prim_banked_mem.sv
 ncore_sbuf.sv
 ncore_eng_front.sv
 ncore_eng_route.sv

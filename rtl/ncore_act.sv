@@ -51,6 +51,8 @@
 //
 // The per-partition operands are read before anything is written and dst2 after all of dst, so
 // they may sit anywhere, the destinations included.
+`include "ncore_assert.svh"
+
 module ncore_act
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
@@ -153,6 +155,13 @@ module ncore_act
   end
 
   assign wr_data_o = result;  // sampled at the grant, in the cycle it is computed
+
+  // The engine runs activation only; an element and the add-reduce result are never offered in
+  // one cycle, and the result only for an instruction with dst2.
+  `ASSERT_WIDE(a_opcode, !accept || insn_i.opcode == OP_ACTIVATION,
+               $sformatf("opcode %0d taken by the scalar engine", insn_i.opcode))
+  `ASSERT_NEVER(a_elem_or_red, compute && red_wr, "an element and the add-reduce result offered in one cycle")
+  `ASSERT_IF(a_red_dst2, red_q, red_wr, "add-reduce result offered for an instruction without dst2")
 
   // The accumulators take an element when its write is granted, so a retry never adds it twice.
   always_ff @(posedge clk_i or negedge rst_ni) begin

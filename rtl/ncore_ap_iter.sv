@@ -12,6 +12,8 @@
 //
 //   dims[1] sweep base ----> [e e e e ... size0]   step: addr += n * stride0 * esz
 //   + stride1*esz ---------> [e e e e ... size0]   wrap: base1 += stride1 * esz; addr = base1
+`include "ncore_assert.svh"
+
 module ncore_ap_iter #(
   parameter int unsigned AddrW = 32  // every instance sets it: HBM or SBUF/PSUM address bits
 ) (
@@ -37,7 +39,7 @@ module ncore_ap_iter #(
   function automatic logic [AddrW-1:0] scaled(logic [31:0] stride, logic [1:0] sh);
     logic signed [AddrW-1:0] s;
     s = AddrW'($signed(stride));
-    return s <<< sh;
+    scaled = s <<< sh;
   endfunction
 
   assign addr_o = addr_q;
@@ -90,15 +92,9 @@ module ncore_ap_iter #(
     end
   end
 
-  // ---------------------------------------------------------------------------------------
-  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
-  // ---------------------------------------------------------------------------------------
-`ifdef NCORE_ASSERT
-  import "DPI-C" function void ncore_assert_fail(input string msg);
   // A step of n elements stays within the current dims[0] sweep (the caller's contract).
-  a_step_n: assert property (@(posedge clk_i) disable iff (!rst_ni) step_i && !init_i |-> 32'(step_n_i) <= rem0_o)
-    else ncore_assert_fail($sformatf("%m: step of %0d elements with %0d left in the sweep", step_n_i, rem0_o));
-`endif
+  `ASSERT_IF(a_step_n, 32'(step_n_i) <= rem0_o, step_i && !init_i,
+             $sformatf("step of %0d elements with %0d left in the sweep", step_n_i, rem0_o))
 
   // ---------------------------------------------------------------------------------------
   // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make

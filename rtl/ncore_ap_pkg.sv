@@ -14,27 +14,28 @@ package ncore_ap_pkg;
   // log2 of an element's bytes: the shift from element strides to byte strides.
   function automatic logic [1:0] ap_esz_log2(dtype_e dt);
     unique case (dtype_bytes(dt))
-      3'd4:    return 2'd2;
-      3'd2:    return 2'd1;
-      default: return 2'd0;
+      3'd4:    ap_esz_log2 = 2'd2;
+      3'd2:    ap_esz_log2 = 2'd1;
+      default: ap_esz_log2 = 2'd0;
     endcase
   endfunction
 
-  // Elements per partition of an access pattern: the product of its free sizes.
-  function automatic logic [31:0] ap_elems(logic [3:0][31:0] size);
-    return size[0] * size[1] * size[2] * size[3];
+  // Elements per partition of an access pattern: the product of its free sizes (ap_t.size, whose
+  // dims[d] is size[32 d +: 32]; Yosys 0.23 reads no multi-dimensional argument).
+  function automatic logic [31:0] ap_elems(logic [127:0] size);
+    ap_elems = size[31:0] * size[63:32] * size[95:64] * size[127:96];
   endfunction
 
   // The element of dtype `dt` in `word`, in the low bits: the whole word, the half or the byte
   // at byte offset `boff` (the element's byte address bits 1:0).
   function automatic logic [31:0] ap_elem_of_word(logic [31:0] word, logic [1:0] boff, dtype_e dt);
-    return elem_bits(word >> {boff, 3'b0}, dt);
+    ap_elem_of_word = elem_bits(word >> {boff, 3'b0}, dt);
   endfunction
 
   // The write byte enables of one element of dtype `dt` at byte offset 0 of its word (the
   // memory shifts them to the element's offset).
   function automatic logic [3:0] ap_elem_ben(dtype_e dt);
-    return 4'((5'd1 << dtype_bytes(dt)) - 5'd1);
+    ap_elem_ben = 4'((5'd1 << dtype_bytes(dt)) - 5'd1);
   endfunction
 
 endpackage

@@ -34,102 +34,102 @@ package ncore_cfg_pkg;
   } cfg_t;
 
   // NeuronCore-v3 (Trainium2), the default
-  localparam cfg_t CfgTrn2 = '{
-    Id: 0,
-    NumPartitions: 128,
-    SbufBytes: 229376,
-    SbufBanks: 8,
-    SbufLineBytes: 16,
-    PsumBytes: 16384,
-    PsumBankBytes: 2048,
-    PeMmMinCycles: 64,
-    PeFp32Passes: 4,
-    DmaEngines: 16,
-    DmaQueues: 16,
-    DmaHbmCredits: 4,
-    HbmAddrBits: 40,
-    DmaDescCycles: 30,
-    DmaOutstanding: 256,
-    DveCeNum: 2,
-    DveCeDen: 5,
-    ActCeNum: 1,
-    ActCeDen: 2,
-    DmaCeNum: 7,
-    DmaCeDen: 10,
-    DveAccessStartCycles: 60,
-    DveMinIi: 64,
-    ActAccessStartCycles: 60,
-    ActMinIi: 64,
-    ActReduceCycles: 64
+  localparam cfg_t CfgTrn2 = {
+    32'd0,      // Id
+    32'd128,    // NumPartitions
+    32'd229376, // SbufBytes
+    32'd8,      // SbufBanks
+    32'd16,     // SbufLineBytes
+    32'd16384,  // PsumBytes
+    32'd2048,   // PsumBankBytes
+    32'd64,     // PeMmMinCycles
+    32'd4,      // PeFp32Passes
+    32'd16,     // DmaEngines
+    32'd16,     // DmaQueues
+    32'd4,      // DmaHbmCredits
+    32'd40,     // HbmAddrBits
+    32'd30,     // DmaDescCycles
+    32'd256,    // DmaOutstanding
+    32'd2,      // DveCeNum
+    32'd5,      // DveCeDen
+    32'd1,      // ActCeNum
+    32'd2,      // ActCeDen
+    32'd7,      // DmaCeNum
+    32'd10,     // DmaCeDen
+    32'd60,     // DveAccessStartCycles
+    32'd64,     // DveMinIi
+    32'd60,     // ActAccessStartCycles
+    32'd64,     // ActMinIi
+    32'd64      // ActReduceCycles
   };
 
   // NeuronCore-v2 (Trainium1)
-  localparam cfg_t CfgTrn1 = '{
-    Id: 1,
-    NumPartitions: 128,
-    SbufBytes: 196608,
-    SbufBanks: 8,
-    SbufLineBytes: 16,
-    PsumBytes: 16384,
-    PsumBankBytes: 2048,
-    PeMmMinCycles: 64,
-    PeFp32Passes: 4,
-    DmaEngines: 16,
-    DmaQueues: 16,
-    DmaHbmCredits: 4,
-    HbmAddrBits: 40,
-    DmaDescCycles: 136,
-    DmaOutstanding: 256,
-    DveCeNum: 2,
-    DveCeDen: 5,
-    ActCeNum: 1,
-    ActCeDen: 2,
-    DmaCeNum: 3,
-    DmaCeDen: 5,
-    DveAccessStartCycles: 60,
-    DveMinIi: 64,
-    ActAccessStartCycles: 60,
-    ActMinIi: 64,
-    ActReduceCycles: 64
+  localparam cfg_t CfgTrn1 = {
+    32'd1,      // Id
+    32'd128,    // NumPartitions
+    32'd196608, // SbufBytes
+    32'd8,      // SbufBanks
+    32'd16,     // SbufLineBytes
+    32'd16384,  // PsumBytes
+    32'd2048,   // PsumBankBytes
+    32'd64,     // PeMmMinCycles
+    32'd4,      // PeFp32Passes
+    32'd16,     // DmaEngines
+    32'd16,     // DmaQueues
+    32'd4,      // DmaHbmCredits
+    32'd40,     // HbmAddrBits
+    32'd136,    // DmaDescCycles
+    32'd256,    // DmaOutstanding
+    32'd2,      // DveCeNum
+    32'd5,      // DveCeDen
+    32'd1,      // ActCeNum
+    32'd2,      // ActCeDen
+    32'd3,      // DmaCeNum
+    32'd5,      // DmaCeDen
+    32'd60,     // DveAccessStartCycles
+    32'd64,     // DveMinIi
+    32'd60,     // ActAccessStartCycles
+    32'd64,     // ActMinIi
+    32'd64      // ActReduceCycles
   };
 
   // small configuration of the same RTL for unit benches
-  localparam cfg_t CfgTiny = '{
-    Id: 2,
-    NumPartitions: 16,
-    SbufBytes: 4096,
-    SbufBanks: 4,
-    SbufLineBytes: 16,
-    PsumBytes: 1024,
-    PsumBankBytes: 256,
-    PeMmMinCycles: 8,
-    PeFp32Passes: 4,
-    DmaEngines: 2,
-    DmaQueues: 4,
-    DmaHbmCredits: 4,
-    HbmAddrBits: 40,
-    DmaDescCycles: 4,
-    DmaOutstanding: 64,
-    DveCeNum: 2,
-    DveCeDen: 5,
-    ActCeNum: 1,
-    ActCeDen: 2,
-    DmaCeNum: 7,
-    DmaCeDen: 10,
-    DveAccessStartCycles: 6,
-    DveMinIi: 8,
-    ActAccessStartCycles: 6,
-    ActMinIi: 8,
-    ActReduceCycles: 4
+  localparam cfg_t CfgTiny = {
+    32'd2,    // Id
+    32'd16,   // NumPartitions
+    32'd4096, // SbufBytes
+    32'd4,    // SbufBanks
+    32'd16,   // SbufLineBytes
+    32'd1024, // PsumBytes
+    32'd256,  // PsumBankBytes
+    32'd8,    // PeMmMinCycles
+    32'd4,    // PeFp32Passes
+    32'd2,    // DmaEngines
+    32'd4,    // DmaQueues
+    32'd4,    // DmaHbmCredits
+    32'd40,   // HbmAddrBits
+    32'd4,    // DmaDescCycles
+    32'd64,   // DmaOutstanding
+    32'd2,    // DveCeNum
+    32'd5,    // DveCeDen
+    32'd1,    // ActCeNum
+    32'd2,    // ActCeDen
+    32'd7,    // DmaCeNum
+    32'd10,   // DmaCeDen
+    32'd6,    // DveAccessStartCycles
+    32'd8,    // DveMinIi
+    32'd6,    // ActAccessStartCycles
+    32'd8,    // ActMinIi
+    32'd4     // ActReduceCycles
   };
 
   // Preset by number (the top level's Preset parameter).
   function automatic cfg_t preset(int unsigned id);
     unique case (id)
-      0: return CfgTrn2;
-      1: return CfgTrn1;
-      2: return CfgTiny;
-      default: return CfgTrn2;
+      0: preset = CfgTrn2;
+      1: preset = CfgTrn1;
+      2: preset = CfgTiny;
+      default: preset = CfgTrn2;
     endcase
   endfunction
 

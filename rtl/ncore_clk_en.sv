@@ -7,6 +7,8 @@
 //
 // The pattern repeats every Den cycles, which is what lets the SystemC top level skip idle
 // time in multiples of the enables' common period without changing any phase.
+`include "ncore_assert.svh"
+
 module ncore_clk_en #(
   parameter int unsigned Num = 1,
   parameter int unsigned Den = 1
@@ -35,12 +37,6 @@ module ncore_clk_en #(
     end
   end
 
-  // ---------------------------------------------------------------------------------------
-  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
-  // ---------------------------------------------------------------------------------------
-`ifdef NCORE_ASSERT
-  import "DPI-C" function void ncore_assert_fail(input string msg);
-  a_acc: assert property (@(posedge clk_i) disable iff (!rst_ni) 32'(acc_q) < Den)
-    else ncore_assert_fail($sformatf("%m: accumulator %0d not below %0d", acc_q, Den));
-`endif
+  // The accumulator stays below its period.
+  `ASSERT(a_acc, 32'(acc_q) < Den, $sformatf("accumulator %0d not below %0d", acc_q, Den))
 endmodule

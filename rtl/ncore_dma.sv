@@ -13,6 +13,8 @@
 // A new transfer is broadcast to the engines as (queue, SBUF-side start partition,
 // partition count), from which each works out its rows; an engine reads the transfer's
 // access patterns from the slot, through its own registered read port, when it starts a row.
+`include "ncore_assert.svh"
+
 module ncore_dma
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
@@ -160,11 +162,9 @@ module ncore_dma
     end
   end
 
-  // ---------------------------------------------------------------------------------------
-  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
-  // ---------------------------------------------------------------------------------------
+  // A transfer is handed over only to a free queue slot (it would be dropped otherwise); each
+  // engine completes its share of a transfer exactly once.
 `ifdef NCORE_ASSERT
-  import "DPI-C" function void ncore_assert_fail(input string msg);
   logic chk_done_bad;  // an engine's done for a queue with no transfer, or a second one
   always_comb begin
     chk_done_bad = 1'b0;
@@ -176,20 +176,11 @@ module ncore_dma
       end
     end
   end
-  // A transfer is handed over only to a free queue slot (it would be dropped otherwise).
-  // (An immediate assertion: Verilator 5.006 cannot sample a signal as wide as insn_i for a
-  // concurrent one.)
-  always_ff @(posedge clk_i) begin
-    if (rst_ni && insn_valid_i) begin
-      a_slot_free: assert (!valid_q[QW'(insn_i.dma_queue)])
-        else ncore_assert_fail($sformatf("%m: transfer handed to queue %0d while its slot is busy", insn_i.dma_queue));
-    end
-  end
-  // Each engine completes its share of a transfer exactly once.
-  a_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_done_bad)
-    else ncore_assert_fail($sformatf("%m: engine done for a queue with no transfer or a second time (slots %0h)",
-                                     valid_q));
 `endif
+  `ASSERT_WIDE(a_slot_free, !insn_valid_i || !valid_q[QW'(insn_i.dma_queue)],
+               $sformatf("transfer handed to queue %0d while its slot is busy", insn_i.dma_queue))
+  `ASSERT_NEVER(a_done_once, chk_done_bad,
+                $sformatf("engine done for a queue with no transfer or a second time (slots %0h)", valid_q))
 
   // ---------------------------------------------------------------------------------------
   // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make

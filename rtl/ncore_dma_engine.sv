@@ -27,6 +27,8 @@
 // The engine learns of a new transfer from a one-cycle broadcast (queue, SBUF-side start
 // partition, partition count), works out its rows from that, and fetches the transfer's two
 // access patterns from the DMA block only when it starts one of its rows.
+`include "ncore_assert.svh"
+
 module ncore_dma_engine
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
@@ -97,23 +99,51 @@ module ncore_dma_engine
   localparam int unsigned CntW   = IdxW + 2;
   localparam int unsigned MaxK   = LineB;         // elements per chunk at most (1-byte dtypes)
   localparam int unsigned KW     = $clog2(MaxK + 1);
+  localparam int unsigned DescW  = (Cfg.DmaDescCycles > 1) ? $clog2(Cfg.DmaDescCycles + 1) : 1;
 
-  logic [CrW-1:0] credit_q;  // HBM credits held, at most DmaHbmCredits
-  logic       hq_ok;                                // a credit is available this cycle
+  // ---------------------------------------------------------------------------------------
+  // State (_q registers, _d their next values)
+  // ---------------------------------------------------------------------------------------
+  // Per queue: this engine's share of the queue's transfer.
+  logic [Q-1:0]           own_q, own_d;          // this engine owes queue q a done for its transfer
+  logic [Q-1:0][7:0]      row_q, row_d;          // next row (relative partition) to move
+  logic [Q-1:0][7:0]      row_end_q, row_end_d;
+  logic [Q-1:0][CntW-1:0] pend_q, pend_d;        // chunks issued and not yet written
+  logic [Q-1:0]           done_d;
+  // The row being moved: the row state machine (R_FETCH: its access patterns are on ap_*_i;
+  // R_DESC: its descriptor is being generated; R_RUN: its chunks are issued).
+  typedef enum logic [1:0] {R_IDLE, R_FETCH, R_DESC, R_RUN} rstate_e;
+  rstate_e          rs_q, rs_d;
+  logic [DescW-1:0] desc_q, desc_d;              // descriptor cycles left (R_DESC)
+  logic [QW-1:0]    cur_q, cur_d;                // queue of the current row
+  logic [7:0]       cur_row_q, cur_row_d;
+  logic [QW-1:0]    rr_q, rr_d;                  // round-robin pointer
+  logic [31:0]      left_q, left_d;              // elements of the row not yet issued
+  // The fields of the current row's patterns the issue stage needs (the address generators
+  // hold the rest), loaded in R_FETCH.
+  logic [PartW-1:0] s_part_q, d_part_q;
+  buffer_e          s_mem_q, d_mem_q;
+  dtype_e           s_dt_q, d_dt_q;
+  logic             s_unit_q, d_unit_q;          // innermost stride is 1 element
+  logic             act_q;
+  // The in-flight FIFO's pointers and counts, HBM credits.
+  logic [Depth-1:0] have_q, have_d;              // data has arrived
+  logic [IdxW-1:0]  head_q, head_d, tail_q, tail_d;
+  logic [CntW-1:0]  count_q, count_d;
+  logic [IdxW-1:0]  hf_head_q, hf_head_d, hf_tail_q, hf_tail_d;  // entries waiting for HBM data
+  logic [IdxW-1:0]  wa_head_q, wa_head_d, wa_tail_q, wa_tail_d;  // HBM writes awaiting their ack
+  logic [CntW-1:0]  wa_count_q, wa_count_d;
+  logic             sfill_q, sfill_d;            // SBUF read granted last DMA cycle: its data is on sr_rdata_i now
+  logic [IdxW-1:0]  sfill_idx_q, sfill_idx_d;
+  logic [CrW-1:0]   credit_q, credit_d;          // HBM credits held, at most DmaHbmCredits
+  logic             hq_ok;                       // a credit is available this cycle
+
+  assign act_q = rs_q == R_RUN;
   assign hq_ok = credit_q != '0;
 
-  // ---------------------------------------------------------------------------------------
-  // Per-queue share state
-  // ---------------------------------------------------------------------------------------
-  logic [Q-1:0]           own_q;       // this engine owes queue q a done for its transfer
-  logic [Q-1:0][7:0]      row_q;       // next row (relative partition) to move
-  logic [Q-1:0][7:0]      row_end_q;
-  logic [Q-1:0][CntW-1:0] pend_q;      // chunks issued and not yet written
-
   // Rows [lo, hi) of a transfer that fall on this engine's partitions.
-  logic [8:0] sh_lo, sh_hi;
-  always_comb begin
-    logic [8:0] own_lo, own_hi;
+  logic [8:0] sh_lo, sh_hi, own_lo, own_hi;
+  always_comb begin : p_share
     own_lo = 9'(32'(engine_id_i) * PPE);
     own_hi = 9'((32'(engine_id_i) + 1) * PPE);
     sh_lo = (own_lo > 9'(new_sp_i)) ? own_lo - 9'(new_sp_i) : 9'd0;
@@ -125,39 +155,21 @@ module ncore_dma_engine
   // ---------------------------------------------------------------------------------------
   // Rows: pick a queue (round-robin), fetch its access patterns, issue the row's chunks
   // ---------------------------------------------------------------------------------------
-  localparam int unsigned DescW = (Cfg.DmaDescCycles > 1) ? $clog2(Cfg.DmaDescCycles + 1) : 1;
-  typedef enum logic [1:0] {R_IDLE, R_FETCH, R_DESC, R_RUN} rstate_e;
-  rstate_e          rs_q;
-  logic [DescW-1:0] desc_q;       // descriptor cycles left (R_DESC)
-  logic [QW-1:0]    cur_q;        // queue of the current row
-  logic [7:0]       cur_row_q;
-  logic [QW-1:0]    rr_q;         // round-robin pointer
-  logic [31:0]      left_q;       // elements of the row not yet issued
-  logic [PartW-1:0] s_part_q, d_part_q;
-  // The fields of the current row's patterns the issue stage needs (the address generators
-  // hold the rest).
-  buffer_e          s_mem_q, d_mem_q;
-  dtype_e           s_dt_q, d_dt_q;
-  logic             s_unit_q, d_unit_q;   // innermost stride is 1 element
-  logic             act_q;
-  assign act_q = rs_q == R_RUN;
-
-  logic [Q-1:0] has_rows;
+  logic [Q-1:0]  has_rows;
   logic          pick_valid;
-  logic [QW-1:0] pick_q;
-  always_comb begin
-    logic [QW-1:0] q;
-    q          = '0;
+  logic [QW-1:0] pick_q, pick_i;
+  always_comb begin : p_pick
+    pick_i     = '0;
     pick_valid = 1'b0;
     pick_q     = '0;
-    has_rows = '0;
+    has_rows   = '0;
     if (own_q != '0) for (int k = 0; k < Q; k++) has_rows[k] = own_q[k] && row_q[k] < row_end_q[k];
     if (rs_q == R_IDLE && has_rows != '0) begin
       for (int i = 1; i <= Q; i++) begin
-        q = QW'((32'(rr_q) + i) % Q);
-        if (!pick_valid && has_rows[q]) begin
+        pick_i = QW'((32'(rr_q) + i) % Q);
+        if (!pick_valid && has_rows[pick_i]) begin
           pick_valid = 1'b1;
-          pick_q     = q;
+          pick_q     = pick_i;
         end
       end
     end
@@ -166,14 +178,16 @@ module ncore_dma_engine
   assign ap_req_o   = ce_i && pick_valid;
   assign ap_req_q_o = pick_q;
 
-  function automatic logic [HAddrW-1:0] row_base(ap_t a, logic [7:0] row);
-    if (a.mem == BUF_HBM) begin
-      logic signed [HAddrW-1:0] off;
-      off = HAddrW'($signed(a.part_stride)) * HAddrW'(row);
-      return HAddrW'(a.offset) + HAddrW'(off <<< ap_esz_log2(a.dtype));
-    end
-    return HAddrW'(a.offset);
-  endfunction
+  // A row's first address on each side: SBUF and PSUM rows start at the pattern's offset (their
+  // partition is the row's), HBM rows part_stride elements apart.
+  logic signed [HAddrW-1:0] s_row_off, d_row_off;
+  logic [HAddrW-1:0]        s_row_base, d_row_base;
+  assign s_row_off  = HAddrW'($signed(ap_src_i.part_stride)) * HAddrW'(cur_row_q);
+  assign d_row_off  = HAddrW'($signed(ap_dst_i.part_stride)) * HAddrW'(cur_row_q);
+  assign s_row_base = HAddrW'(ap_src_i.offset) +
+                      ((ap_src_i.mem == BUF_HBM) ? HAddrW'(s_row_off <<< ap_esz_log2(ap_src_i.dtype)) : '0);
+  assign d_row_base = HAddrW'(ap_dst_i.offset) +
+                      ((ap_dst_i.mem == BUF_HBM) ? HAddrW'(d_row_off <<< ap_esz_log2(ap_dst_i.dtype)) : '0);
 
   logic             it_init;
   logic             it_step;
@@ -183,11 +197,11 @@ module ncore_dma_engine
   logic             unused_s_last, unused_d_last;
 
   ncore_ap_iter #(.AddrW(HAddrW)) u_it_s (
-    .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(ap_src_i, cur_row_q)),
+    .clk_i, .rst_ni, .init_i(it_init), .base_i(s_row_base),
     .esz_log2_i(ap_esz_log2(ap_src_i.dtype)), .size_i(ap_src_i.size), .stride_i(ap_src_i.stride),
     .step_i(it_step), .step_n_i(it_n), .addr_o(s_addr), .rem0_o(s_rem0), .last_o(unused_s_last));
   ncore_ap_iter #(.AddrW(HAddrW)) u_it_d (
-    .clk_i, .rst_ni, .init_i(it_init), .base_i(row_base(ap_dst_i, cur_row_q)),
+    .clk_i, .rst_ni, .init_i(it_init), .base_i(d_row_base),
     .esz_log2_i(ap_esz_log2(ap_dst_i.dtype)), .size_i(ap_dst_i.size), .stride_i(ap_dst_i.stride),
     .step_i(it_step), .step_n_i(it_n), .addr_o(d_addr), .rem0_o(d_rem0), .last_o(unused_d_last));
 
@@ -195,9 +209,9 @@ module ncore_dma_engine
   // Chunk of the active row
   // ---------------------------------------------------------------------------------------
   logic [KW-1:0] k;
-  always_comb begin
-    logic [31:0] ks, kd, kk;
-    logic [31:0] s_room, d_room;  // bytes to the end of the line
+  logic [31:0]   ks, kd, kk;
+  logic [31:0]   s_room, d_room;  // bytes to the end of the line
+  always_comb begin : p_chunk
     k      = KW'(1);
     ks     = '0;
     kd     = '0;
@@ -234,67 +248,57 @@ module ncore_dma_engine
   } entry_t;
 
   /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
-  entry_t         ent_q  [Depth];
+  entry_t           ent_q  [Depth];
   logic [LineW-1:0] data_q [Depth];
+  logic [IdxW-1:0]  hfill_q [Depth];  // entries waiting for HBM read data, in request order
+  logic [QW-1:0]    wack_q [Depth];   // queues of HBM writes waiting for their acknowledgement, in order
   /*verilator coverage_on*/
-  logic [Depth-1:0] have_q;          // data has arrived
-  logic [IdxW-1:0] head_q, tail_q;
-  logic [CntW-1:0] count_q;
-  // Entries waiting for HBM read data, in request order.
-  /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
-  logic [IdxW-1:0] hfill_q [Depth];
-  /*verilator coverage_on*/
-  logic [IdxW-1:0] hf_head_q, hf_tail_q;
-  // Queues of HBM writes waiting for their acknowledgement, in order.
-  /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
-  logic [QW-1:0]  wack_q [Depth];
-  /*verilator coverage_on*/
-  logic [IdxW-1:0] wa_head_q, wa_tail_q;
-  logic [CntW-1:0] wa_count_q;
-  // SBUF read granted last DMA cycle: its data is on sr_rdata_i now.
-  logic            sfill_q;
-  logic [IdxW-1:0] sfill_idx_q;
 
   // ---------------------------------------------------------------------------------------
-  // Write stage
+  // Write stage: the oldest entry, once its data is in, converted and shifted to its place
   // ---------------------------------------------------------------------------------------
-  entry_t          h;
+  entry_t           h;
   logic [LineW-1:0] h_src;
   logic [LineW-1:0] w_data;
   logic [LineB-1:0] w_ben;
-  logic            w_want, w_fire;
+  logic             w_want, w_fire;
+  logic [5:0]       w_nbytes;
+  logic [31:0]      w_raw, w_v;
+  logic [LineSh:0]  w_so, w_dof;
 
   assign h     = ent_q[head_q];
   assign h_src = data_q[head_q];
 
-  always_comb begin
-    logic [5:0] nbytes;
-    logic [31:0] raw, v;
-    logic [LineSh:0] so, dof;
-    nbytes = '0;
-    raw    = '0;
-    v      = '0;
-    so     = '0;
-    dof    = '0;
-    w_data = '0;
-    w_ben  = '0;
+  always_comb begin : p_cast
+    w_nbytes = '0;
+    w_raw    = '0;
+    w_v      = '0;
+    w_so     = '0;
+    w_dof    = '0;
+    w_data   = '0;
+    w_ben    = '0;
     if (w_want) begin
       if (h.s_dt == h.d_dt) begin
-        nbytes = 6'(h.k) * 6'(dtype_bytes(h.s_dt));
-        w_data = (h_src >> (8 * h.s_off)) << (8 * h.d_off);
-        w_ben  = LineB'(((1 << nbytes) - 1) << h.d_off);
+        w_nbytes = 6'(h.k) * 6'(dtype_bytes(h.s_dt));
+        w_data   = (h_src >> (8 * h.s_off)) << (8 * h.d_off);
+        w_ben    = LineB'(((1 << w_nbytes) - 1) << h.d_off);
       end else begin
-        // The h.k elements of the line, one after the other. (The bound is not a constant on
-        // purpose: Verilator then keeps one loop body, where unrolled copies made each engine's
-        // write path look heavier than a PE column group to the two-thread model's scheduler,
-        // which then placed both groups on one thread.)
+        // The h.k elements of the line, one after the other. (For Verilator the bound is not a
+        // constant, on purpose: it then keeps one loop body, where unrolled copies made each
+        // engine's write path look heavier than a PE column group to the two-thread model's
+        // scheduler, which then placed both groups on one thread. Yosys unrolls every loop and
+        // needs a constant bound: the same loop for synthesis, the elements past h.k skipped.)
+`ifdef SYNTHESIS
+        for (int i = 0; i < MaxK; i++) if (KW'(i) < h.k) begin
+`else
         for (int i = 0; i < MaxK && KW'(i) < h.k; i++) begin
-          so  = (LineSh + 1)'(h.s_off) + (LineSh + 1)'(i * dtype_bytes(h.s_dt));
-          dof = (LineSh + 1)'(h.d_off) + (LineSh + 1)'(i * dtype_bytes(h.d_dt));
-          raw = elem_bits(32'(h_src >> (8 * so)), h.s_dt);
-          v = fp_from_f32(fp_to_f32(raw, h.s_dt), h.d_dt);  // upper bits zero
-          w_data = w_data | (LineW'(v) << (8 * dof));
-          w_ben  = w_ben | (LineB'(ap_elem_ben(h.d_dt)) << dof);
+`endif
+          w_so   = (LineSh + 1)'(h.s_off) + (LineSh + 1)'(i * dtype_bytes(h.s_dt));
+          w_dof  = (LineSh + 1)'(h.d_off) + (LineSh + 1)'(i * dtype_bytes(h.d_dt));
+          w_raw  = elem_bits(32'(h_src >> (8 * w_so)), h.s_dt);
+          w_v    = fp_from_f32(fp_to_f32(w_raw, h.s_dt), h.d_dt);  // upper bits zero
+          w_data = w_data | (LineW'(w_v) << (8 * w_dof));
+          w_ben  = w_ben | (LineB'(ap_elem_ben(h.d_dt)) << w_dof);
         end
       end
     end
@@ -312,10 +316,41 @@ module ncore_dma_engine
   assign hq_write = w_want && h.dst_hbm && wa_count_q != CntW'(Depth);
   assign w_fire   = h.dst_hbm ? (hq_write && hq_ok) : (sw_req_o && sw_gnt_i);
 
+  // A refused SBUF write is presented again, unchanged, in the next enabled cycle (a 1-bit
+  // comparison: the data is wider than a concurrent assertion of Verilator 5.006 can sample).
+`ifdef NCORE_ASSERT
+  logic              chk_sw_q;                 // an SBUF write refused in the last enabled cycle
+  logic [PartW-1:0]  chk_sw_part_q;
+  logic [SLineW-1:0] chk_sw_line_q;
+  logic [LineB-1:0]  chk_sw_ben_q;
+  logic [LineW-1:0]  chk_sw_data_q;
+  logic              chk_sw_same;              // the write presented is the one refused
+  assign chk_sw_same = sw_req_o && sw_part_o == chk_sw_part_q && sw_line_o == chk_sw_line_q &&
+                       sw_ben_o == chk_sw_ben_q && sw_wdata_o == chk_sw_data_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      chk_sw_q      <= 1'b0;
+      chk_sw_part_q <= '0;
+      chk_sw_line_q <= '0;
+      chk_sw_ben_q  <= '0;
+      chk_sw_data_q <= '0;
+    end else if (ce_i) begin
+      chk_sw_q      <= sw_req_o && !sw_gnt_i;
+      chk_sw_part_q <= sw_part_o;
+      chk_sw_line_q <= sw_line_o;
+      chk_sw_ben_q  <= sw_ben_o;
+      chk_sw_data_q <= sw_wdata_o;
+    end
+  end
+`endif
+  `ASSERT_IF(a_sw_held, chk_sw_same, ce_i && chk_sw_q,
+             $sformatf("refused SBUF write (partition %0d, line %0h) not held", chk_sw_part_q, chk_sw_line_q))
+
   // ---------------------------------------------------------------------------------------
-  // Issue stage
+  // Issue stage: the active row's next chunk, a read of its source line
   // ---------------------------------------------------------------------------------------
-  logic i_want, i_fire, i_hbm, hq_read;
+  logic   i_want, i_fire, i_hbm, hq_read;
+  entry_t i_ent;  // what the write stage needs of the chunk
   assign i_hbm   = s_mem_q == BUF_HBM;
   assign i_want  = ce_i && act_q && count_q != CntW'(Depth);
   assign sr_req_o  = i_want && !i_hbm;
@@ -323,6 +358,36 @@ module ncore_dma_engine
   assign sr_line_o = SLineW'(s_addr >> LineSh);
   assign hq_read   = i_want && i_hbm && !hq_write;
   assign i_fire    = i_hbm ? (hq_read && hq_ok) : (sr_req_o && sr_gnt_i);
+
+  // A refused SBUF read is presented again, unchanged, in the next enabled cycle.
+`ifdef NCORE_ASSERT
+  logic              chk_sr_q;                 // an SBUF read refused in the last enabled cycle
+  logic [PartW-1:0]  chk_sr_part_q;
+  logic [SLineW-1:0] chk_sr_line_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      chk_sr_q      <= 1'b0;
+      chk_sr_part_q <= '0;
+      chk_sr_line_q <= '0;
+    end else if (ce_i) begin
+      chk_sr_q      <= sr_req_o && !sr_gnt_i;
+      chk_sr_part_q <= sr_part_o;
+      chk_sr_line_q <= sr_line_o;
+    end
+  end
+`endif
+  `ASSERT_IF(a_sr_held, sr_req_o && sr_part_o == chk_sr_part_q && sr_line_o == chk_sr_line_q, ce_i && chk_sr_q,
+             $sformatf("refused SBUF read (partition %0d, line %0h) not held", chk_sr_part_q, chk_sr_line_q))
+
+  assign i_ent.q       = cur_q;
+  assign i_ent.dst_hbm = d_mem_q == BUF_HBM;
+  assign i_ent.d_part  = d_part_q;
+  assign i_ent.d_line  = HLineW'(d_addr >> LineSh);
+  assign i_ent.s_off   = s_addr[LineSh-1:0];
+  assign i_ent.d_off   = d_addr[LineSh-1:0];
+  assign i_ent.k       = k;
+  assign i_ent.s_dt    = s_dt_q;
+  assign i_ent.d_dt    = d_dt_q;
 
   assign hq_valid_o = (hq_write || hq_read) && hq_ok;
   assign hq_we_o    = hq_write;
@@ -334,10 +399,9 @@ module ncore_dma_engine
   assign it_step = i_fire;
   assign it_n    = 5'(k);
 
-
   // Queue whose share is complete this cycle.
   logic [Q-1:0] fin_now;
-  always_comb begin
+  always_comb begin : p_fin
     fin_now = '0;
     if ((own_q & ~has_rows) != '0) begin
       for (int q = 0; q < Q; q++) begin
@@ -351,10 +415,73 @@ module ncore_dma_engine
                   (count_q != 0 && have_q[head_q]) || sfill_q;
 
   // ---------------------------------------------------------------------------------------
-  // State
+  // The row state machine
+  // ---------------------------------------------------------------------------------------
+  always_comb begin : p_row_fsm
+    rs_d      = rs_q;
+    desc_d    = desc_q;
+    cur_d     = cur_q;
+    cur_row_d = cur_row_q;
+    rr_d      = rr_q;
+    left_d    = left_q;
+    if (ce_i) begin
+      unique case (rs_q)
+        R_IDLE: begin
+          if (pick_valid) begin  // patterns requested this cycle (ap_req_o)
+            rs_d      = R_FETCH;
+            cur_d     = pick_q;
+            rr_d      = pick_q;
+            cur_row_d = row_q[pick_q];
+          end
+        end
+        R_FETCH: begin           // patterns on ap_*_i: the address generators load
+          rs_d   = (Cfg.DmaDescCycles != 0) ? R_DESC : R_RUN;
+          desc_d = DescW'(Cfg.DmaDescCycles);
+          left_d = ap_elems(ap_dst_i.size);
+        end
+        R_DESC: begin            // the row's descriptor is being generated
+          desc_d = desc_q - 1'b1;
+          if (desc_q == DescW'(1)) rs_d = R_RUN;
+        end
+        R_RUN: begin             // chunks issued; the row ends with its last
+          if (i_fire) begin
+            left_d = left_q - 32'(k);
+            if (left_q == 32'(k)) rs_d = R_IDLE;
+          end
+        end
+        default: ;
+      endcase
+    end
+  end
+
+  // The row's pattern fields, loaded in R_FETCH.
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      s_part_q <= '0;
+      d_part_q <= '0;
+      s_mem_q  <= BUF_HBM;
+      d_mem_q  <= BUF_HBM;
+      s_dt_q   <= DT_FP32;
+      d_dt_q   <= DT_FP32;
+      s_unit_q <= 1'b0;
+      d_unit_q <= 1'b0;
+    end else if (it_init) begin
+      s_part_q <= PartW'(ap_src_i.start_part + cur_row_q);
+      d_part_q <= PartW'(ap_dst_i.start_part + cur_row_q);
+      s_mem_q  <= ap_src_i.mem;
+      d_mem_q  <= ap_dst_i.mem;
+      s_dt_q   <= ap_src_i.dtype;
+      d_dt_q   <= ap_dst_i.dtype;
+      s_unit_q <= $signed(ap_src_i.stride[0]) == 1;
+      d_unit_q <= $signed(ap_dst_i.stride[0]) == 1;
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // The queues' shares: rows left, chunks in flight, dones owed
   // ---------------------------------------------------------------------------------------
   logic [Q-1:0] pend_inc, pend_dec;
-  always_comb begin
+  always_comb begin : p_pend
     pend_inc = '0;
     pend_dec = '0;
     if (i_fire) pend_inc[cur_q] = 1'b1;
@@ -362,225 +489,177 @@ module ncore_dma_engine
     if (ha_valid_i && wa_count_q != 0) pend_dec[wack_q[wa_head_q]] = 1'b1;
   end
 
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      own_q      <= '0;
-      row_q      <= '0;
-      row_end_q  <= '0;
-      pend_q     <= '0;
-      rs_q       <= R_IDLE;
-      desc_q     <= '0;
-      cur_q      <= '0;
-      cur_row_q  <= '0;
-      s_mem_q    <= BUF_HBM;
-      d_mem_q    <= BUF_HBM;
-      s_dt_q     <= DT_FP32;
-      d_dt_q     <= DT_FP32;
-      s_unit_q   <= 1'b0;
-      d_unit_q   <= 1'b0;
-      rr_q       <= QW'(Q - 1);
-      left_q     <= '0;
-      s_part_q   <= '0;
-      d_part_q   <= '0;
-      have_q     <= '0;
-      head_q     <= '0;
-      tail_q     <= '0;
-      count_q    <= '0;
-      hf_head_q  <= '0;
-      hf_tail_q  <= '0;
-      wa_head_q  <= '0;
-      wa_tail_q  <= '0;
-      wa_count_q <= '0;
-      sfill_q    <= 1'b0;
-      sfill_idx_q <= '0;
-      credit_q   <= '0;
-      done_o     <= '0;
-    end else begin
-      if (done_o != '0) done_o <= '0;
-      // The loops below run only when there is something for them to do: an idle engine
-      // must cost next to nothing per cycle.
-      // A new transfer: the rows of it on this engine's partitions (maybe none).
-      // Owed dones: set by a new transfer, cleared as they are signalled (one update, so
-      // the two cannot overwrite each other in the same cycle).
-      if (new_i || (ce_i && fin_now != '0)) begin
-        own_q <= (own_q & ~(ce_i ? fin_now : '0)) | (new_i ? Q'(1) << new_q_i : '0);
-      end
-      if (new_i) begin
-        row_q[new_q_i]     <= sh_lo[7:0];
-        row_end_q[new_q_i] <= sh_hi[7:0];
-      end
-      if ((pend_inc | pend_dec) != '0) begin
-        for (int q = 0; q < Q; q++) begin
-          pend_q[q] <= pend_q[q] + CntW'(pend_inc[q]) - CntW'(pend_dec[q]);
-        end
-      end
-      if (ce_i) begin
-        if (fin_now != '0) done_o <= fin_now;
-        unique case (rs_q)
-          R_IDLE: if (pick_valid) begin  // patterns requested this cycle (ap_req_o)
-            rs_q      <= R_FETCH;
-            cur_q     <= pick_q;
-            rr_q      <= pick_q;
-            cur_row_q <= row_q[pick_q];
-            row_q[pick_q] <= row_q[pick_q] + 1;
-          end
-          R_FETCH: begin                 // patterns on ap_*_i: the address generators load
-            rs_q     <= (Cfg.DmaDescCycles != 0) ? R_DESC : R_RUN;
-            desc_q   <= DescW'(Cfg.DmaDescCycles);
-            left_q   <= ap_dst_i.size[0] * ap_dst_i.size[1] * ap_dst_i.size[2] * ap_dst_i.size[3];
-            s_part_q <= PartW'(ap_src_i.start_part + cur_row_q);
-            d_part_q <= PartW'(ap_dst_i.start_part + cur_row_q);
-            s_mem_q  <= ap_src_i.mem;
-            d_mem_q  <= ap_dst_i.mem;
-            s_dt_q   <= ap_src_i.dtype;
-            d_dt_q   <= ap_dst_i.dtype;
-            s_unit_q <= $signed(ap_src_i.stride[0]) == 1;
-            d_unit_q <= $signed(ap_dst_i.stride[0]) == 1;
-          end
-          R_DESC: begin                  // the row's descriptor is being generated
-            desc_q <= desc_q - 1'b1;
-            if (desc_q == DescW'(1)) rs_q <= R_RUN;
-          end
-          default: ;
-        endcase
-        // Issue.
-        if (i_fire) begin
-          entry_t e;
-          e.q       = cur_q;
-          e.dst_hbm = d_mem_q == BUF_HBM;
-          e.d_part  = d_part_q;
-          e.d_line  = HLineW'(d_addr >> LineSh);
-          e.s_off   = s_addr[LineSh-1:0];
-          e.d_off   = d_addr[LineSh-1:0];
-          e.k       = k;
-          e.s_dt    = s_dt_q;
-          e.d_dt    = d_dt_q;
-          ent_q[tail_q]  <= e;
-          have_q[tail_q] <= 1'b0;
-          tail_q <= tail_q + 1;
-          if (i_hbm) begin
-            hfill_q[hf_tail_q] <= tail_q;
-            hf_tail_q <= hf_tail_q + 1;
-          end
-          left_q <= left_q - 32'(k);
-          if (left_q == 32'(k)) rs_q <= R_IDLE;
-        end
-        // Fill.
-        if (sfill_q) begin
-          data_q[sfill_idx_q] <= sr_rdata_i;
-          have_q[sfill_idx_q] <= 1'b1;
-        end
-        sfill_q     <= i_fire && !i_hbm;
-        sfill_idx_q <= tail_q;
-        // Write.
-        if (w_fire) begin
-          head_q <= head_q + 1;
-          if (h.dst_hbm) begin
-            wack_q[wa_tail_q] <= h.q;
-            wa_tail_q <= wa_tail_q + 1;
-          end
-        end
-        count_q <= count_q + CntW'(i_fire) - CntW'(w_fire);
-      end
-      // HBM responses and acknowledgements arrive on any cycle and are taken at once: their
-      // FIFO entries were reserved when the requests were issued.
-      if (hr_valid_i) begin
-        data_q[hfill_q[hf_head_q]] <= hr_rdata_i;
-        have_q[hfill_q[hf_head_q]] <= 1'b1;
-        hf_head_q <= hf_head_q + 1;
-      end
-      if (ha_valid_i && wa_count_q != 0) wa_head_q <= wa_head_q + 1;
-      wa_count_q <= wa_count_q + CntW'(w_fire && h.dst_hbm) - CntW'(ha_valid_i && wa_count_q != 0);
-      // The HBM side keeps an engine's credits at DmaHbmCredits or fewer (the counter's
-      // range); a credit arriving in the cycle one is spent is counted, not dropped.
-      credit_q <= credit_q + CrW'(hq_credit_i) - CrW'(hq_valid_o);
+  // The loops run only when there is something for them to do: an idle engine must cost next to
+  // nothing per cycle.
+  always_comb begin : p_queues
+    own_d     = own_q;
+    row_d     = row_q;
+    row_end_d = row_end_q;
+    pend_d    = pend_q;
+    done_d    = '0;
+    // Owed dones: set by a new transfer, cleared as they are signalled (one update, so the two
+    // cannot overwrite each other in the same cycle).
+    if (new_i || (ce_i && fin_now != '0)) begin
+      own_d = (own_q & ~(ce_i ? fin_now : '0)) | (new_i ? Q'(1) << new_q_i : '0);
+    end
+    if (ce_i) done_d = fin_now;
+    // A new transfer: the rows of it on this engine's partitions (maybe none).
+    if (new_i) begin
+      row_d[new_q_i]     = sh_lo[7:0];
+      row_end_d[new_q_i] = sh_hi[7:0];
+    end
+    if (ce_i && rs_q == R_IDLE && pick_valid) row_d[pick_q] = row_q[pick_q] + 1;
+    if ((pend_inc | pend_dec) != '0) begin
+      for (int q = 0; q < Q; q++) pend_d[q] = pend_q[q] + CntW'(pend_inc[q]) - CntW'(pend_dec[q]);
     end
   end
 
-  // ---------------------------------------------------------------------------------------
-  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt). A
-  // failure reports through ncore_assert_fail (sim/trace/rtl_assert.hpp) and stops the run.
-  // ---------------------------------------------------------------------------------------
+  // Per-queue chunk counts never go below zero; a queue's done is owed at most once per transfer
+  // and pulsed only once it is no longer owed.
 `ifdef NCORE_ASSERT
-  import "DPI-C" function void ncore_assert_fail(input string msg);
-  logic [CntW-1:0]   chk_hr_q;                 // HBM reads issued, data not yet returned
-  logic              chk_sr_q, chk_sw_q;       // an SBUF request refused in the last enabled cycle
-  logic [PartW-1:0]  chk_sr_part_q, chk_sw_part_q;
-  logic [SLineW-1:0] chk_sr_line_q, chk_sw_line_q;
-  logic [LineB-1:0]  chk_sw_ben_q;
-  logic [LineW-1:0]  chk_sw_data_q;
-  logic              chk_pend_under;           // a queue's chunk count would go below zero
-  logic              chk_sw_same;              // the write presented is the one refused
-  // (1-bit results: Verilator 5.006 cannot sample signals wider than 64 bits in a property)
-  assign chk_sw_same = sw_req_o && sw_part_o == chk_sw_part_q && sw_line_o == chk_sw_line_q &&
-                       sw_ben_o == chk_sw_ben_q && sw_wdata_o == chk_sw_data_q;
+  logic chk_pend_under;  // a queue's chunk count would go below zero
   always_comb begin
     chk_pend_under = 1'b0;
     for (int q = 0; q < Q; q++) if (pend_dec[q] && !pend_inc[q] && pend_q[q] == '0) chk_pend_under = 1'b1;
   end
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      chk_hr_q      <= '0;
-      chk_sr_q      <= 1'b0;
-      chk_sw_q      <= 1'b0;
-      chk_sr_part_q <= '0;
-      chk_sw_part_q <= '0;
-      chk_sr_line_q <= '0;
-      chk_sw_line_q <= '0;
-      chk_sw_ben_q  <= '0;
-      chk_sw_data_q <= '0;
-    end else begin
-      chk_hr_q <= chk_hr_q + CntW'(ce_i && i_fire && i_hbm) - CntW'(hr_valid_i);
-      if (ce_i) begin
-        chk_sr_q      <= sr_req_o && !sr_gnt_i;
-        chk_sr_part_q <= sr_part_o;
-        chk_sr_line_q <= sr_line_o;
-        chk_sw_q      <= sw_req_o && !sw_gnt_i;
-        chk_sw_part_q <= sw_part_o;
-        chk_sw_line_q <= sw_line_o;
-        chk_sw_ben_q  <= sw_ben_o;
-        chk_sw_data_q <= sw_wdata_o;
+`endif
+  `ASSERT_NEVER(a_pend, chk_pend_under,
+                $sformatf("a queue's chunks-in-flight count went below zero (queues written %0h)", pend_dec))
+  `ASSERT_IF(a_new_owed, !own_q[new_q_i], new_i,
+             $sformatf("new transfer on queue %0d while this engine still owes its done", new_q_i))
+  `ASSERT_IF(a_done_owed, (done_o & own_q) == '0, done_o != '0,
+             $sformatf("done pulse for queues %0h whose share is still owed", done_o & own_q))
+
+  // ---------------------------------------------------------------------------------------
+  // The FIFO's pointers: issue pushes, SBUF data (the DMA cycle after the grant) and HBM data
+  // (in order, on any cycle) fill, the write stage pops; HBM writes wait for their
+  // acknowledgements, which arrive on any cycle and are taken at once (their entries were
+  // reserved when the requests were issued). The HBM side keeps an engine's credits at
+  // DmaHbmCredits or fewer (the counter's range); a credit arriving in the cycle one is spent is
+  // counted, not dropped.
+  // ---------------------------------------------------------------------------------------
+  logic ack;  // an HBM write acknowledged
+  assign ack = ha_valid_i && wa_count_q != 0;
+
+  always_comb begin : p_fifo
+    have_d      = have_q;
+    head_d      = head_q;
+    tail_d      = tail_q;
+    count_d     = count_q;
+    hf_head_d   = hf_head_q;
+    hf_tail_d   = hf_tail_q;
+    sfill_d     = sfill_q;
+    sfill_idx_d = sfill_idx_q;
+    if (ce_i) begin
+      if (i_fire) begin
+        have_d[tail_q] = 1'b0;
+        tail_d         = tail_q + 1;
+        if (i_hbm) hf_tail_d = hf_tail_q + 1;
       end
+      if (sfill_q) have_d[sfill_idx_q] = 1'b1;
+      sfill_d     = i_fire && !i_hbm;
+      sfill_idx_d = tail_q;
+      if (w_fire) head_d = head_q + 1;
+      count_d = count_q + CntW'(i_fire) - CntW'(w_fire);
+    end
+    if (hr_valid_i) begin
+      have_d[hfill_q[hf_head_q]] = 1'b1;
+      hf_head_d                  = hf_head_q + 1;
     end
   end
-  // HBM credits: never more than DmaHbmCredits held, a request only with one.
-  a_credit_max: assert property (@(posedge clk_i) disable iff (!rst_ni) credit_q <= CrW'(Cfg.DmaHbmCredits))
-    else ncore_assert_fail($sformatf("%m: %0d HBM credits held, more than DmaHbmCredits = %0d", credit_q,
-                                     Cfg.DmaHbmCredits));
-  a_credit_spent: assert property (@(posedge clk_i) disable iff (!rst_ni) hq_valid_o |-> credit_q != '0)
-    else ncore_assert_fail($sformatf("%m: HBM request without a credit"));
-  // The in-flight FIFO: no push when full, no pop when empty, the count within its depth.
-  a_fifo_count: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                                 count_q <= CntW'(Depth) && wa_count_q <= CntW'(Depth) && chk_hr_q <= count_q)
-    else ncore_assert_fail($sformatf("%m: FIFO counters out of range: %0d entries, %0d writes awaiting ack, %0d reads awaiting data (depth %0d)",
-                                     count_q, wa_count_q, chk_hr_q, Depth));
-  a_fifo_push: assert property (@(posedge clk_i) disable iff (!rst_ni) ce_i && i_fire |-> count_q != CntW'(Depth))
-    else ncore_assert_fail($sformatf("%m: chunk issued into a full FIFO"));
-  a_fifo_pop: assert property (@(posedge clk_i) disable iff (!rst_ni) ce_i && w_fire |-> count_q != '0 && have_q[head_q])
-    else ncore_assert_fail($sformatf("%m: chunk written from an empty FIFO entry"));
-  // HBM read data and write acknowledgements only for requests in flight.
-  a_hbm_rdata: assert property (@(posedge clk_i) disable iff (!rst_ni) hr_valid_i |-> chk_hr_q != '0)
-    else ncore_assert_fail($sformatf("%m: HBM read data with no read in flight"));
-  a_hbm_ack: assert property (@(posedge clk_i) disable iff (!rst_ni) ha_valid_i |-> wa_count_q != '0)
-    else ncore_assert_fail($sformatf("%m: HBM write acknowledgement with no write in flight"));
-  // Per-queue chunk counts never go below zero; a queue's done owed at most once per transfer.
-  a_pend: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_pend_under)
-    else ncore_assert_fail($sformatf("%m: a queue's chunks-in-flight count went below zero (queues written %0h)",
-                                     pend_dec));
-  a_new_owed: assert property (@(posedge clk_i) disable iff (!rst_ni) new_i |-> !own_q[new_q_i])
-    else ncore_assert_fail($sformatf("%m: new transfer on queue %0d while this engine still owes its done", new_q_i));
-  a_done_owed: assert property (@(posedge clk_i) disable iff (!rst_ni) done_o != '0 |-> (done_o & own_q) == '0)
-    else ncore_assert_fail($sformatf("%m: done pulse for queues %0h whose share is still owed", done_o & own_q));
-  // A refused SBUF request is presented again, unchanged, in the next enabled cycle.
-  a_sr_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                              ce_i && chk_sr_q |-> sr_req_o && sr_part_o == chk_sr_part_q && sr_line_o == chk_sr_line_q)
-    else ncore_assert_fail($sformatf("%m: refused SBUF read (partition %0d, line %0h) not held", chk_sr_part_q,
-                                     chk_sr_line_q));
-  a_sw_held: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                              ce_i && chk_sw_q |-> chk_sw_same)
-    else ncore_assert_fail($sformatf("%m: refused SBUF write (partition %0d, line %0h) not held", chk_sw_part_q,
-                                     chk_sw_line_q));
+
+  assign wa_tail_d  = (w_fire && h.dst_hbm) ? wa_tail_q + 1 : wa_tail_q;
+  assign wa_head_d  = ack ? wa_head_q + 1 : wa_head_q;
+  assign wa_count_d = wa_count_q + CntW'(w_fire && h.dst_hbm) - CntW'(ack);
+  assign credit_d   = credit_q + CrW'(hq_credit_i) - CrW'(hq_valid_o);
+
+  // HBM credits: never more than DmaHbmCredits held, a request only with one. The in-flight
+  // FIFO: no push when full, no pop when empty, the counts within its depth; HBM read data and
+  // write acknowledgements only for requests in flight.
+`ifdef NCORE_ASSERT
+  logic [CntW-1:0] chk_hr_q;  // HBM reads issued, data not yet returned
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) chk_hr_q <= '0;
+    else         chk_hr_q <= chk_hr_q + CntW'(ce_i && i_fire && i_hbm) - CntW'(hr_valid_i);
+  end
 `endif
+  `ASSERT(a_credit_max, credit_q <= CrW'(Cfg.DmaHbmCredits),
+          $sformatf("%0d HBM credits held, more than DmaHbmCredits = %0d", credit_q, Cfg.DmaHbmCredits))
+  `ASSERT_IF(a_credit_spent, credit_q != '0, hq_valid_o, "HBM request without a credit")
+  `ASSERT(a_fifo_count, count_q <= CntW'(Depth) && wa_count_q <= CntW'(Depth) && chk_hr_q <= count_q,
+          $sformatf("FIFO counters out of range: %0d entries, %0d writes awaiting ack, %0d reads awaiting data (depth %0d)",
+                    count_q, wa_count_q, chk_hr_q, Depth))
+  `ASSERT_IF(a_fifo_push, count_q != CntW'(Depth), ce_i && i_fire, "chunk issued into a full FIFO")
+  `ASSERT_IF(a_fifo_pop, count_q != '0 && have_q[head_q], ce_i && w_fire, "chunk written from an empty FIFO entry")
+  `ASSERT_IF(a_hbm_rdata, chk_hr_q != '0, hr_valid_i, "HBM read data with no read in flight")
+  `ASSERT_IF(a_hbm_ack, wa_count_q != '0, ha_valid_i, "HBM write acknowledgement with no write in flight")
+
+  // The FIFO's storage: an issued chunk's entry, its data as it arrives, the order of HBM reads
+  // and of HBM writes.
+  always_ff @(posedge clk_i) begin
+    if (i_fire) begin
+      ent_q[tail_q] <= i_ent;
+      if (i_hbm) hfill_q[hf_tail_q] <= tail_q;
+    end
+    if (ce_i && sfill_q) data_q[sfill_idx_q] <= sr_rdata_i;
+    if (w_fire && h.dst_hbm) wack_q[wa_tail_q] <= h.q;
+    if (hr_valid_i) data_q[hfill_q[hf_head_q]] <= hr_rdata_i;
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Registers
+  // ---------------------------------------------------------------------------------------
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      own_q       <= '0;
+      row_q       <= '0;
+      row_end_q   <= '0;
+      pend_q      <= '0;
+      done_o      <= '0;
+      rs_q        <= R_IDLE;
+      desc_q      <= '0;
+      cur_q       <= '0;
+      cur_row_q   <= '0;
+      rr_q        <= QW'(Q - 1);
+      left_q      <= '0;
+      have_q      <= '0;
+      head_q      <= '0;
+      tail_q      <= '0;
+      count_q     <= '0;
+      hf_head_q   <= '0;
+      hf_tail_q   <= '0;
+      wa_head_q   <= '0;
+      wa_tail_q   <= '0;
+      wa_count_q  <= '0;
+      sfill_q     <= 1'b0;
+      sfill_idx_q <= '0;
+      credit_q    <= '0;
+    end else begin
+      own_q       <= own_d;
+      row_q       <= row_d;
+      row_end_q   <= row_end_d;
+      pend_q      <= pend_d;
+      done_o      <= done_d;
+      rs_q        <= rs_d;
+      desc_q      <= desc_d;
+      cur_q       <= cur_d;
+      cur_row_q   <= cur_row_d;
+      rr_q        <= rr_d;
+      left_q      <= left_d;
+      have_q      <= have_d;
+      head_q      <= head_d;
+      tail_q      <= tail_d;
+      count_q     <= count_d;
+      hf_head_q   <= hf_head_d;
+      hf_tail_q   <= hf_tail_d;
+      wa_head_q   <= wa_head_d;
+      wa_tail_q   <= wa_tail_d;
+      wa_count_q  <= wa_count_d;
+      sfill_q     <= sfill_d;
+      sfill_idx_q <= sfill_idx_d;
+      credit_q    <= credit_d;
+    end
+  end
 
   // ---------------------------------------------------------------------------------------
   // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make

@@ -30,6 +30,8 @@
 // one's fold is rounded once to dst.dtype and written, while the next group is already read.
 // The golden model folds in the same order. Every element is consumed in the cycle after its
 // read, so a fold never repeats.
+`include "ncore_assert.svh"
+
 module ncore_dve
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
@@ -158,6 +160,15 @@ module ncore_dve
     if (src0) a_q <= cvt;
     if (fold) a_q <= red;
   end
+
+  // The engine runs its five opcodes only; the data on the read port has one role per cycle
+  // (src0 to hold, an element to fold, an element to compute), so a_q is loaded once per cycle.
+  `ASSERT_WIDE(a_opcode, !(insn_valid_i && insn_ready_o) || insn_i.opcode == OP_TENSOR_TENSOR ||
+                         insn_i.opcode == OP_TENSOR_SCALAR || insn_i.opcode == OP_TENSOR_COPY ||
+                         insn_i.opcode == OP_MEMSET || insn_i.opcode == OP_TENSOR_REDUCE,
+               $sformatf("opcode %0d taken by the vector engine", insn_i.opcode))
+  `ASSERT(a_one_role, 2'(src0) + 2'(fold) + 2'(compute) <= 2'd1,
+          $sformatf("the data on the port is src0 %0d, a fold %0d and an element %0d at once", src0, fold, compute))
 
   // ---------------------------------------------------------------------------------------
   // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make

@@ -9,6 +9,8 @@
 //   engine --+--  rd_req &  rd_psum -----> PSUM read port    data ---+--(last granted)--> engine
 //            +--  wr_req & !wr_psum -----> SBUF write port
 //            +--  wr_req &  wr_psum -----> PSUM write port
+`include "ncore_assert.svh"
+
 module ncore_eng_route #(
   parameter int unsigned P      = 1,
   parameter int unsigned AddrW  = 1,   // engine (SBUF) byte address
@@ -61,16 +63,9 @@ module ncore_eng_route #(
   logic unused_addr;
   assign unused_addr = ^{rd_addr_i, wr_addr_i};
 
-  // ---------------------------------------------------------------------------------------
-  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
-  // ---------------------------------------------------------------------------------------
-`ifdef NCORE_ASSERT
-  import "DPI-C" function void ncore_assert_fail(input string msg);
   // The memories grant only what is requested.
-  a_gnt_req: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                              (!sb_rd_gnt_i || sb_rd_req_o) && (!ps_rd_gnt_i || ps_rd_req_o) &&
-                              (!sb_wr_gnt_i || sb_wr_req_o) && (!ps_wr_gnt_i || ps_wr_req_o))
-    else ncore_assert_fail($sformatf("%m: grant without a request (SBUF rd %0d wr %0d, PSUM rd %0d wr %0d)",
-                                     sb_rd_gnt_i, sb_wr_gnt_i, ps_rd_gnt_i, ps_wr_gnt_i));
-`endif
+  `ASSERT(a_gnt_req, (!sb_rd_gnt_i || sb_rd_req_o) && (!ps_rd_gnt_i || ps_rd_req_o) &&
+                     (!sb_wr_gnt_i || sb_wr_req_o) && (!ps_wr_gnt_i || ps_wr_req_o),
+          $sformatf("grant without a request (SBUF rd %0d wr %0d, PSUM rd %0d wr %0d)", sb_rd_gnt_i, sb_wr_gnt_i,
+                    ps_rd_gnt_i, ps_wr_gnt_i))
 endmodule

@@ -4,8 +4,8 @@
 // element to fp32 exactly, compute in IEEE-754 binary32 with round-to-nearest-even and no flush-to-zero, and round
 // once to the destination dtype. Any NaN that comes out of a conversion or an arithmetic op is
 // the canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00); bit copies between equal
-// dtypes do not come here and keep their bits. The C++ reference is tb/golden/numerics.hpp, built
-// on the host's IEEE float arithmetic and checked against these functions by tb/unit/fp.
+// dtypes do not come here and keep their bits. The C++ reference is firmware/include/ncore/numerics.hpp,
+// built on the host's IEEE float arithmetic and checked against these functions by tb/unit/fp.
 //
 // These functions run in 128 lanes every cycle under Verilator, so they are written for
 // simulation speed: straight-line code on machine-word-sized vectors (<= 64 bits), one variable
@@ -23,6 +23,13 @@
 //
 // so that a carry out of the mantissa steps the exponent, a subnormal (hidden = 0, exp = 1) comes
 // out with a zero exponent field, and a carry into exponent 255 reads as infinity.
+//
+// Written in the subset of SystemVerilog that Debian's Yosys 0.23 reads (make synth,
+// docs/synthesis.md): a function's result is assigned to its name (no `return`: the special cases are
+// the first branches of an if-else chain), a value widened to an int is $signed({zeros, x}) (no
+// int'(x) casts), tables are packed vectors with element i at bits [W i +: W], written from the
+// last element to the first (no unpacked-array constants), and a struct argument is unpacked into
+// variables of its fields by one concatenation (no member of an argument).
 package ncore_fp_pkg;
 
   import ncore_isa_pkg::*;
@@ -42,7 +49,7 @@ package ncore_fp_pkg;
 
   // NaN test on a magnitude (bits 30:0).
   function automatic logic f32_is_nan(logic [30:0] mag);
-    return (mag[30:23] == 8'hFF) && (mag[22:0] != 23'd0);
+    f32_is_nan = (mag[30:23] == 8'hFF) && (mag[22:0] != 23'd0);
   endfunction
 
   // Leading zeros of a 64-bit word by halving (6 steps); 64 for zero.
@@ -57,7 +64,7 @@ package ncore_fp_pkg;
     if (v[63:60] == 4'd0) begin n = n + 7'd4; v = {v[59:0], 4'd0}; end
     if (v[63:62] == 2'd0) begin n = n + 7'd2; v = {v[61:0], 2'd0}; end
     if (!v[63]) n = n + (v[62] ? 7'd1 : 7'd2);
-    return n;
+    fp_clz64 = n;
   endfunction
 
   // Leading zeros of a 32-bit word (5 steps); 32 for zero.
@@ -71,7 +78,7 @@ package ncore_fp_pkg;
     if (v[31:28] == 4'd0) begin n = n + 6'd4; v = {v[27:0], 4'd0}; end
     if (v[31:30] == 2'd0) begin n = n + 6'd2; v = {v[29:0], 2'd0}; end
     if (!v[31]) n = n + (v[30] ? 6'd1 : 6'd2);
-    return n;
+    fp_clz32 = n;
   endfunction
 
   // Packs a rounded fp32 magnitude: exp_m1 = biased exponent - 1 (0 for subnormals), sig = the
@@ -79,7 +86,7 @@ package ncore_fp_pkg;
   function automatic logic [30:0] f32_pack(logic [7:0] exp_m1, logic [23:0] sig, logic up);
     logic [31:0] mag;
     mag = {1'b0, exp_m1, 23'd0} + {8'd0, sig} + {31'd0, up};
-    return (mag >= {1'b0, F32InfMag}) ? F32InfMag : mag[30:0];
+    f32_pack = (mag >= {1'b0, F32InfMag}) ? F32InfMag : mag[30:0];
   endfunction
 
   /////////////////
@@ -100,9 +107,9 @@ package ncore_fp_pkg;
       default:   v = {1'b0, raw};
     endcase
     m = v[32] ? 32'(-v) : v[31:0];
-    if (m == 32'd0) return 32'd0;
     // m * 2^32 * 2^(158 - 190) = m
-    return f32_round(v[32], 158, {m, 32'd0}, 1'b0);
+    if (m == 32'd0) int_to_f32 = 32'd0;
+    else            int_to_f32 = f32_round(v[32], 158, {m, 32'd0}, 1'b0);
   endfunction
 
   // fp32 to an integer dtype's bits (in the LSBs, upper bits zero): rounded to the nearest
@@ -118,14 +125,13 @@ package ncore_fp_pkg;
     logic signed [34:0] s, lo, hi;
     e = f[30:23];
     x = '0;
-    if (f32_is_nan(f[30:0])) return 32'd0;
     if (e < 8'd126) mag = '0;
     else if (e <= 8'd157) begin
       x = {40'd0, 1'b1, f[22:0]} << (e - 8'd118);
       mag = {1'b0, x[63:32]} + {32'd0, x[31] & ((x[30:0] != 31'd0) | x[32])};
     end else if (e == 8'd158) mag = {1'b0, 1'b1, f[22:0], 8'd0};
     else mag = 33'h1_0000_0000;
-    s = f[31] ? -35'(mag) : 35'(mag);
+    s = f[31] ? -(35'(mag)) : 35'(mag);
     unique case (dt)
       DT_INT8:   begin lo = -35'sd128;        hi = 35'sd127;        end
       DT_UINT8:  begin lo = 35'sd0;           hi = 35'sd255;        end
@@ -136,7 +142,7 @@ package ncore_fp_pkg;
     endcase
     if (s < lo) s = lo;
     if (s > hi) s = hi;
-    return elem_bits(s[31:0], dt);
+    f32_to_int = f32_is_nan(f[30:0]) ? 32'd0 : elem_bits(s[31:0], dt);
   endfunction
 
   // Element bits (in the LSBs of raw) to fp32, exactly (32-bit integers beyond 2^24: nearest
@@ -164,7 +170,7 @@ package ncore_fp_pkg;
       DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32: r = int_to_f32(raw, dt);
       default: r = raw;
     endcase
-    return f32_is_nan(r[30:0]) ? F32CanonNan : r;
+    fp_to_f32 = f32_is_nan(r[30:0]) ? F32CanonNan : r;
   endfunction
 
   // fp32 to element bits (in the LSBs, upper bits zero), rounding to nearest even. fp16 rounds to
@@ -213,7 +219,7 @@ package ncore_fp_pkg;
       DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32: r = f32_to_int(f, dt);
       default: r = nan ? F32CanonNan : f;
     endcase
-    return r;
+    fp_from_f32 = r;
   endfunction
 
   ///////////////////////
@@ -271,7 +277,7 @@ package ncore_fp_pkg;
     else if (b_inf) r = b;
     else if (sum == 28'd0) r = {l[31] & s[31], 31'd0};
     else r = {l[31], f32_pack(e - 8'd1, norm[26:3], up)};
-    return r;
+    f32_add = r;
   endfunction
 
   // a * b, IEEE binary32, RNE, subnormal inputs and outputs kept.
@@ -322,37 +328,37 @@ package ncore_fp_pkg;
     else if (a_inf || b_inf || (e >= 11'sd255)) r = {sign, F32InfMag};
     else if (a_zero || b_zero) r = {sign, 31'd0};
     else r = {sign, f32_pack(exp_m1, norm[47:24], up)};
-    return r;
+    f32_mul = r;
   endfunction
 
   // Maps fp32 bits to an unsigned key in numeric order (-0 just below +0); NaNs excluded.
   function automatic logic [31:0] f32_order_key(logic [31:0] f);
-    return f[31] ? ~f : {1'b1, f[30:0]};
+    f32_order_key = f[31] ? ~f : {1'b1, f[30:0]};
   endfunction
 
   // max(a, b): NaN if either is NaN; max(-0, +0) = +0.
   function automatic logic [31:0] f32_max(logic [31:0] a, logic [31:0] b);
-    return (f32_is_nan(a[30:0]) || f32_is_nan(b[30:0])) ? F32CanonNan
+    f32_max = (f32_is_nan(a[30:0]) || f32_is_nan(b[30:0])) ? F32CanonNan
          : (f32_order_key(a) >= f32_order_key(b)) ? a : b;
   endfunction
 
   // min(a, b): NaN if either is NaN; min(-0, +0) = -0.
   function automatic logic [31:0] f32_min(logic [31:0] a, logic [31:0] b);
-    return (f32_is_nan(a[30:0]) || f32_is_nan(b[30:0])) ? F32CanonNan
+    f32_min = (f32_is_nan(a[30:0]) || f32_is_nan(b[30:0])) ? F32CanonNan
          : (f32_order_key(a) <= f32_order_key(b)) ? a : b;
   endfunction
 
   // a - b: a + (-b), as IEEE defines it.
   function automatic logic [31:0] f32_sub(logic [31:0] a, logic [31:0] b);
-    return f32_add(a, {~b[31], b[30:0]});
+    f32_sub = f32_add(a, {~b[31], b[30:0]});
   endfunction
 
   // IEEE comparisons of values that are not NaN (-0 == +0).
   function automatic logic f32_lt(logic [31:0] a, logic [31:0] b);
-    return (a[30:0] != 31'd0 || b[30:0] != 31'd0) && (f32_order_key(a) < f32_order_key(b));
+    f32_lt = (a[30:0] != 31'd0 || b[30:0] != 31'd0) && (f32_order_key(a) < f32_order_key(b));
   endfunction
   function automatic logic f32_eq(logic [31:0] a, logic [31:0] b);
-    return (a == b) || (a[30:0] == 31'd0 && b[30:0] == 31'd0);
+    f32_eq = (a == b) || (a[30:0] == 31'd0 && b[30:0] == 31'd0);
   endfunction
 
   // sign * sig * 2^(e - 190) rounded to fp32, nearest even, into the subnormals, overflow to
@@ -367,19 +373,22 @@ package ncore_fp_pkg;
     logic [7:0] exp_m1;
     lz = fp_clz64(sig);
     n = sig << lz;
-    be = e - int'({25'd0, lz});
+    be = e - $signed({25'd0, lz});
     st = sticky_in;
     exp_m1 = 8'd0;
-    if (be >= 255) return {sign, F32InfMag};
-    if (be < 1) begin
-      rs = (1 - be > 63) ? 63 : 1 - be;
-      st = st | ((n & ~(64'hFFFF_FFFF_FFFF_FFFF << rs)) != 64'd0);
-      n = n >> rs;
+    if (be >= 255) begin
+      f32_round = {sign, F32InfMag};
     end else begin
-      exp_m1 = 8'(be - 1);
+      if (be < 1) begin
+        rs = (1 - be > 63) ? 63 : 1 - be;
+        st = st | ((n & ~(64'hFFFF_FFFF_FFFF_FFFF << rs)) != 64'd0);
+        n = n >> rs;
+      end else begin
+        exp_m1 = 8'(be - 1);
+      end
+      up = n[39] & ((n[38:0] != 39'd0) | st | n[40]);
+      f32_round = {sign, f32_pack(exp_m1, n[63:40], up)};
     end
-    up = n[39] & ((n[38:0] != 39'd0) | st | n[40]);
-    return {sign, f32_pack(exp_m1, n[63:40], up)};
   endfunction
 
   // A finite nonzero fp32 magnitude as a significand with its leading one at bit 23 and the
@@ -387,8 +396,8 @@ package ncore_fp_pkg;
   function automatic logic [23:0] f32_norm_sig(logic [30:0] mag, output int e);
     logic [5:0] lz;
     lz = fp_clz32({mag[30:23] != 8'd0, mag[22:0], 8'd0});
-    e = ((mag[30:23] == 8'd0) ? 1 : int'({24'd0, mag[30:23]})) - int'({26'd0, lz});
-    return {mag[30:23] != 8'd0, mag[22:0]} << lz;
+    e = ((mag[30:23] == 8'd0) ? 1 : $signed({24'd0, mag[30:23]})) - $signed({26'd0, lz});
+    f32_norm_sig = {mag[30:23] != 8'd0, mag[22:0]} << lz;
   endfunction
 
   // a / b, IEEE binary32, correctly rounded: the 64-by-24-bit integer quotient of the
@@ -406,14 +415,19 @@ package ncore_fp_pkg;
     b_inf = b[30:0] == F32InfMag;
     a_zero = a[30:0] == 31'd0;
     b_zero = b[30:0] == 31'd0;
-    if (a_nan || b_nan || (a_inf && b_inf) || (a_zero && b_zero)) return F32CanonNan;
-    if (a_inf || b_zero) return {sign, F32InfMag};
-    if (a_zero || b_inf) return {sign, 31'd0};
-    ma = f32_norm_sig(a[30:0], ea);
-    mb = f32_norm_sig(b[30:0], eb);
-    num = {ma, 40'd0};
-    q = num / {40'd0, mb};
-    return f32_round(sign, ea - eb + 150, q, (num % {40'd0, mb}) != 64'd0);
+    if (a_nan || b_nan || (a_inf && b_inf) || (a_zero && b_zero)) begin
+      f32_div = F32CanonNan;
+    end else if (a_inf || b_zero) begin
+      f32_div = {sign, F32InfMag};
+    end else if (a_zero || b_inf) begin
+      f32_div = {sign, 31'd0};
+    end else begin
+      ma = f32_norm_sig(a[30:0], ea);
+      mb = f32_norm_sig(b[30:0], eb);
+      num = {ma, 40'd0};
+      q = num / {40'd0, mb};
+      f32_div = f32_round(sign, ea - eb + 150, q, (num % {40'd0, mb}) != 64'd0);
+    end
   endfunction
 
   // sqrt(a), IEEE binary32, correctly rounded: sqrt(-0) = -0, sqrt(a < 0) = NaN. The integer
@@ -425,24 +439,28 @@ package ncore_fp_pkg;
     logic [23:0] m;
     logic [63:0] n, y;
     int e, e2;
-    if (f32_is_nan(a[30:0]) || (a[31] && a[30:0] != 31'd0)) return F32CanonNan;
-    if (a[30:0] == 31'd0 || a[30:0] == F32InfMag) return a;
-    m = f32_norm_sig(a[30:0], e);
-    // a = n * 2^e2 with e2 even, n in [2^61, 2^63)
-    if (e[0]) begin n = {1'b0, m, 39'd0}; e2 = e - 189; end
-    else begin n = {2'b0, m, 38'd0}; e2 = e - 188; end
-    y = (((n >> 31) + 64'h8000_0000) >> 1) + 64'd1;  // (n / 2^31 + 2^31) / 2 >= sqrt(n)
-    y = (y + n / y) >> 1;
-    y = (y + n / y) >> 1;
-    y = (y + n / y) >> 1;
-    y = (y + n / y) >> 1;
-    if (y * y > n) y = y - 64'd1;
-    return f32_round(1'b0, 190 + (e2 >>> 1), y, y * y != n);
+    if (f32_is_nan(a[30:0]) || (a[31] && a[30:0] != 31'd0)) begin
+      f32_sqrt = F32CanonNan;
+    end else if (a[30:0] == 31'd0 || a[30:0] == F32InfMag) begin
+      f32_sqrt = a;
+    end else begin
+      m = f32_norm_sig(a[30:0], e);
+      // a = n * 2^e2 with e2 even, n in [2^61, 2^63)
+      if (e[0]) begin n = {1'b0, m, 39'd0}; e2 = e - 189; end
+      else begin n = {2'b0, m, 38'd0}; e2 = e - 188; end
+      y = (((n >> 31) + 64'h8000_0000) >> 1) + 64'd1;  // (n / 2^31 + 2^31) / 2 >= sqrt(n)
+      y = (y + n / y) >> 1;
+      y = (y + n / y) >> 1;
+      y = (y + n / y) >> 1;
+      y = (y + n / y) >> 1;
+      if (y * y > n) y = y - 64'd1;
+      f32_sqrt = f32_round(1'b0, 190 + (e2 >>> 1), y, y * y != n);
+    end
   endfunction
 
   // A comparison's result: 1.0 or +0.
   function automatic logic [31:0] f32_truth(logic t);
-    return t ? 32'h3F80_0000 : 32'd0;
+    f32_truth = t ? 32'h3F80_0000 : 32'd0;
   endfunction
 
   //////////////////////////////////////////
@@ -451,8 +469,8 @@ package ncore_fp_pkg;
 
   // The transcendental functions: fixed sequences of fp32 operations (f32_add, f32_sub, f32_mul,
   // f32_div, each rounded to nearest even) and exact bit operations, the same sequences, step for
-  // step, as tb/golden/act_math.hpp, which documents each algorithm; docs/hardware.md gives
-  // their measured error bounds. Constants are that file's, as fp32 bits.
+  // step, as firmware/include/ncore/act_math.hpp, which documents each algorithm;
+  // docs/hardware.md gives their measured error bounds. Constants are that file's, as fp32 bits.
   localparam logic [31:0] F32One      = 32'h3F80_0000;
   localparam logic [31:0] F32Two      = 32'h4000_0000;
   localparam logic [31:0] F32Half     = 32'h3F00_0000;
@@ -486,7 +504,7 @@ package ncore_fp_pkg;
 
   // 2^k for k in -126..127.
   function automatic logic [31:0] f32_pow2(int k);
-    return {1'b0, 8'(k + 127), 23'd0};
+    f32_pow2 = {1'b0, 8'(k + 127), 23'd0};
   endfunction
 
   // e^x: k = round(x log2 e), r = (x - k ln2_hi) - k ln2_lo, p = 1 + (r + r^2 q(r)),
@@ -495,21 +513,26 @@ package ncore_fp_pkg;
     /* verilator no_inline_task */
     logic [31:0] s, kf, r, q, p;
     int k, k1;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    if (f32_lt(ActExpHi, x)) return {1'b0, F32InfMag};
-    if (f32_lt(x, ActExpLo)) return 32'd0;
-    s = f32_add(f32_mul(x, ActLog2e), ActMagic);
-    k = int'(s) - int'(ActMagic);
-    kf = f32_sub(s, ActMagic);
-    r = f32_sub(f32_sub(x, f32_mul(kf, ActLn2Hi)), f32_mul(kf, ActLn2Lo));
-    q = f32_add(f32_mul(ActExpQ5, r), ActExpQ4);
-    q = f32_add(f32_mul(q, r), ActExpQ3);
-    q = f32_add(f32_mul(q, r), ActExpQ2);
-    q = f32_add(f32_mul(q, r), ActExpQ1);
-    q = f32_add(f32_mul(q, r), ActExpQ0);
-    p = f32_add(F32One, f32_add(r, f32_mul(f32_mul(r, r), q)));
-    k1 = k >>> 1;
-    return f32_mul(f32_mul(p, f32_pow2(k1)), f32_pow2(k - k1));
+    if (f32_is_nan(x[30:0])) begin
+      act_exp = F32CanonNan;
+    end else if (f32_lt(ActExpHi, x)) begin
+      act_exp = {1'b0, F32InfMag};
+    end else if (f32_lt(x, ActExpLo)) begin
+      act_exp = 32'd0;
+    end else begin
+      s = f32_add(f32_mul(x, ActLog2e), ActMagic);
+      k = $signed(s) - $signed(ActMagic);
+      kf = f32_sub(s, ActMagic);
+      r = f32_sub(f32_sub(x, f32_mul(kf, ActLn2Hi)), f32_mul(kf, ActLn2Lo));
+      q = f32_add(f32_mul(ActExpQ5, r), ActExpQ4);
+      q = f32_add(f32_mul(q, r), ActExpQ3);
+      q = f32_add(f32_mul(q, r), ActExpQ2);
+      q = f32_add(f32_mul(q, r), ActExpQ1);
+      q = f32_add(f32_mul(q, r), ActExpQ0);
+      p = f32_add(F32One, f32_add(r, f32_mul(f32_mul(r, r), q)));
+      k1 = k >>> 1;
+      act_exp = f32_mul(f32_mul(p, f32_pow2(k1)), f32_pow2(k - k1));
+    end
   endfunction
 
   // log x = k ln2_hi - ((h - (s (h + R) + k ln2_lo)) - f), x = 2^k (1 + f), s = f / (2 + f).
@@ -517,63 +540,72 @@ package ncore_fp_pkg;
     /* verilator no_inline_task */
     logic [31:0] ix, mb, f, s, z, w, rr, h, dk;
     int k;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    if (x[30:0] == 31'd0) return {1'b1, F32InfMag};
-    if (x[31]) return F32CanonNan;
-    if (x[30:0] == F32InfMag) return x;
-    ix = x;
-    k = 0;
-    if (x[30:23] == 8'd0) begin
-      ix = f32_mul(x, ActTwo25);
-      k = -25;
+    if (f32_is_nan(x[30:0])) begin
+      act_log = F32CanonNan;
+    end else if (x[30:0] == 31'd0) begin
+      act_log = {1'b1, F32InfMag};
+    end else if (x[31]) begin
+      act_log = F32CanonNan;
+    end else if (x[30:0] == F32InfMag) begin
+      act_log = x;
+    end else begin
+      ix = x;
+      k = 0;
+      if (x[30:23] == 8'd0) begin
+        ix = f32_mul(x, ActTwo25);
+        k = -25;
+      end
+      k = k + $signed({24'd0, ix[30:23]}) - 127;
+      mb = {ix[31], 8'h7F, ix[22:0]};  // 1.m (ix is positive)
+      if (mb > ActSqrt2) begin
+        mb = mb - 32'h0080_0000;
+        k = k + 1;
+      end
+      f = f32_sub(mb, F32One);
+      s = f32_div(f, f32_add(F32Two, f));
+      z = f32_mul(s, s);
+      w = f32_mul(z, z);
+      rr = f32_add(f32_mul(z, f32_add(ActLg0, f32_mul(w, ActLg2))), f32_mul(w, f32_add(ActLg1, f32_mul(w, ActLg3))));
+      h = f32_mul(f32_mul(F32Half, f), f);
+      dk = f32_sub(32'($signed(ActMagic) + k), ActMagic);  // k as fp32, exactly
+      act_log = f32_sub(f32_mul(dk, ActLn2Hi),
+                        f32_sub(f32_sub(h, f32_add(f32_mul(s, f32_add(h, rr)), f32_mul(dk, ActLn2Lo))), f));
     end
-    k = k + int'({24'd0, ix[30:23]}) - 127;
-    mb = {ix[31], 8'h7F, ix[22:0]};  // 1.m (ix is positive)
-    if (mb > ActSqrt2) begin
-      mb = mb - 32'h0080_0000;
-      k = k + 1;
-    end
-    f = f32_sub(mb, F32One);
-    s = f32_div(f, f32_add(F32Two, f));
-    z = f32_mul(s, s);
-    w = f32_mul(z, z);
-    rr = f32_add(f32_mul(z, f32_add(ActLg0, f32_mul(w, ActLg2))), f32_mul(w, f32_add(ActLg1, f32_mul(w, ActLg3))));
-    h = f32_mul(f32_mul(F32Half, f), f);
-    dk = f32_sub(32'(int'(ActMagic) + k), ActMagic);  // k as fp32, exactly
-    return f32_sub(f32_mul(dk, ActLn2Hi),
-                   f32_sub(f32_sub(h, f32_add(f32_mul(s, f32_add(h, rr)), f32_mul(dk, ActLn2Lo))), f));
   endfunction
 
   // tanh: a = |x| < 0.625: a + a (z q(z)), z = a^2; else 1 - 2 / (exp(2a) + 1); sign of x.
   function automatic logic [31:0] act_tanh(logic [31:0] x);
     /* verilator no_inline_task */
     logic [31:0] a, z, q, r;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
     a = {1'b0, x[30:0]};
-    if (f32_lt(a, ActTanhSmall)) begin
+    if (f32_is_nan(x[30:0])) begin
+      r = F32CanonNan;
+    end else if (f32_lt(a, ActTanhSmall)) begin
       z = f32_mul(a, a);
       q = f32_add(f32_mul(ActTanhQ5, z), ActTanhQ4);
       q = f32_add(f32_mul(q, z), ActTanhQ3);
       q = f32_add(f32_mul(q, z), ActTanhQ2);
       q = f32_add(f32_mul(q, z), ActTanhQ1);
       q = f32_add(f32_mul(q, z), ActTanhQ0);
-      r = f32_add(a, f32_mul(a, f32_mul(z, q)));
+      r = f32_add(a, f32_mul(a, f32_mul(z, q))) | {x[31], 31'd0};
     end else begin
-      r = f32_sub(F32One, f32_div(F32Two, f32_add(act_exp(f32_add(a, a)), F32One)));
+      r = f32_sub(F32One, f32_div(F32Two, f32_add(act_exp(f32_add(a, a)), F32One))) | {x[31], 31'd0};
     end
-    return r | {x[31], 31'd0};
+    act_tanh = r;
   endfunction
 
   // sigmoid: sign bit set e / (1 + e), e = exp(x); clear 1 / (1 + exp(-x)).
   function automatic logic [31:0] act_sigmoid(logic [31:0] x);
     /* verilator no_inline_task */
     logic [31:0] e;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    if (x[31]) begin
+    if (f32_is_nan(x[30:0])) begin
+      act_sigmoid = F32CanonNan;
+    end else if (x[31]) begin
       e = act_exp(x);
-      return f32_div(e, f32_add(F32One, e));
+      act_sigmoid = f32_div(e, f32_add(F32One, e));
+    end else begin
+      act_sigmoid = f32_div(F32One, f32_add(F32One, act_exp({1'b1, x[30:0]})));
     end
-    return f32_div(F32One, f32_add(F32One, act_exp({1'b1, x[30:0]})));
   endfunction
 
   // softplus: max(x, +0) + log1p(exp(-|x|)), log1p(e) = e when 1 + e rounds to 1, else
@@ -581,48 +613,49 @@ package ncore_fp_pkg;
   function automatic logic [31:0] act_softplus(logic [31:0] x);
     /* verilator no_inline_task */
     logic [31:0] e, w, l, m;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    e = act_exp({1'b1, x[30:0]});
-    w = f32_add(F32One, e);
-    if (w == F32One) l = e;
-    else l = f32_mul(act_log(w), f32_div(e, f32_sub(w, F32One)));
-    m = (!x[31] && x[30:0] != 31'd0) ? x : 32'd0;
-    return f32_add(m, l);
+    if (f32_is_nan(x[30:0])) begin
+      act_softplus = F32CanonNan;
+    end else begin
+      e = act_exp({1'b1, x[30:0]});
+      w = f32_add(F32One, e);
+      if (w == F32One) l = e;
+      else l = f32_mul(act_log(w), f32_div(e, f32_sub(w, F32One)));
+      m = (!x[31] && x[30:0] != 31'd0) ? x : 32'd0;
+      act_softplus = f32_add(m, l);
+    end
   endfunction
 
-  // erf and gelu through erfc(z), z >= 0 (act_math.hpp): the coefficients, and per interval of
-  // z the center of t = 1/z - c and G's coefficients from degree 0.
-  localparam logic [31:0] ActErfP [7] = '{32'h3E03_75D4, 32'hBEC0_93A3, 32'h3DE7_1761, 32'hBCDC_0FBE,
-                                          32'h3BAA_BDC3, 32'hBA58_8C0B, 32'h38BA_ECB3};
+  // erf and gelu through erfc(z), z >= 0 (act_math.hpp): the coefficients, and per interval k of
+  // z the center of t = 1/z - c and G's coefficients from degree 0 (ActErfcG element 9 k + i).
+  localparam logic [223:0] ActErfP = {32'h38BA_ECB3, 32'hBA58_8C0B, 32'h3BAA_BDC3, 32'hBCDC_0FBE, 32'h3DE7_1761, 32'hBEC0_93A3, 32'h3E03_75D4};
   localparam logic [31:0] ActErfSmall = 32'h3F58_0000;
   localparam logic [31:0] ActErfOne   = 32'h4080_0000;
   localparam logic [31:0] ActErfcZero = 32'h4128_0000;
   localparam logic [31:0] ActInvSqrt2 = 32'h3F35_04F3;
-  localparam logic [31:0] ActErfcBreak [4] = '{32'h3FA0_0000, 32'h3FE0_0000, 32'h4020_0000, 32'h4080_0000};
-  localparam logic [31:0] ActErfcG [5][9] = '{
-    '{32'h3F74_898D, 32'h3ED4_8908, 32'h3E91_784A, 32'hBDFF_A6F5, 32'h3D3A_36CE, 32'hBC1A_D16D, 32'hBB8F_4078,
-      32'h3BFF_1347, 32'hBBB8_EC91},
-    '{32'h3F2A_AAAB, 32'h3EA4_A6D8, 32'h3EBC_7E5C, 32'hBE2A_B6BC, 32'h3D40_1B0C, 32'h3C6F_134B, 32'hBD18_1F96,
-      32'h3D14_9180, 32'hBCB5_FEDB},
-    '{32'h3EF0_F0F1, 32'h3E78_7E95, 32'h3EE0_5569, 32'hBE3F_AD8C, 32'h3C6C_EB40, 32'h3DA0_50B1, 32'hBDCA_136E,
-      32'h3D81_9E20, 32'hBB81_016D},
-    '{32'h3E9D_89D9, 32'h3E2A_53D1, 32'h3EFF_411E, 32'hBE35_2542, 32'hBD8A_6C98, 32'h3E36_E2F3, 32'hBE06_41D9,
-      32'hBD33_F0EF, 32'h3E52_995D},
-    '{32'h3E0D_3DCB, 32'h3D9D_E62D, 32'h3F0C_7EAB, 32'hBDDA_5CA2, 32'hBE5A_45CB, 32'h3E5A_D918, 32'h3E03_0DA7,
-      32'hBEF8_F0A1, 32'h3EBC_79CC}};
+  localparam logic [127:0] ActErfcBreak = {32'h4080_0000, 32'h4020_0000, 32'h3FE0_0000, 32'h3FA0_0000};
+  localparam logic [1439:0] ActErfcG = {32'h3EBC_79CC, 32'hBEF8_F0A1, 32'h3E03_0DA7, 32'h3E5A_D918, 32'hBE5A_45CB,
+                                        32'hBDDA_5CA2, 32'h3F0C_7EAB, 32'h3D9D_E62D, 32'h3E0D_3DCB,  // interval 4
+                                        32'h3E52_995D, 32'hBD33_F0EF, 32'hBE06_41D9, 32'h3E36_E2F3, 32'hBD8A_6C98,
+                                        32'hBE35_2542, 32'h3EFF_411E, 32'h3E2A_53D1, 32'h3E9D_89D9,  // interval 3
+                                        32'hBB81_016D, 32'h3D81_9E20, 32'hBDCA_136E, 32'h3DA0_50B1, 32'h3C6C_EB40,
+                                        32'hBE3F_AD8C, 32'h3EE0_5569, 32'h3E78_7E95, 32'h3EF0_F0F1,  // interval 2
+                                        32'hBCB5_FEDB, 32'h3D14_9180, 32'hBD18_1F96, 32'h3C6F_134B, 32'h3D40_1B0C,
+                                        32'hBE2A_B6BC, 32'h3EBC_7E5C, 32'h3EA4_A6D8, 32'h3F2A_AAAB,  // interval 1
+                                        32'hBBB8_EC91, 32'h3BFF_1347, 32'hBB8F_4078, 32'hBC1A_D16D, 32'h3D3A_36CE,
+                                        32'hBDFF_A6F5, 32'h3E91_784A, 32'h3ED4_8908, 32'h3F74_898D};  // interval 0
 
   // c[0] + s (c[1] + s (... + s c[6])), Horner from the highest coefficient.
-  function automatic logic [31:0] f32_horner7(logic [31:0] c [7], logic [31:0] s);
+  function automatic logic [31:0] f32_horner7(logic [223:0] c, logic [31:0] s);
     logic [31:0] p;
-    p = c[6];
-    for (int i = 5; i >= 0; i--) p = f32_add(f32_mul(p, s), c[i]);
-    return p;
+    p = c[32*6 +: 32];
+    for (int i = 5; i >= 0; i--) p = f32_add(f32_mul(p, s), c[32*i +: 32]);
+    f32_horner7 = p;
   endfunction
 
   // z + z P(z z), 0 <= z < 0.84375.
   function automatic logic [31:0] act_erf_small(logic [31:0] z);
     /* verilator no_inline_task */
-    return f32_add(z, f32_mul(z, f32_horner7(ActErfP, f32_mul(z, z))));
+    act_erf_small = f32_add(z, f32_mul(z, f32_horner7(ActErfP, f32_mul(z, z))));
   endfunction
 
   // erfc(z), z >= 0: 1 - erf_small(z) below 0.84375, +0 from 10.5, else
@@ -630,60 +663,70 @@ package ncore_fp_pkg;
   function automatic logic [31:0] act_erfc_pos(logic [31:0] z, logic [31:0] qh, logic [31:0] ql);
     logic [31:0] t, g;
     logic [2:0] k;
-    if (f32_lt(z, ActErfSmall)) return f32_sub(F32One, act_erf_small(z));
-    if (!f32_lt(z, ActErfcZero)) return 32'd0;
-    k = 3'd0;
-    for (int j = 0; j < 4; j++) if (!f32_lt(z, ActErfcBreak[j])) k = 3'(j + 1);  // breaks ascend
-    t = f32_sub(f32_div(F32One, z), ActErfcG[k][0]);
-    g = ActErfcG[k][8];
-    for (int i = 7; i >= 1; i--) g = f32_add(f32_mul(g, t), ActErfcG[k][i]);
-    return f32_mul(f32_mul(act_exp({~qh[31], qh[30:0]}), act_exp({~ql[31], ql[30:0]})), g);
+    if (f32_lt(z, ActErfSmall)) begin
+      act_erfc_pos = f32_sub(F32One, act_erf_small(z));
+    end else if (!f32_lt(z, ActErfcZero)) begin
+      act_erfc_pos = 32'd0;
+    end else begin
+      k = 3'd0;
+      for (int j = 0; j < 4; j++) if (!f32_lt(z, ActErfcBreak[32*j +: 32])) k = 3'(j + 1);  // breaks ascend
+      t = f32_sub(f32_div(F32One, z), ActErfcG[32*(9*k) +: 32]);
+      g = ActErfcG[32*(9*k + 8) +: 32];
+      for (int i = 7; i >= 1; i--) g = f32_add(f32_mul(g, t), ActErfcG[32*(9*k + i) +: 32]);
+      act_erfc_pos = f32_mul(f32_mul(act_exp({~qh[31], qh[30:0]}), act_exp({~ql[31], ql[30:0]})), g);
+    end
   endfunction
 
   // erf: a = |x|; erf_small(a) below 0.84375, 1 from 4, else 1 - erfc_pos(a) with
   // a^2 = h h + (a - h) (a + h), h = a with its 12 low bits cleared; the sign of x.
   function automatic logic [31:0] act_erf(logic [31:0] x);
     logic [31:0] a, h, r;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
     a = {1'b0, x[30:0]};
-    if (f32_lt(a, ActErfSmall)) r = act_erf_small(a);
-    else if (!f32_lt(a, ActErfOne)) r = F32One;
+    if (f32_is_nan(x[30:0])) r = F32CanonNan;
+    else if (f32_lt(a, ActErfSmall)) r = act_erf_small(a) | {x[31], 31'd0};
+    else if (!f32_lt(a, ActErfOne)) r = F32One | {x[31], 31'd0};
     else begin
       h = {a[31:12], 12'd0};
-      r = f32_sub(F32One, act_erfc_pos(a, f32_mul(h, h), f32_mul(f32_sub(a, h), f32_add(a, h))));
+      r = f32_sub(F32One, act_erfc_pos(a, f32_mul(h, h), f32_mul(f32_sub(a, h), f32_add(a, h)))) | {x[31], 31'd0};
     end
-    return r | {x[31], 31'd0};
+    act_erf = r;
   endfunction
 
   // gelu = 0.5 x erfc(-x / sqrt 2): e = erfc_pos(|x| (1/sqrt 2)) with x^2 / 2 split as in erf;
   // x < 0 (sign bit): (0.5 x) e, else x (1 - 0.5 e).
   function automatic logic [31:0] act_gelu(logic [31:0] x);
     logic [31:0] h, e;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    h = {x[31:12], 12'd0};
-    e = act_erfc_pos(f32_mul({1'b0, x[30:0]}, ActInvSqrt2), f32_mul(F32Half, f32_mul(h, h)),
-                     f32_mul(F32Half, f32_mul(f32_sub(x, h), f32_add(x, h))));
-    if (x[31]) return f32_mul(f32_mul(F32Half, x), e);
-    return f32_mul(x, f32_sub(F32One, f32_mul(F32Half, e)));
+    if (f32_is_nan(x[30:0])) begin
+      act_gelu = F32CanonNan;
+    end else begin
+      h = {x[31:12], 12'd0};
+      e = act_erfc_pos(f32_mul({1'b0, x[30:0]}, ActInvSqrt2), f32_mul(F32Half, f32_mul(h, h)),
+                       f32_mul(F32Half, f32_mul(f32_sub(x, h), f32_add(x, h))));
+      if (x[31]) act_gelu = f32_mul(f32_mul(F32Half, x), e);
+      else       act_gelu = f32_mul(x, f32_sub(F32One, f32_mul(F32Half, e)));
+    end
   endfunction
 
   // trunc, floor, ceil (exact): |x| >= 2^23 and the infinities are integers, |x| < 1 truncates to
   // a zero of x's sign, otherwise the fraction bits are cleared; floor and ceil step by one.
   function automatic logic [31:0] act_trunc(logic [31:0] x);
     /* verilator no_inline_task */
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    if (x[30:23] >= 8'd150) return x;
-    if (x[30:23] < 8'd127) return {x[31], 31'd0};
-    return x & ~(32'h007F_FFFF >> (x[30:23] - 8'd127));
+    if (f32_is_nan(x[30:0])) act_trunc = F32CanonNan;
+    else if (x[30:23] >= 8'd150) act_trunc = x;
+    else if (x[30:23] < 8'd127) act_trunc = {x[31], 31'd0};
+    else act_trunc = x & ~(32'h007F_FFFF >> (x[30:23] - 8'd127));
   endfunction
   // floor (up = 0) steps a truncated negative non-integer down by one, ceil (up = 1) a positive one up.
   function automatic logic [31:0] act_floor_ceil(logic [31:0] x, logic up);
     /* verilator no_inline_task */
     logic [31:0] t;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    t = act_trunc(x);
-    if (up ? f32_lt(t, x) : f32_lt(x, t)) return f32_add(t, {~up, F32One[30:0]});
-    return t;
+    if (f32_is_nan(x[30:0])) begin
+      act_floor_ceil = F32CanonNan;
+    end else begin
+      t = act_trunc(x);
+      if (up ? f32_lt(t, x) : f32_lt(x, t)) act_floor_ceil = f32_add(t, {~up, F32One[30:0]});
+      else act_floor_ceil = t;
+    end
   endfunction
 
   // sin, cos, tan (act_math.hpp): |x| below fp32 pi/4 as it is, else the exact integer reduction:
@@ -694,8 +737,8 @@ package ncore_fp_pkg;
                                            32'hF534_DDC0, 32'hDB62_9599, 32'h3C43_9041, 32'hFE51_63AB};
   localparam logic [31:0] ActPio2Fix = 32'hC90F_DAA2;
   localparam logic [31:0] ActPio4 = 32'h3F49_0FDB;
-  localparam logic [31:0] ActSinS [4] = '{32'hBE2A_AAAB, 32'h3C08_8887, 32'hB950_09D0, 32'h3636_DDF6};
-  localparam logic [31:0] ActCosC [4] = '{32'h3D2A_AAAB, 32'hBAB6_0B60, 32'h37D0_0AE0, 32'hB492_91AB};
+  localparam logic [127:0] ActSinS = {32'h3636_DDF6, 32'hB950_09D0, 32'h3C08_8887, 32'hBE2A_AAAB};
+  localparam logic [127:0] ActCosC = {32'hB492_91AB, 32'h37D0_0AE0, 32'hBAB6_0B60, 32'h3D2A_AAAB};
 
   // a = |x| >= pi/4, finite: r with |x| = k pi/2 + r (mod 2 pi), |r| <= pi/4.
   function automatic logic [31:0] act_trig_reduce(logic [30:0] a, output logic [1:0] k);
@@ -705,7 +748,7 @@ package ncore_fp_pkg;
     logic [63:0] q;
     logic neg;
     int e, lz;
-    e = int'({24'd0, a[30:23]}) - 150;
+    e = $signed({24'd0, a[30:23]}) - 150;
     w = 96'(ActTwoOverPi >> (160 - (e + 30)));  // bits e + 30 .. e + 125, bit 0 the MSB
     p = {72'd0, 1'b1, a[22:0]} * w;  // mod 2^96: the bits above add multiples of 4
     k = p[95:94];
@@ -716,38 +759,41 @@ package ncore_fp_pkg;
       f = (128'd1 << 94) - f;
       neg = 1'b1;
     end
-    if (f == 128'd0) return {neg, 31'd0};
-    f = f << 34;
-    lz = (f[127:64] != 64'd0) ? int'(fp_clz64(f[127:64])) : 64 + int'(fp_clz64(f[63:0]));
-    f = f << lz;
-    q = {32'd0, f[127:96]} * {32'd0, ActPio2Fix};
-    return f32_round(neg, 127 - lz, q, 1'b0);
+    if (f == 128'd0) begin
+      act_trig_reduce = {neg, 31'd0};
+    end else begin
+      f = f << 34;
+      lz = (f[127:64] != 64'd0) ? $signed({25'd0, fp_clz64(f[127:64])}) : 64 + $signed({25'd0, fp_clz64(f[63:0])});
+      f = f << lz;
+      q = {32'd0, f[127:96]} * {32'd0, ActPio2Fix};
+      act_trig_reduce = f32_round(neg, 127 - lz, q, 1'b0);
+    end
   endfunction
 
   function automatic logic [31:0] act_sin_poly(logic [31:0] r);
     /* verilator no_inline_task */
     logic [31:0] z, s;
     z = f32_mul(r, r);
-    s = ActSinS[3];
-    for (int i = 2; i >= 0; i--) s = f32_add(f32_mul(s, z), ActSinS[i]);
-    return f32_add(r, f32_mul(r, f32_mul(z, s)));
+    s = ActSinS[32*3 +: 32];
+    for (int i = 2; i >= 0; i--) s = f32_add(f32_mul(s, z), ActSinS[32*i +: 32]);
+    act_sin_poly = f32_add(r, f32_mul(r, f32_mul(z, s)));
   endfunction
   function automatic logic [31:0] act_cos_poly(logic [31:0] r);
     /* verilator no_inline_task */
     logic [31:0] z, c, hz, w;
     z = f32_mul(r, r);
-    c = ActCosC[3];
-    for (int i = 2; i >= 0; i--) c = f32_add(f32_mul(c, z), ActCosC[i]);
+    c = ActCosC[32*3 +: 32];
+    for (int i = 2; i >= 0; i--) c = f32_add(f32_mul(c, z), ActCosC[32*i +: 32]);
     hz = f32_mul(F32Half, z);
     w = f32_sub(F32One, hz);
-    return f32_add(w, f32_add(f32_sub(f32_sub(F32One, w), hz), f32_mul(f32_mul(z, z), c)));
+    act_cos_poly = f32_add(w, f32_add(f32_sub(f32_sub(F32One, w), hz), f32_mul(f32_mul(z, z), c)));
   endfunction
 
   // The reduced argument of |x| (x finite) and its quadrant.
   function automatic logic [31:0] act_trig_arg(logic [30:0] a, output logic [1:0] k);
     k = 2'd0;
-    if (f32_lt({1'b0, a}, ActPio4)) return {1'b0, a};
-    return act_trig_reduce(a, k);
+    if (f32_lt({1'b0, a}, ActPio4)) act_trig_arg = {1'b0, a};
+    else act_trig_arg = act_trig_reduce(a, k);
   endfunction
 
   // fn: 0 sin, 1 cos, 2 tan.
@@ -755,59 +801,63 @@ package ncore_fp_pkg;
     /* verilator no_inline_task */
     logic [31:0] r, s, c, v;
     logic [1:0] k;
-    if (x[30:23] == 8'hFF) return F32CanonNan;
-    r = act_trig_arg(x[30:0], k);
-    unique case (fn)
-      2'd0: return (k[0] ? act_cos_poly(r) : act_sin_poly(r)) ^ {k[1] ^ x[31], 31'd0};
-      2'd1: return (k[0] ? act_sin_poly(r) : act_cos_poly(r)) ^ {k[1] ^ k[0], 31'd0};
-      default: begin
-        s = act_sin_poly(r);
-        c = act_cos_poly(r);
-        v = k[0] ? f32_div({~c[31], c[30:0]}, s) : f32_div(s, c);
-        return v ^ {x[31], 31'd0};
-      end
-    endcase
+    if (x[30:23] == 8'hFF) begin
+      act_trig = F32CanonNan;
+    end else begin
+      r = act_trig_arg(x[30:0], k);
+      unique case (fn)
+        2'd0: act_trig = (k[0] ? act_cos_poly(r) : act_sin_poly(r)) ^ {k[1] ^ x[31], 31'd0};
+        2'd1: act_trig = (k[0] ? act_sin_poly(r) : act_cos_poly(r)) ^ {k[1] ^ k[0], 31'd0};
+        default: begin
+          s = act_sin_poly(r);
+          c = act_cos_poly(r);
+          v = k[0] ? f32_div({~c[31], c[30:0]}, s) : f32_div(s, c);
+          act_trig = v ^ {x[31], 31'd0};
+        end
+      endcase
+    end
   endfunction
 
   // arctan: reduction to |t| < 7/16 about 0, 1/2, 1, 3/2 or infinity (act_math.hpp).
-  localparam logic [31:0] ActAtanP [7] = '{32'h3EAA_AAAB, 32'hBE4C_CCCB, 32'h3E12_48B4, 32'hBDE3_7237,
-                                           32'h3DB8_7FF0, 32'hBD8F_EA79, 32'h3D1C_C51E};
-  localparam logic [31:0] ActAtanBreak [4] = '{32'h3EE0_0000, 32'h3F30_0000, 32'h3F98_0000, 32'h401C_0000};
-  localparam logic [31:0] ActAtanHi [4] = '{32'h3EED_6338, 32'h3F49_0FDB, 32'h3F7B_985F, 32'h3FC9_0FDB};
-  localparam logic [31:0] ActAtanLo [4] = '{32'h31AC_376A, 32'hB2BB_BD2E, 32'hB2D7_E096, 32'hB33B_BD2E};
+  localparam logic [223:0] ActAtanP = {32'h3D1C_C51E, 32'hBD8F_EA79, 32'h3DB8_7FF0, 32'hBDE3_7237, 32'h3E12_48B4, 32'hBE4C_CCCB, 32'h3EAA_AAAB};
+  localparam logic [127:0] ActAtanBreak = {32'h401C_0000, 32'h3F98_0000, 32'h3F30_0000, 32'h3EE0_0000};
+  localparam logic [127:0] ActAtanHi = {32'h3FC9_0FDB, 32'h3F7B_985F, 32'h3F49_0FDB, 32'h3EED_6338};
+  localparam logic [127:0] ActAtanLo = {32'hB33B_BD2E, 32'hB2D7_E096, 32'hB2BB_BD2E, 32'h31AC_376A};
   localparam logic [31:0] F32OneHalf = 32'h3FC0_0000;
 
   function automatic logic [31:0] act_atan_tail(logic [31:0] t);  // t - atan(t)
     /* verilator no_inline_task */
     logic [31:0] z;
     z = f32_mul(t, t);
-    return f32_mul(t, f32_mul(z, f32_horner7(ActAtanP, z)));
+    act_atan_tail = f32_mul(t, f32_mul(z, f32_horner7(ActAtanP, z)));
   endfunction
   function automatic logic [31:0] act_arctan(logic [31:0] x);
     /* verilator no_inline_task */
     logic [31:0] a, t, r;
     logic [1:0] i;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
     a = {1'b0, x[30:0]};
-    if (f32_lt(a, ActAtanBreak[0])) begin
-      r = f32_sub(a, act_atan_tail(a));
+    if (f32_is_nan(x[30:0])) begin
+      r = F32CanonNan;
+    end else if (f32_lt(a, ActAtanBreak[32*0 +: 32])) begin
+      r = f32_sub(a, act_atan_tail(a)) | {x[31], 31'd0};
     end else begin
-      if (f32_lt(a, ActAtanBreak[1])) begin
+      if (f32_lt(a, ActAtanBreak[32*1 +: 32])) begin
         i = 2'd0;
         t = f32_div(f32_sub(f32_mul(F32Two, a), F32One), f32_add(F32Two, a));
-      end else if (f32_lt(a, ActAtanBreak[2])) begin
+      end else if (f32_lt(a, ActAtanBreak[32*2 +: 32])) begin
         i = 2'd1;
         t = f32_div(f32_sub(a, F32One), f32_add(a, F32One));
-      end else if (f32_lt(a, ActAtanBreak[3])) begin
+      end else if (f32_lt(a, ActAtanBreak[32*3 +: 32])) begin
         i = 2'd2;
         t = f32_div(f32_sub(a, F32OneHalf), f32_add(F32One, f32_mul(F32OneHalf, a)));
       end else begin
         i = 2'd3;
         t = f32_div(32'hBF80_0000, a);
       end
-      r = f32_sub(ActAtanHi[i], f32_sub(f32_sub(act_atan_tail(t), ActAtanLo[i]), t));
+      r = f32_sub(ActAtanHi[32*i +: 32], f32_sub(f32_sub(act_atan_tail(t), ActAtanLo[32*i +: 32]), t)) |
+          {x[31], 31'd0};
     end
-    return r | {x[31], 31'd0};
+    act_arctan = r;
   endfunction
 
   // mish = x n / (n + 2), n = e (e + 2), e = exp(x); x above 44: x.
@@ -815,11 +865,15 @@ package ncore_fp_pkg;
   function automatic logic [31:0] act_mish(logic [31:0] x);
     /* verilator no_inline_task */
     logic [31:0] e, n;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    if (f32_lt(ActMishBig, x)) return x;
-    e = act_exp(x);
-    n = f32_mul(e, f32_add(e, F32Two));
-    return f32_mul(x, f32_div(n, f32_add(n, F32Two)));
+    if (f32_is_nan(x[30:0])) begin
+      act_mish = F32CanonNan;
+    end else if (f32_lt(ActMishBig, x)) begin
+      act_mish = x;
+    end else begin
+      e = act_exp(x);
+      n = f32_mul(e, f32_add(e, F32Two));
+      act_mish = f32_mul(x, f32_div(n, f32_add(n, F32Two)));
+    end
   endfunction
 
   // The derivatives: silu_dx = sigmoid(x) (1 + x sigmoid(-x)); erf_dx = (exp(-h h) 2/sqrt(pi))
@@ -829,33 +883,40 @@ package ncore_fp_pkg;
   localparam logic [31:0] Act2SqrtPi = 32'h3F90_6EBB;     // 2 / sqrt(pi)
   localparam logic [31:0] ActInvSqrt2Pi = 32'h3ECC_422A;  // 1 / sqrt(2 pi)
   function automatic logic [31:0] f32_neg(logic [31:0] x);
-    return {~x[31], x[30:0]};
+    f32_neg = {~x[31], x[30:0]};
   endfunction
   function automatic logic [31:0] act_silu_dx(logic [31:0] x);
     /* verilator no_inline_task */
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    return f32_mul(act_sigmoid(x), f32_add(F32One, f32_mul(x, act_sigmoid(f32_neg(x)))));
+    if (f32_is_nan(x[30:0])) act_silu_dx = F32CanonNan;
+    else act_silu_dx = f32_mul(act_sigmoid(x), f32_add(F32One, f32_mul(x, act_sigmoid(f32_neg(x)))));
   endfunction
   function automatic logic [31:0] act_erf_dx(logic [30:0] xm);  // even: |x| only
     /* verilator no_inline_task */
     logic [31:0] a, h;
-    if (f32_is_nan(xm)) return F32CanonNan;
     a = {1'b0, xm};
-    if (!f32_lt(a, ActErfcZero)) return 32'd0;
-    h = {a[31:12], 12'd0};
-    return f32_mul(f32_mul(act_exp(f32_neg(f32_mul(h, h))), Act2SqrtPi),
-                   act_exp(f32_neg(f32_mul(f32_sub(a, h), f32_add(a, h)))));
+    if (f32_is_nan(xm)) begin
+      act_erf_dx = F32CanonNan;
+    end else if (!f32_lt(a, ActErfcZero)) begin
+      act_erf_dx = 32'd0;
+    end else begin
+      h = {a[31:12], 12'd0};
+      act_erf_dx = f32_mul(f32_mul(act_exp(f32_neg(f32_mul(h, h))), Act2SqrtPi),
+                           act_exp(f32_neg(f32_mul(f32_sub(a, h), f32_add(a, h)))));
+    end
   endfunction
   function automatic logic [31:0] act_gelu_dx(logic [31:0] x);
     logic [31:0] h, qh, ql, e, phi, cdf;
-    if (f32_is_nan(x[30:0])) return F32CanonNan;
-    h = {x[31:12], 12'd0};
-    qh = f32_mul(F32Half, f32_mul(h, h));
-    ql = f32_mul(F32Half, f32_mul(f32_sub(x, h), f32_add(x, h)));
-    e = act_erfc_pos(f32_mul({1'b0, x[30:0]}, ActInvSqrt2), qh, ql);
-    phi = f32_mul(f32_mul(act_exp(f32_neg(qh)), ActInvSqrt2Pi), act_exp(f32_neg(ql)));
-    cdf = x[31] ? f32_mul(F32Half, e) : f32_sub(F32One, f32_mul(F32Half, e));
-    return f32_add(cdf, f32_mul(x, phi));
+    if (f32_is_nan(x[30:0])) begin
+      act_gelu_dx = F32CanonNan;
+    end else begin
+      h = {x[31:12], 12'd0};
+      qh = f32_mul(F32Half, f32_mul(h, h));
+      ql = f32_mul(F32Half, f32_mul(f32_sub(x, h), f32_add(x, h)));
+      e = act_erfc_pos(f32_mul({1'b0, x[30:0]}, ActInvSqrt2), qh, ql);
+      phi = f32_mul(f32_mul(act_exp(f32_neg(qh)), ActInvSqrt2Pi), act_exp(f32_neg(ql)));
+      cdf = x[31] ? f32_mul(F32Half, e) : f32_sub(F32One, f32_mul(F32Half, e));
+      act_gelu_dx = f32_add(cdf, f32_mul(x, phi));
+    end
   endfunction
 
   ///////////////////////////////////////
@@ -870,21 +931,25 @@ package ncore_fp_pkg;
     logic [23:0] ma, mb;
     logic [63:0] r;
     int ea, eb, d, s;
-    if (f32_is_nan(a[30:0]) || f32_is_nan(b) || a[30:0] == F32InfMag || b == 31'd0) return F32CanonNan;
-    if (b == F32InfMag || a[30:0] < b) return a;
-    ma = f32_norm_sig(a[30:0], ea);
-    mb = f32_norm_sig(b, eb);
-    d = ea - eb;
-    r = {40'd0, ma} % {40'd0, mb};
-    for (int i = 0; i < 9; i++) begin
-      if (d > 0) begin
-        s = (d > 32) ? 32 : d;
-        r = (r << s) % {40'd0, mb};
-        d = d - s;
+    if (f32_is_nan(a[30:0]) || f32_is_nan(b) || a[30:0] == F32InfMag || b == 31'd0) begin
+      f32_fmod = F32CanonNan;
+    end else if (b == F32InfMag || a[30:0] < b) begin
+      f32_fmod = a;
+    end else begin
+      ma = f32_norm_sig(a[30:0], ea);
+      mb = f32_norm_sig(b, eb);
+      d = ea - eb;
+      r = {40'd0, ma} % {40'd0, mb};
+      for (int i = 0; i < 9; i++) begin
+        if (d > 0) begin
+          s = (d > 32) ? 32 : d;
+          r = (r << s) % {40'd0, mb};
+          d = d - s;
+        end
       end
+      if (r == 64'd0) f32_fmod = {a[31], 31'd0};
+      else            f32_fmod = f32_round(a[31], eb + 40, r, 1'b0);
     end
-    if (r == 64'd0) return {a[31], 31'd0};
-    return f32_round(a[31], eb + 40, r, 1'b0);
   endfunction
 
   // NumPy's mod: m = fmod(a, b); a zero m takes b's sign; m and b of different signs: m + b.
@@ -892,32 +957,30 @@ package ncore_fp_pkg;
     /* verilator no_inline_task */
     logic [31:0] m;
     m = f32_fmod(a, b[30:0]);
-    if (f32_is_nan(m[30:0])) return F32CanonNan;
-    if (m[30:0] == 31'd0) return {b[31], 31'd0};
-    if (b[31] != m[31]) return f32_add(m, b);
-    return m;
+    if (f32_is_nan(m[30:0])) f32_mod = F32CanonNan;
+    else if (m[30:0] == 31'd0) f32_mod = {b[31], 31'd0};
+    else if (b[31] != m[31]) f32_mod = f32_add(m, b);
+    else f32_mod = m;
   endfunction
 
   // power (act_math.hpp, pow_pos and power): 2^(b log2 a) for a > 0 in fixed point, the C99 pow
   // special values around it.
-  localparam logic [63:0] ActPowLogC [13] = '{
-    64'h8000_0000_0000_0000, 64'h2AAA_AAAA_AAAA_AAAA, 64'h1999_9999_9999_9999, 64'h1249_2492_4924_9249,
-    64'h0E38_E38E_38E3_8E38, 64'h0BA2_E8BA_2E8B_A2E8, 64'h09D8_9D89_D89D_89D8, 64'h0888_8888_8888_8888,
-    64'h0787_8787_8787_8787, 64'h06BC_A1AF_286B_CA1A, 64'h0618_6186_1861_8618, 64'h0590_B216_42C8_590B,
-    64'h051E_B851_EB85_1EB8};
-  localparam logic [63:0] ActPowExpD [20] = '{
-    64'h4000_0000_0000_0000, 64'h4000_0000_0000_0000, 64'h2000_0000_0000_0000, 64'h0AAA_AAAA_AAAA_AAAA,
-    64'h02AA_AAAA_AAAA_AAAA, 64'h0088_8888_8888_8888, 64'h0016_C16C_16C1_6C16, 64'h0003_4034_0340_3403,
-    64'h0000_6806_8068_0680, 64'h0000_0B8E_F1D2_AB63, 64'h0000_0127_E4FB_7789, 64'h0000_001A_E645_67F5,
-    64'h0000_0002_3DDB_1DFF, 64'h0000_0000_2C24_8C27, 64'h0000_0000_0327_2E95, 64'h0000_0000_0035_CFE7,
-    64'h0000_0000_0003_5CFE, 64'h0000_0000_0000_32A5, 64'h0000_0000_0000_02D0, 64'h0000_0000_0000_0025};
+  localparam logic [831:0] ActPowLogC = {64'h051E_B851_EB85_1EB8, 64'h0590_B216_42C8_590B, 64'h0618_6186_1861_8618, 64'h06BC_A1AF_286B_CA1A,
+                                          64'h0787_8787_8787_8787, 64'h0888_8888_8888_8888, 64'h09D8_9D89_D89D_89D8, 64'h0BA2_E8BA_2E8B_A2E8,
+                                          64'h0E38_E38E_38E3_8E38, 64'h1249_2492_4924_9249, 64'h1999_9999_9999_9999, 64'h2AAA_AAAA_AAAA_AAAA,
+                                          64'h8000_0000_0000_0000};
+  localparam logic [1279:0] ActPowExpD = {64'h0000_0000_0000_0025, 64'h0000_0000_0000_02D0, 64'h0000_0000_0000_32A5, 64'h0000_0000_0003_5CFE,
+                                           64'h0000_0000_0035_CFE7, 64'h0000_0000_0327_2E95, 64'h0000_0000_2C24_8C27, 64'h0000_0002_3DDB_1DFF,
+                                           64'h0000_001A_E645_67F5, 64'h0000_0127_E4FB_7789, 64'h0000_0B8E_F1D2_AB63, 64'h0000_6806_8068_0680,
+                                           64'h0003_4034_0340_3403, 64'h0016_C16C_16C1_6C16, 64'h0088_8888_8888_8888, 64'h02AA_AAAA_AAAA_AAAA,
+                                           64'h0AAA_AAAA_AAAA_AAAA, 64'h2000_0000_0000_0000, 64'h4000_0000_0000_0000, 64'h4000_0000_0000_0000};
   localparam logic [63:0] ActPowK = 64'hB8AA_3B29_5C17_F0BC;    // 2 / ln 2, Q.62
   localparam logic [63:0] ActPowLn2 = 64'hB172_17F7_D1CF_79AC;  // ln 2, Q.64
   localparam logic [63:0] PowOne = 64'h4000_0000_0000_0000;     // 1, Q.62
 
   // Leading zeros of a 128-bit word; 128 for zero.
   function automatic int fp_clz128(logic [127:0] x);
-    return (x[127:64] != 64'd0) ? int'(fp_clz64(x[127:64])) : 64 + int'(fp_clz64(x[63:0]));
+    fp_clz128 = (x[127:64] != 64'd0) ? $signed({25'd0, fp_clz64(x[127:64])}) : 64 + $signed({25'd0, fp_clz64(x[63:0])});
   endfunction
 
   // a^b for a = |a| > 0 finite (bits 30:0), b finite and nonzero.
@@ -928,68 +991,85 @@ package ncore_fp_pkg;
     logic tneg, yneg;
     logic signed [63:0] n;
     int ea, eb, k, sh;
-    if (a == F32One[30:0]) return F32One;
-    ma = f32_norm_sig(a, ea);
-    mb = f32_norm_sig(b[30:0], eb);
-    k = ea - 127;
-    m = {1'b0, ma, 39'd0};
-    if (ma > 24'hB5_04F3) begin
-      m = m >> 1;
-      k = k + 1;
+    if (a == F32One[30:0]) begin
+      f32_pow_pos = F32One;
+    end else begin
+      ma = f32_norm_sig(a, ea);
+      mb = f32_norm_sig(b[30:0], eb);
+      k = ea - 127;
+      m = {1'b0, ma, 39'd0};
+      if (ma > 24'hB5_04F3) begin
+        m = m >> 1;
+        k = k + 1;
+      end
+      tneg = m < PowOne;
+      num = tneg ? PowOne - m : m - PowOne;
+      t = 64'({num, 64'd0} / {64'd0, m + PowOne});
+      s = 64'(({64'd0, t} * {64'd0, t}) >> 64);
+      h = ActPowLogC[64*12 +: 64];
+      for (int j = 11; j >= 0; j--) h = ActPowLogC[64*j +: 64] + 64'(({64'd0, h} * {64'd0, s}) >> 64);
+      g = 64'(({64'd0, t} * {64'd0, h}) >> 63);
+      l = 64'(({64'd0, g} * {64'd0, ActPowK}) >> 62);
+      y0 = {64'(k), 64'd0};
+      y0 = tneg ? y0 - {64'd0, l} : y0 + {64'd0, l};
+      yneg = y0[127] ^ b[31];
+      p = (y0[127] ? 128'd0 - y0 : y0) * {104'd0, mb};
+      sh = eb - 150;
+      if (127 - fp_clz128(p) + sh - 64 >= 8) begin
+        f32_pow_pos = yneg ? 32'd0 : {1'b0, F32InfMag};
+      end else begin
+        ym = (sh >= 0) ? p << sh : (sh <= -127) ? 128'd0 : p >> (-sh);
+        y = yneg ? 128'd0 - ym : ym;
+        n = $signed(y[127:64]);
+        if (n >= 64'sd128) begin
+          f32_pow_pos = {1'b0, F32InfMag};
+        end else if (n < -64'sd151) begin
+          f32_pow_pos = 32'd0;
+        end else begin
+          v = 64'(({64'd0, y[63:0]} * {64'd0, ActPowLn2}) >> 64);
+          ex = ActPowExpD[64*19 +: 64];
+          for (int j = 18; j >= 0; j--) ex = ActPowExpD[64*j +: 64] + 64'(({64'd0, ex} * {64'd0, v}) >> 64);
+          f32_pow_pos = f32_round(1'b0, $signed(n[31:0]) + 128, ex, 1'b0);
+        end
+      end
     end
-    tneg = m < PowOne;
-    num = tneg ? PowOne - m : m - PowOne;
-    t = 64'({num, 64'd0} / {64'd0, m + PowOne});
-    s = 64'(({64'd0, t} * {64'd0, t}) >> 64);
-    h = ActPowLogC[12];
-    for (int j = 11; j >= 0; j--) h = ActPowLogC[j] + 64'(({64'd0, h} * {64'd0, s}) >> 64);
-    g = 64'(({64'd0, t} * {64'd0, h}) >> 63);
-    l = 64'(({64'd0, g} * {64'd0, ActPowK}) >> 62);
-    y0 = {64'(k), 64'd0};
-    y0 = tneg ? y0 - {64'd0, l} : y0 + {64'd0, l};
-    yneg = y0[127] ^ b[31];
-    p = (y0[127] ? 128'd0 - y0 : y0) * {104'd0, mb};
-    sh = eb - 150;
-    if (127 - fp_clz128(p) + sh - 64 >= 8) return yneg ? 32'd0 : {1'b0, F32InfMag};
-    ym = (sh >= 0) ? p << sh : (sh <= -127) ? 128'd0 : p >> (-sh);
-    y = yneg ? 128'd0 - ym : ym;
-    n = $signed(y[127:64]);
-    if (n >= 64'sd128) return {1'b0, F32InfMag};
-    if (n < -64'sd151) return 32'd0;
-    v = 64'(({64'd0, y[63:0]} * {64'd0, ActPowLn2}) >> 64);
-    ex = ActPowExpD[19];
-    for (int j = 18; j >= 0; j--) ex = ActPowExpD[j] + 64'(({64'd0, ex} * {64'd0, v}) >> 64);
-    return f32_round(1'b0, int'(n) + 128, ex, 1'b0);
   endfunction
 
   // b (finite) an integer; an odd one (|b| < 2^24).
   function automatic logic f32_is_int(logic [31:0] b);
-    return act_trunc(b) == b;
+    f32_is_int = act_trunc(b) == b;
   endfunction
   function automatic logic f32_is_odd_int(logic [31:0] b);
     logic [23:0] sig;
-    if (b[30:23] >= 8'd151 || b[30:23] < 8'd127) return 1'b0;
     sig = {1'b1, b[22:0]};
-    return f32_is_int(b) && sig[5'(8'd150 - b[30:23])];
+    if (b[30:23] >= 8'd151 || b[30:23] < 8'd127) f32_is_odd_int = 1'b0;
+    else f32_is_odd_int = f32_is_int(b) && sig[5'(8'd150 - b[30:23])];
   endfunction
 
   function automatic logic [31:0] f32_pow(logic [31:0] a, logic [31:0] b);
     logic odd;
     logic [30:0] r;
-    if (b[30:0] == 31'd0 || a == F32One) return F32One;  // x^0 = 1 and 1^y = 1, NaN included
-    if (f32_is_nan(a[30:0]) || f32_is_nan(b[30:0])) return F32CanonNan;
-    if (b[30:0] == F32InfMag) begin
-      if (a[30:0] == F32One[30:0]) return F32One;
-      return ((a[30:0] > F32One[30:0]) != b[31]) ? {1'b0, F32InfMag} : 32'd0;
+    odd = 1'b0;
+    r = 31'd0;
+    if (b[30:0] == 31'd0 || a == F32One) begin  // x^0 = 1 and 1^y = 1, NaN included
+      f32_pow = F32One;
+    end else if (f32_is_nan(a[30:0]) || f32_is_nan(b[30:0])) begin
+      f32_pow = F32CanonNan;
+    end else if (b[30:0] == F32InfMag) begin
+      if (a[30:0] == F32One[30:0]) f32_pow = F32One;
+      else f32_pow = ((a[30:0] > F32One[30:0]) != b[31]) ? {1'b0, F32InfMag} : 32'd0;
+    end else begin
+      odd = f32_is_odd_int(b);
+      if (a[30:0] == 31'd0 || a[30:0] == F32InfMag) begin
+        r = ((a[30:0] == F32InfMag) != b[31]) ? F32InfMag : 31'd0;
+        f32_pow = {a[31] & odd, r};
+      end else if (a[31] && !f32_is_int(b)) begin
+        f32_pow = F32CanonNan;
+      end else begin
+        r = 31'(f32_pow_pos(a[30:0], b));  // positive
+        f32_pow = {a[31] & odd, r};
+      end
     end
-    odd = f32_is_odd_int(b);
-    if (a[30:0] == 31'd0 || a[30:0] == F32InfMag) begin
-      r = ((a[30:0] == F32InfMag) != b[31]) ? F32InfMag : 31'd0;
-      return {a[31] & odd, r};
-    end
-    if (a[31] && !f32_is_int(b)) return F32CanonNan;
-    r = 31'(f32_pow_pos(a[30:0], b));  // positive
-    return {a[31] & odd, r};
   endfunction
 
   // The scalar engine's function f(x) on fp32 bits; codes outside the enumeration (and copy):
@@ -1031,7 +1111,7 @@ package ncore_fp_pkg;
       ACT_FUNC_TRUNC: r = act_trunc(x);
       default: r = x;
     endcase
-    return r;
+    fp_act = r;
   endfunction
 
   // The engines' ALU: `a op b` on fp32 bits. bypass passes a unchanged; subtract is add with b's
@@ -1071,22 +1151,22 @@ package ncore_fp_pkg;
       ALU_RIGHT_SHIFT: r = (b >= 32'd32) ? 32'd0 : a >> b[4:0];
       default: r = a;
     endcase
-    return r;
+    fp_alu = r;
   endfunction
 
   // The bitvec ops: their operands are the elements' bits, zero-extended to 32 (no conversion to
   // fp32), and their result is written as bits, cut to the destination's width.
   function automatic logic alu_is_bitvec(alu_op_e op);
-    return op inside {ALU_BITWISE_AND, ALU_BITWISE_OR, ALU_BITWISE_XOR, ALU_INVERT, ALU_LEFT_SHIFT,
-                      ALU_RIGHT_SHIFT};
+    alu_is_bitvec = op == ALU_BITWISE_AND || op == ALU_BITWISE_OR || op == ALU_BITWISE_XOR || op == ALU_INVERT ||
+                    op == ALU_LEFT_SHIFT || op == ALU_RIGHT_SHIFT;
   endfunction
 
   // Bits of an element of dtype dt (1, 2 or 4 bytes) kept from a 32-bit value.
   function automatic logic [31:0] elem_bits(logic [31:0] v, dtype_e dt);
     unique case (dtype_bytes(dt))
-      3'd1:    return {24'd0, v[7:0]};
-      3'd2:    return {16'd0, v[15:0]};
-      default: return v;
+      3'd1:    elem_bits = {24'd0, v[7:0]};
+      3'd2:    elem_bits = {16'd0, v[15:0]};
+      default: elem_bits = v;
     endcase
   endfunction
 
@@ -1109,30 +1189,33 @@ package ncore_fp_pkg;
   } pe_op_t;
 
   // fp32 bits to a PE operand.
+  // (Here and in pe_fma the fields are variables of their own, packed into or out of the struct
+  // whole: Yosys 0.23 reads no member of a struct that is a function's argument or variable.)
   function automatic pe_op_t pe_unpack(logic [31:0] f);
-    pe_op_t o;
-    logic [5:0] lz;
-    o.sign = f[31];
-    o.cls  = PE_FIN;
-    o.e    = {1'b0, f[30:23]} + 9'd22;
-    o.m    = {1'b1, f[22:0]};
+    pe_cls_e     cls;
+    logic [8:0]  e;
+    logic [23:0] m;
+    logic [5:0]  lz;
+    cls = PE_FIN;
+    e   = {1'b0, f[30:23]} + 9'd22;
+    m   = {1'b1, f[22:0]};
     if (f[30:23] == 8'hFF) begin
-      o.cls = (f[22:0] != 23'd0) ? PE_NAN : PE_INF;
-      o.e   = '0;
-      o.m   = '0;
+      cls = (f[22:0] != 23'd0) ? PE_NAN : PE_INF;
+      e   = '0;
+      m   = '0;
     end else if (f[30:23] == 8'd0) begin
       if (f[22:0] == 23'd0) begin
-        o.cls = PE_ZERO;
-        o.e   = '0;
-        o.m   = '0;
+        cls = PE_ZERO;
+        e   = '0;
+        m   = '0;
       end else begin
         // f * 2^-149 with the leading one of the 23-bit field at bit 22 - lz
-        lz  = fp_clz32({f[22:0], 9'd0});
-        o.e = 9'd22 - {3'd0, lz};
-        o.m = {f[22:0], 1'b0} << lz;
+        lz = fp_clz32({f[22:0], 9'd0});
+        e  = 9'd22 - {3'd0, lz};
+        m  = {f[22:0], 1'b0} << lz;
       end
     end
-    return o;
+    pe_unpack = {cls, f[31], e, m};
   endfunction
 
   // The special cases of pe_fma: an operand is zero, infinite or NaN, or the accumulator is
@@ -1140,13 +1223,15 @@ package ncore_fp_pkg;
   // pe_fma: byte-sized flags that the C++ compiler spills and reloads as words stall the
   // simulation.)
   function automatic logic [31:0] pe_fma_special(pe_cls_e wc, pe_cls_e xc, logic [31:0] psgn, logic [31:0] acc);
-    if (wc == PE_NAN || xc == PE_NAN || f32_is_nan(acc[30:0])) return F32CanonNan;
-    if (wc == PE_INF || xc == PE_INF) begin
-      if (wc == PE_ZERO || xc == PE_ZERO || (acc[30:0] == F32InfMag && acc[31] != psgn[31])) return F32CanonNan;
-      return psgn | {1'b0, F32InfMag};
+    if (wc == PE_NAN || xc == PE_NAN || f32_is_nan(acc[30:0])) begin
+      pe_fma_special = F32CanonNan;
+    end else if (wc == PE_INF || xc == PE_INF) begin
+      if (wc == PE_ZERO || xc == PE_ZERO || (acc[30:0] == F32InfMag && acc[31] != psgn[31])) pe_fma_special = F32CanonNan;
+      else pe_fma_special = psgn | {1'b0, F32InfMag};
+    end else begin
+      // The product is an exact zero: acc unchanged, but -0 only if both are -0.
+      pe_fma_special = (acc[30:0] == 31'd0) ? (acc & psgn) : acc;
     end
-    // The product is an exact zero: acc unchanged, but -0 only if both are -0.
-    return (acc[30:0] == 31'd0) ? (acc & psgn) : acc;
   endfunction
 
   // acc + w * x with the product exact and one rounding to nearest even (a fused multiply-add),
@@ -1166,45 +1251,56 @@ package ncore_fp_pkg;
     logic [62:0] n;
     logic [31:0] psgn, sgn, up;
     int          tp, ea1, dp, a, t, lz, sh;
-    psgn = {w.sign ^ x.sign, 31'd0};
-    if (w.cls != PE_FIN || x.cls != PE_FIN || acc[30:23] == 8'hFF)
-      return pe_fma_special(w.cls, x.cls, psgn, acc);
-    ea1  = (acc[30:23] == 8'd0) ? 1 : int'(acc[30:23]);
-    ma   = {40'd0, acc[30:23] != 8'd0, acc[22:0]};
-    mp   = {40'd0, w.m} * {40'd0, x.m};
-    tp   = int'(w.e) + int'(x.e) - 170;
-    dp   = tp - ea1;
-    // Which addend is on top, and how far below it the other one starts.
-    if (dp >= 0) begin
-      xt  = mp << 14;
-      yt  = ma << 38;
-      a   = dp;
-      t   = tp;
-      sgn = psgn;
+    pe_cls_e     wc, xc;
+    logic        ws, xs;
+    logic [8:0]  we, xe;
+    logic [23:0] wm, xm;
+    {wc, ws, we, wm} = w;
+    {xc, xs, xe, xm} = x;
+    psgn = {ws ^ xs, 31'd0};
+    if (wc != PE_FIN || xc != PE_FIN || acc[30:23] == 8'hFF) begin
+      pe_fma = pe_fma_special(wc, xc, psgn, acc);
     end else begin
-      xt  = ma << 38;
-      yt  = mp << 14;
-      a   = -dp;
-      t   = ea1;
-      sgn = {acc[31], 31'd0};
+      ea1  = (acc[30:23] == 8'd0) ? 1 : $signed({24'd0, acc[30:23]});
+      ma   = {40'd0, acc[30:23] != 8'd0, acc[22:0]};
+      mp   = {40'd0, wm} * {40'd0, xm};
+      tp   = $signed({23'd0, we}) + $signed({23'd0, xe}) - 170;
+      dp   = tp - ea1;
+      // Which addend is on top, and how far below it the other one starts.
+      if (dp >= 0) begin
+        xt  = mp << 14;
+        yt  = ma << 38;
+        a   = dp;
+        t   = tp;
+        sgn = psgn;
+      end else begin
+        xt  = ma << 38;
+        yt  = mp << 14;
+        a   = -dp;
+        t   = ea1;
+        sgn = {acc[31], 31'd0};
+      end
+      if (a > 63) a = 63;
+      y    = (yt >> a) | {63'd0, (yt << (64 - a)) != 64'd0};
+      // xt + y or xt - y, then the magnitude and the sign of the result, without branches.
+      subm = 64'd0 - {63'd0, psgn[31] ^ acc[31]};
+      s    = xt + ((y ^ subm) - subm);
+      negm = 64'd0 - {63'd0, s[63]};
+      d    = (s ^ negm) - negm;
+      sgn  = sgn ^ {s[63], 31'd0};
+      if (d == 64'd0) begin
+        pe_fma = 32'd0;
+      end else begin
+        // (An if, not ?: - Verilator would count the leading zeros every time.)
+        if (d[62:60] != 3'd0) lz = 3 - $signed({31'd0, d[62]}) - $signed({31'd0, d[62] | d[61]});
+        else                  lz = $signed({25'd0, fp_clz64(d)});
+        sh   = (lz - 1 < t) ? lz - 1 : t;
+        n    = d[62:0] << sh;
+        up   = {31'd0, n[38] & ((n[37:0] != 38'd0) | n[39])};
+        mag  = {9'd0, 32'(t - sh), 23'd0} + {40'd0, n[62:39]} + {32'd0, up};
+        pe_fma = (mag >= 64'(F32InfMag)) ? (sgn | {1'b0, F32InfMag}) : (sgn | {1'b0, mag[30:0]});
+      end
     end
-    if (a > 63) a = 63;
-    y    = (yt >> a) | {63'd0, (yt << (64 - a)) != 64'd0};
-    // xt + y or xt - y, then the magnitude and the sign of the result, without branches.
-    subm = 64'd0 - {63'd0, psgn[31] ^ acc[31]};
-    s    = xt + ((y ^ subm) - subm);
-    negm = 64'd0 - {63'd0, s[63]};
-    d    = (s ^ negm) - negm;
-    sgn  = sgn ^ {s[63], 31'd0};
-    if (d == 64'd0) return 32'd0;
-    // (An if, not ?: - Verilator would count the leading zeros every time.)
-    if (d[62:60] != 3'd0) lz = 3 - int'(d[62]) - int'({31'd0, d[62] | d[61]});
-    else                  lz = int'(fp_clz64(d));
-    sh   = (lz - 1 < t) ? lz - 1 : t;
-    n    = d[62:0] << sh;
-    up   = {31'd0, n[38] & ((n[37:0] != 38'd0) | n[39])};
-    mag  = {9'd0, 32'(t - sh), 23'd0} + {40'd0, n[62:39]} + {32'd0, up};
-    return (mag >= 64'(F32InfMag)) ? (sgn | {1'b0, F32InfMag}) : (sgn | {1'b0, mag[30:0]});
   endfunction
 
 endpackage

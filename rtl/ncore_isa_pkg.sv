@@ -147,16 +147,16 @@ package ncore_isa_pkg;
   // Bytes per element of each dtype.
   function automatic logic [2:0] dtype_bytes(dtype_e dt);
     unique case (dt)
-      DT_FP32: return 3'd4;
-      DT_BF16: return 3'd2;
-      DT_FP16: return 3'd2;
-      DT_INT8: return 3'd1;
-      DT_UINT8: return 3'd1;
-      DT_INT16: return 3'd2;
-      DT_UINT16: return 3'd2;
-      DT_INT32: return 3'd4;
-      DT_UINT32: return 3'd4;
-      default: return 3'd4;
+      DT_FP32: dtype_bytes = 3'd4;
+      DT_BF16: dtype_bytes = 3'd2;
+      DT_FP16: dtype_bytes = 3'd2;
+      DT_INT8: dtype_bytes = 3'd1;
+      DT_UINT8: dtype_bytes = 3'd1;
+      DT_INT16: dtype_bytes = 3'd2;
+      DT_UINT16: dtype_bytes = 3'd2;
+      DT_INT32: dtype_bytes = 3'd4;
+      DT_UINT32: dtype_bytes = 3'd4;
+      default: dtype_bytes = 3'd4;
     endcase
   endfunction
 

@@ -51,6 +51,8 @@
 // on the PSUM port in cycle t + 3 + n + P + j + 2, mm_done_o in the cycle after the last
 // write. The streamer takes the next multiply at once, so back-to-back multiplies keep the
 // array full.
+`include "ncore_assert.svh"
+
 module ncore_pe
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
@@ -111,7 +113,7 @@ module ncore_pe
   function automatic logic [P-1:0] low_mask(logic [7:0] num);
     logic [P-1:0] m;
     for (int p = 0; p < P; p++) m[p] = 32'(p) < 32'(num);
-    return m;
+    low_mask = m;
   endfunction
 
   // Row k's element (fp32 bits) from the lane of partition start + k; zero for rows >= K.
@@ -126,7 +128,7 @@ module ncore_pe
         r[k] = fp_to_f32(raw, dt);
       end
     end
-    return r;
+    to_rows = r;
   endfunction
 
   // ---------------------------------------------------------------------------------------
@@ -161,6 +163,11 @@ module ncore_pe
     if (insn_valid_i && !hold_v_q) hold_q <= insn_i;
   end
 
+  // The sequencer presents an instruction only after the previous one's accept (an instruction
+  // presented while one is held would be lost).
+  `ASSERT_WIDE(a_no_overrun, !insn_valid_i || !hold_v_q,
+               $sformatf("instruction (opcode %0d) presented while another is held", insn_i.opcode))
+
   // ---------------------------------------------------------------------------------------
   // Weight sets
   // ---------------------------------------------------------------------------------------
@@ -186,6 +193,9 @@ module ncore_pe
       end
     end
   end
+
+  `ASSERT_IF(a_set_count, mm_cnt_q[ma_set_q] != '0, mm_last_rd,
+             $sformatf("weight set %0d's multiply count goes below zero", ma_set_q))
 
   // ---------------------------------------------------------------------------------------
   // Loader
@@ -325,6 +335,9 @@ module ncore_pe
       end
     end
   end
+
+  `ASSERT(a_slots, (sl_alloc_q - sl_head_q) <= (SlotW + 1)'(Slots),
+          $sformatf("%0d multiplies in flight, more than %0d slots", sl_alloc_q - sl_head_q, Slots))
 
   // ---------------------------------------------------------------------------------------
   // Streamer
@@ -520,6 +533,9 @@ module ncore_pe
     end
   end
 
+  // One writer per PSUM lane per cycle: two multiplies' results never meet on a partition.
+  `ASSERT_NEVER(a_psum_lane, chk_pw_collide, "two results for one PSUM partition in one cycle")
+
   // ---------------------------------------------------------------------------------------
   // Performance counters (the profile's matmul MACs and tensor-engine utilisation), 64 bits,
   // cleared by rst_ni, out through perf_macs_o and perf_busy_o:
@@ -547,18 +563,16 @@ module ncore_pe
                   mvd_v_q || mvp_v_q || arr_busy || pw_valid_o != '0 || sl_alloc_q != sl_head_q ||
                   accept_o || ls_start_o || mm_start_o || ls_done_o || mm_done_o;
 
-  // ---------------------------------------------------------------------------------------
-  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
-  // ---------------------------------------------------------------------------------------
+  // Done pulses answer accepted instructions, once each; a refused SBUF read is presented again,
+  // unchanged, in the next cycle (1-bit comparisons: the lane masks are wider than a concurrent
+  // assertion of Verilator 5.006 can sample).
 `ifdef NCORE_ASSERT
-  import "DPI-C" function void ncore_assert_fail(input string msg);
   logic [7:0]       chk_ls_q;             // loads accepted whose ls_done has not pulsed
   logic [7:0]       chk_mm_q;             // multiplies accepted whose mm_done has not pulsed
   logic             chk_mr_q, chk_sr_q;   // a read refused in the last cycle
   logic [AddrW-1:0] chk_mr_addr_q, chk_sr_addr_q;
   logic [P-1:0]     chk_mr_mask_q, chk_sr_mask_q;
   logic             chk_mr_same, chk_sr_same;
-  // (1-bit results: Verilator 5.006 cannot sample signals wider than 64 bits in a property)
   assign chk_mr_same = mr_req_o && mr_addr_o == chk_mr_addr_q && mr_mask_o == chk_mr_mask_q;
   assign chk_sr_same = sr_req_o && sr_addr_o == chk_sr_addr_q && sr_mask_o == chk_sr_mask_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -582,35 +596,11 @@ module ncore_pe
       chk_sr_mask_q <= sr_mask_o;
     end
   end
-  // The sequencer presents an instruction only after the previous one's accept (an instruction
-  // presented while one is held would be lost).
-  // (An immediate assertion: Verilator 5.006 cannot sample a signal as wide as insn_i for a
-  // concurrent one.)
-  always_ff @(posedge clk_i) begin
-    if (rst_ni && insn_valid_i) begin
-      a_no_overrun: assert (!hold_v_q)
-        else ncore_assert_fail($sformatf("%m: instruction (opcode %0d) presented while another is held", insn_i.opcode));
-    end
-  end
-  // Done pulses answer accepted instructions, once each.
-  a_ls_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) ls_done_o |-> chk_ls_q != '0)
-    else ncore_assert_fail($sformatf("%m: ls_done pulse with no load_stationary outstanding"));
-  a_mm_done_once: assert property (@(posedge clk_i) disable iff (!rst_ni) mm_done_o |-> chk_mm_q != '0)
-    else ncore_assert_fail($sformatf("%m: mm_done pulse with no multiply_moving outstanding"));
-  // Multiply slots and per-set counts within their ranges.
-  a_slots: assert property (@(posedge clk_i) disable iff (!rst_ni) (sl_alloc_q - sl_head_q) <= (SlotW + 1)'(Slots))
-    else ncore_assert_fail($sformatf("%m: %0d multiplies in flight, more than %0d slots", sl_alloc_q - sl_head_q, Slots));
-  a_set_count: assert property (@(posedge clk_i) disable iff (!rst_ni) mm_last_rd |-> mm_cnt_q[ma_set_q] != '0)
-    else ncore_assert_fail($sformatf("%m: weight set %0d's multiply count goes below zero", ma_set_q));
-  // A refused SBUF read is presented again, unchanged, in the next cycle.
-  a_mr_held: assert property (@(posedge clk_i) disable iff (!rst_ni) chk_mr_q |-> chk_mr_same)
-    else ncore_assert_fail($sformatf("%m: refused moving-operand read not held (addr %0h)", mr_addr_o));
-  a_sr_held: assert property (@(posedge clk_i) disable iff (!rst_ni) chk_sr_q |-> chk_sr_same)
-    else ncore_assert_fail($sformatf("%m: refused stationary-operand read not held (addr %0h)", sr_addr_o));
-  // One writer per PSUM lane per cycle: two multiplies' results never meet on a partition.
-  a_psum_lane: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_pw_collide)
-    else ncore_assert_fail($sformatf("%m: two results for one PSUM partition in one cycle"));
 `endif
+  `ASSERT_IF(a_ls_done_once, chk_ls_q != '0, ls_done_o, "ls_done pulse with no load_stationary outstanding")
+  `ASSERT_IF(a_mm_done_once, chk_mm_q != '0, mm_done_o, "mm_done pulse with no multiply_moving outstanding")
+  `ASSERT_IF(a_mr_held, chk_mr_same, chk_mr_q, $sformatf("refused moving-operand read not held (addr %0h)", mr_addr_o))
+  `ASSERT_IF(a_sr_held, chk_sr_same, chk_sr_q, $sformatf("refused stationary-operand read not held (addr %0h)", sr_addr_o))
 
   // ---------------------------------------------------------------------------------------
   // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make

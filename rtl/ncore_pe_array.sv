@@ -43,6 +43,8 @@
 // circular buffer, one per group), and row k of a group starting at column J0 reads the entry
 // presented 1 + k + J0 cycles ago, the same value at the same cycle as a shift from the left
 // neighbour. The array does nothing per PE while no column is in flight (busy_o low).
+`include "ncore_assert.svh"
+
 module ncore_pe_array
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
@@ -194,5 +196,12 @@ module ncore_pe_array
       assign out_data_o[J0 + j] = ps_q[P - 1][j];
     end
   end
+
+  // A load presents its columns on the weight set the multiplies do not use: a moving column and
+  // a stationary column presented in one cycle name different sets (a load starts presenting only
+  // after the last multiply on its set has presented its last column, and a multiply on the
+  // loaded set only after the load's last column).
+  `ASSERT_IF(a_load_shadow, mv_set_i != ld_set_i, mv_valid_i && ld_valid_i,
+             $sformatf("a moving and a stationary column presented on weight set %0d in one cycle", ld_set_i))
 
 endmodule

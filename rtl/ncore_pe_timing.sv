@@ -8,6 +8,8 @@
 //   - the tag history: column j's result leaving the bottom row in this cycle belongs to the
 //     moving column presented P + 1 + j cycles ago, whose {valid, tag} out_valid_o[j] and
 //     out_tag_o[j] show.
+`include "ncore_assert.svh"
+
 module ncore_pe_timing #(
   parameter int unsigned  P    = 128,
   parameter int unsigned  TagW = 8,
@@ -53,6 +55,15 @@ module ncore_pe_timing #(
       tagh_q[t_q] = {mv_valid_i, mv_tag_i};
     end
   end
+
+  // Nothing leaves the array once it is idle: the oldest column busy_o waits for left it 2 P
+  // cycles after it was presented (a 1-bit test: the valids are wider than what a concurrent
+  // assertion of Verilator 5.006 can sample).
+`ifdef NCORE_ASSERT
+  logic chk_out_any;
+  assign chk_out_any = out_valid_o != '0;
+`endif
+  `ASSERT_NEVER(a_idle_no_out, !busy_o && chk_out_any, "a result leaves the array while it is idle")
 
   always_comb begin
     for (int j = 0; j < P; j++) begin

@@ -30,9 +30,14 @@
 //   engine ports, as in ncore_sbuf: a granted read counts popcount(mask) x 4 bytes (the 32-bit
 //     word of each lane), a granted write popcount(mask) x popcount(ben) bytes.
 // They leave through perf_rd_bytes_o and perf_wr_bytes_o.
+//
+// This module maps accesses to banks and arbitrates them; the storage, the accesses' reads and
+// writes (the accumulation too) and the counters are ncore_prim_banked_mem's (u_mem), as in the
+// SBUF.
+`include "ncore_assert.svh"
+
 module ncore_psum
   import ncore_cfg_pkg::*;
-  import ncore_fp_pkg::*;
 #(
   parameter int unsigned  Preset   = 0,  // the preset by number, for a bench that Verilates this alone (-GPreset)
   parameter cfg_t         Cfg      = preset(Preset),
@@ -71,19 +76,8 @@ module ncore_psum
   localparam int unsigned BankW     = (Banks > 1) ? $clog2(Banks) : 1;
   localparam int unsigned BankWords = Cfg.PsumBankBytes / 4;
 
-  // The storage. The simulator sees it through the trace interface: at time 0
-  // the instance hands the array, by reference, to a DPI-C import (sim/trace/rtl_trace.cpp),
-  // which registers it under this instance's scope. Simulation only: it adds no logic.
-  /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
-  logic [31:0] mem_q [P][Words];
-  /*verilator coverage_on*/
-`ifndef SYNTHESIS
-  import "DPI-C" context function void ncore_trace_memory(input string var_name, input logic [31:0] mem [][]);
-  initial ncore_trace_memory("mem_q", mem_q);
-`endif
-
   function automatic logic [BankW-1:0] bank_of_word(logic [WordW-1:0] w);
-    return BankW'(w / WordW'(BankWords));
+    bank_of_word = BankW'(w / WordW'(BankWords));
   endfunction
 
   // ---------------------------------------------------------------------------------------
@@ -121,84 +115,26 @@ module ncore_psum
     .busy_o(unused_wr_busy), .conflict_o(unused_wr_conflict));
 
   // ---------------------------------------------------------------------------------------
-  // Performance counters: bytes of the accesses granted this cycle (see the header)
+  // The storage and its ports: the tensor engine's words (accumulated or not) and the granted
+  // engine-port accesses read and write it, and count their bytes. They never meet on one bank
+  // (arbitration), so the write sites never collide.
   // ---------------------------------------------------------------------------------------
-  logic [63:0] perf_rd_bytes_q;
-  logic [63:0] perf_wr_bytes_q;
-  assign perf_rd_bytes_o = perf_rd_bytes_q;
-  assign perf_wr_bytes_o = perf_wr_bytes_q;
-  logic [31:0] perf_rd_bytes, perf_wr_bytes;
+  logic [31:0] unused_lr_rdata;  // no line ports (LineWords 1)
+  ncore_prim_banked_mem #(
+    .P(P), .Words(Words), .AddrW(AddrW), .NumEngRd(NumEngRd), .NumEngWr(NumEngWr), .NumLine(0), .LaneWr(1'b1)
+  ) u_mem (
+    .clk_i, .rst_ni,
+    .er_gnt_i(er_gnt_o), .er_addr_i, .er_mask_i, .er_rdata_o,
+    .ew_gnt_i(ew_gnt_o), .ew_addr_i, .ew_mask_i, .ew_ben_i, .ew_wdata_i,
+    .lr_gnt_i('0), .lr_part_i('0), .lr_line_i('0), .lr_rdata_o(unused_lr_rdata),
+    .lw_gnt_i('0), .lw_part_i('0), .lw_line_i('0), .lw_ben_i('0), .lw_wdata_i('0),
+    .pw_valid_i(pe_valid_i), .pw_addr_i(pe_addr_i), .pw_data_i(pe_data_i), .pw_acc_i(pe_acc_i),
+    .perf_rd_bytes_o, .perf_wr_bytes_o);
 
-  always_comb begin
-    perf_rd_bytes = '0;
-    perf_wr_bytes = 32'($countones(pe_valid_i)) * 32'd4;
-    for (int r = 0; r < NumEngRd; r++) begin
-      if (er_gnt_o[r]) perf_rd_bytes = perf_rd_bytes + 32'($countones(er_mask_i[r])) * 32'd4;
-    end
-    for (int w = 0; w < NumEngWr; w++) begin
-      if (ew_gnt_o[w]) perf_wr_bytes = perf_wr_bytes + 32'($countones(ew_mask_i[w])) * 32'($countones(ew_ben_i[w]));
-    end
-  end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      perf_rd_bytes_q <= '0;
-      perf_wr_bytes_q <= '0;
-    end else begin
-      perf_rd_bytes_q <= perf_rd_bytes_q + 64'(perf_rd_bytes);
-      perf_wr_bytes_q <= perf_wr_bytes_q + 64'(perf_wr_bytes);
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------
-  // Engine reads (registered data)
-  // ---------------------------------------------------------------------------------------
-  always_ff @(posedge clk_i) begin
-    for (int r = 0; r < NumEngRd; r++) begin
-      if (er_gnt_o[r]) begin
-        for (int p = 0; p < P; p++) begin
-          if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
-        end
-      end
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------
-  // Writes, per partition: the tensor engine's word (accumulated or not) and the granted
-  // engine-port words. They never meet on one bank (arbitration), so the sites never collide.
-  // ---------------------------------------------------------------------------------------
-  function automatic logic [31:0] merge(logic [31:0] old, logic [31:0] data, logic [3:0] ben);
-    logic [31:0] m;
-    m = {{8{ben[3]}}, {8{ben[2]}}, {8{ben[1]}}, {8{ben[0]}}};
-    return (old & ~m) | (data & m);
-  endfunction
-
-  for (genvar p = 0; p < P; p++) begin : g_part
-    always_ff @(posedge clk_i) begin
-      if (pe_valid_i[p]) begin
-        mem_q[p][pe_addr_i[p]] <= pe_acc_i[p] ? f32_add(mem_q[p][pe_addr_i[p]], pe_data_i[p]) : pe_data_i[p];
-      end
-    end
-    for (genvar w = 0; w < NumEngWr; w++) begin : g_eng
-      logic [WordW-1:0] widx;
-      logic [1:0]       bsh;
-      assign widx = WordW'(ew_addr_i[w] >> 2);
-      assign bsh  = ew_addr_i[w][1:0];
-      always_ff @(posedge clk_i) begin
-        if (ew_gnt_o[w] && ew_mask_i[w][p]) begin
-          mem_q[p][widx] <= merge(mem_q[p][widx], ew_wdata_i[w][p] << (8 * bsh), ew_ben_i[w] << bsh);
-        end
-      end
-    end
-  end
-
-  // ---------------------------------------------------------------------------------------
-  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
-  // ---------------------------------------------------------------------------------------
-`ifdef NCORE_ASSERT
-  import "DPI-C" function void ncore_assert_fail(input string msg);
   // One writer (and one reader) per (bank, partition) per cycle: the tensor engine's writes and
-  // the engine ports' grants never meet, recomputed from the grants alone.
+  // the engine ports' grants never meet, recomputed from the grants alone; grants only for
+  // requests.
+`ifdef NCORE_ASSERT
   logic chk_wr_overlap, chk_rd_overlap;
   always_comb begin
     logic [Banks-1:0][P-1:0] occ;
@@ -219,15 +155,13 @@ module ncore_psum
       end
     end
   end
-  a_one_writer: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_wr_overlap)
-    else ncore_assert_fail($sformatf("%m: two writes granted on one bank of one partition (engine grants %0h)", ew_gnt_o));
-  a_one_reader: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_rd_overlap)
-    else ncore_assert_fail($sformatf("%m: a read granted on a bank and partition the tensor engine or another port holds (grants %0h)",
-                                     er_gnt_o));
-  a_gnt_req: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                              (ew_gnt_o & ~ew_req_i) == '0 && (er_gnt_o & ~er_req_i) == '0)
-    else ncore_assert_fail($sformatf("%m: grant without a request"));
 `endif
+  `ASSERT_NEVER(a_one_writer, chk_wr_overlap,
+                $sformatf("two writes granted on one bank of one partition (engine grants %0h)", ew_gnt_o))
+  `ASSERT_NEVER(a_one_reader, chk_rd_overlap,
+                $sformatf("a read granted on a bank and partition the tensor engine or another port holds (grants %0h)",
+                          er_gnt_o))
+  `ASSERT(a_gnt_req, (ew_gnt_o & ~ew_req_i) == '0 && (er_gnt_o & ~er_req_i) == '0, "grant without a request")
 
   // ---------------------------------------------------------------------------------------
   // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make

@@ -30,6 +30,11 @@
 //     word holding each lane's element, whatever the element's size), a granted write
 //     popcount(mask) x popcount(ben) bytes.
 // They leave through perf_rd_bytes_o and perf_wr_bytes_o.
+//
+// This module maps accesses to banks and arbitrates them; the storage, the granted accesses'
+// reads and writes and the counters are ncore_prim_banked_mem's (u_mem), as in the PSUM.
+`include "ncore_assert.svh"
+
 module ncore_sbuf
   import ncore_cfg_pkg::*;
 #(
@@ -80,22 +85,10 @@ module ncore_sbuf
 );
   localparam int unsigned Banks   = Cfg.SbufBanks;
   localparam int unsigned BankW   = (Banks > 1) ? $clog2(Banks) : 1;
-  localparam int unsigned WordW   = AddrW - 2;
   localparam int unsigned LineSh  = $clog2(Cfg.SbufLineBytes);
 
-  // The storage. The simulator sees it through the trace interface: at time 0
-  // the instance hands the array, by reference, to a DPI-C import (sim/trace/rtl_trace.cpp),
-  // which registers it under this instance's scope. Simulation only: it adds no logic.
-  /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
-  logic [31:0] mem_q [P][Words];
-  /*verilator coverage_on*/
-`ifndef SYNTHESIS
-  import "DPI-C" context function void ncore_trace_memory(input string var_name, input logic [31:0] mem [][]);
-  initial ncore_trace_memory("mem_q", mem_q);
-`endif
-
   function automatic logic [BankW-1:0] bank_of_line(logic [LineAddrW-1:0] line);
-    return BankW'(line % LineAddrW'(Banks));
+    bank_of_line = BankW'(line % LineAddrW'(Banks));
   endfunction
 
   // ---------------------------------------------------------------------------------------
@@ -125,96 +118,36 @@ module ncore_sbuf
     .dma_req_i(dw_req_i), .dma_bank_i(dw_bank), .dma_part_i(dw_part_i), .dma_gnt_o(dw_gnt_o));
 
   // ---------------------------------------------------------------------------------------
-  // Performance counters: bytes of the accesses granted this cycle (see the header)
+  // The storage and its ports: the granted accesses read and write it, and count their bytes
   // ---------------------------------------------------------------------------------------
-  logic [63:0] perf_rd_bytes_q;
-  logic [63:0] perf_wr_bytes_q;
-  assign perf_rd_bytes_o = perf_rd_bytes_q;
-  assign perf_wr_bytes_o = perf_wr_bytes_q;
-  logic [31:0] perf_rd_bytes, perf_wr_bytes;
+  ncore_prim_banked_mem #(
+    .P(P), .Words(Words), .AddrW(AddrW), .NumEngRd(NumEngRd), .NumEngWr(NumEngWr), .NumLine(NumDma),
+    .LineWords(LineWords), .LineAddrW(LineAddrW), .LaneWr(1'b0)
+  ) u_mem (
+    .clk_i, .rst_ni,
+    .er_gnt_i(er_gnt_o), .er_addr_i, .er_mask_i, .er_rdata_o,
+    .ew_gnt_i(ew_gnt_o), .ew_addr_i, .ew_mask_i, .ew_ben_i, .ew_wdata_i,
+    .lr_gnt_i(dr_gnt_o), .lr_part_i(dr_part_i), .lr_line_i(dr_line_i), .lr_rdata_o(dr_rdata_o),
+    .lw_gnt_i(dw_gnt_o), .lw_part_i(dw_part_i), .lw_line_i(dw_line_i), .lw_ben_i(dw_ben_i), .lw_wdata_i(dw_wdata_i),
+    .pw_valid_i('0), .pw_addr_i('0), .pw_data_i('0), .pw_acc_i('0),
+    .perf_rd_bytes_o, .perf_wr_bytes_o);
 
-  always_comb begin
-    perf_rd_bytes = '0;
-    perf_wr_bytes = '0;
-    for (int r = 0; r < NumEngRd; r++) begin
-      if (er_gnt_o[r]) perf_rd_bytes = perf_rd_bytes + 32'($countones(er_mask_i[r])) * 32'd4;
-    end
-    for (int w = 0; w < NumEngWr; w++) begin
-      if (ew_gnt_o[w]) perf_wr_bytes = perf_wr_bytes + 32'($countones(ew_mask_i[w])) * 32'($countones(ew_ben_i[w]));
-    end
-    for (int d = 0; d < NumDma; d++) begin
-      if (dr_gnt_o[d]) perf_rd_bytes = perf_rd_bytes + 32'(Cfg.SbufLineBytes);
-      if (dw_gnt_o[d]) perf_wr_bytes = perf_wr_bytes + 32'($countones(dw_ben_i[d]));
-    end
+  // Every request is within the SBUF: an engine port's byte address below SbufBytes, a DMA port's
+  // line below its lines (the Program's checks keep every pattern inside its buffer; a request past
+  // the end would read or write nothing, a gap in the address space when SbufBytes is not a power
+  // of two).
+  for (genvar r = 0; r < NumEngRd; r++) begin : g_er_range
+    `ASSERT_IF(a_er_range, 32'(er_addr_i[r]) < Cfg.SbufBytes, er_req_i[r],
+               $sformatf("engine read port %0d at byte %0h, past the SBUF's %0d", r, er_addr_i[r], Cfg.SbufBytes))
   end
-
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      perf_rd_bytes_q <= '0;
-      perf_wr_bytes_q <= '0;
-    end else begin
-      perf_rd_bytes_q <= perf_rd_bytes_q + 64'(perf_rd_bytes);
-      perf_wr_bytes_q <= perf_wr_bytes_q + 64'(perf_wr_bytes);
-    end
+  for (genvar w = 0; w < NumEngWr; w++) begin : g_ew_range
+    `ASSERT_IF(a_ew_range, 32'(ew_addr_i[w]) < Cfg.SbufBytes, ew_req_i[w],
+               $sformatf("engine write port %0d at byte %0h, past the SBUF's %0d", w, ew_addr_i[w], Cfg.SbufBytes))
   end
-
-  // ---------------------------------------------------------------------------------------
-  // Reads (registered data)
-  // ---------------------------------------------------------------------------------------
-  always_ff @(posedge clk_i) begin
-    for (int r = 0; r < NumEngRd; r++) begin
-      if (er_gnt_o[r]) begin
-        for (int p = 0; p < P; p++) begin
-          if (er_mask_i[r][p]) er_rdata_o[r][p] <= mem_q[p][WordW'(er_addr_i[r] >> 2)];
-        end
-      end
-    end
-    for (int d = 0; d < NumDma; d++) begin
-      if (dr_gnt_o[d]) begin
-        for (int k = 0; k < LineWords; k++) begin
-          dr_rdata_o[d][32*k +: 32] <= mem_q[dr_part_i[d]][WordW'({dr_line_i[d], LineSh'(0)} >> 2) + WordW'(k)];
-        end
-      end
-    end
+  for (genvar d = 0; d < NumDma; d++) begin : g_dma_range
+    `ASSERT_IF(a_dr_range, 32'(dr_line_i[d]) < Words / LineWords, dr_req_i[d],
+               $sformatf("DMA read port %0d at line %0h, past the SBUF", d, dr_line_i[d]))
+    `ASSERT_IF(a_dw_range, 32'(dw_line_i[d]) < Words / LineWords, dw_req_i[d],
+               $sformatf("DMA write port %0d at line %0h, past the SBUF", d, dw_line_i[d]))
   end
-
-  // ---------------------------------------------------------------------------------------
-  // Writes: the granted engine-port words of each partition, and the granted DMA lines.
-  // ---------------------------------------------------------------------------------------
-  function automatic logic [31:0] merge(logic [31:0] old, logic [31:0] data, logic [3:0] ben);
-    logic [31:0] m;
-    m = {{8{ben[3]}}, {8{ben[2]}}, {8{ben[1]}}, {8{ben[0]}}};
-    return (old & ~m) | (data & m);
-  endfunction
-
-  for (genvar p = 0; p < P; p++) begin : g_part
-    for (genvar w = 0; w < NumEngWr; w++) begin : g_eng
-      logic [WordW-1:0] widx;
-      logic [1:0]       bsh;
-      assign widx = WordW'(ew_addr_i[w] >> 2);
-      assign bsh  = ew_addr_i[w][1:0];
-      always_ff @(posedge clk_i) begin
-        if (ew_gnt_o[w] && ew_mask_i[w][p]) begin
-          mem_q[p][widx] <= merge(mem_q[p][widx], ew_wdata_i[w][p] << (8 * bsh), ew_ben_i[w] << bsh);
-        end
-      end
-    end
-  end
-
-  // DMA lines: at most one per partition per cycle (arbitration), so the sites never collide.
-  // The loops are small enough for Verilator to unroll into one write site per port and word.
-  always_ff @(posedge clk_i) begin
-    for (int d = 0; d < NumDma; d++) begin
-      if (dw_gnt_o[d]) begin
-        for (int k = 0; k < LineWords; k++) begin
-          if (dw_ben_i[d][4*k +: 4] != '0) begin
-            mem_q[dw_part_i[d]][WordW'({dw_line_i[d], LineSh'(0)} >> 2) + WordW'(k)] <=
-                merge(mem_q[dw_part_i[d]][WordW'({dw_line_i[d], LineSh'(0)} >> 2) + WordW'(k)],
-                      dw_wdata_i[d][32*k +: 32], dw_ben_i[d][4*k +: 4]);
-          end
-        end
-      end
-    end
-  end
-
 endmodule

@@ -15,6 +15,8 @@
 //
 // A refused access is not granted and retries; a conflict stalls, it never corrupts. `conflict`
 // marks the banks with a refused access this cycle (their priority flips at the clock edge).
+`include "ncore_assert.svh"
+
 module ncore_sbuf_arb #(
   parameter int unsigned  NumEng = 1,
   parameter int unsigned  NumDma = 1,
@@ -87,13 +89,9 @@ module ncore_sbuf_arb #(
   logic unused_last;
   assign unused_last = ^{g_dma[1].busy, g_dma[1].part};
 
-  // ---------------------------------------------------------------------------------------
-  // Assertions (simulation only: NCORE_ASSERT, Verilator --assert; rtl/CMakeLists.txt)
-  // ---------------------------------------------------------------------------------------
-`ifdef NCORE_ASSERT
-  import "DPI-C" function void ncore_assert_fail(input string msg);
   // One access per (bank, partition) and one DMA port per partition per cycle, whatever the
-  // grants' order: recomputed from the grants alone.
+  // grants' order: recomputed from the grants alone; grants only for requests.
+`ifdef NCORE_ASSERT
   logic chk_overlap;
   always_comb begin
     logic [Banks-1:0][P-1:0] occ;
@@ -117,13 +115,11 @@ module ncore_sbuf_arb #(
       end
     end
   end
-  a_one_access: assert property (@(posedge clk_i) disable iff (!rst_ni) !chk_overlap)
-    else ncore_assert_fail($sformatf("%m: two accesses granted on one bank of one partition (engine grants %0h, DMA grants %0h)",
-                                     eng_gnt_o, dma_gnt_o));
-  a_gnt_req: assert property (@(posedge clk_i) disable iff (!rst_ni)
-                              (eng_gnt_o & ~eng_req_i) == '0 && (dma_gnt_o & ~dma_req_i) == '0)
-    else ncore_assert_fail($sformatf("%m: grant without a request"));
 `endif
+  `ASSERT_NEVER(a_one_access, chk_overlap,
+                $sformatf("two accesses granted on one bank of one partition (engine grants %0h, DMA grants %0h)",
+                          eng_gnt_o, dma_gnt_o))
+  `ASSERT(a_gnt_req, (eng_gnt_o & ~eng_req_i) == '0 && (dma_gnt_o & ~dma_req_i) == '0, "grant without a request")
 
   // ---------------------------------------------------------------------------------------
   // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make

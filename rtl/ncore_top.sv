@@ -33,6 +33,8 @@
 //
 // `busy_o` is high when some engine will change state on its own in the next cycle; when
 // it is low the RTL only waits for its ports, and the SystemC top level may skip cycles.
+`include "ncore_assert.svh"
+
 module ncore_top
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
@@ -200,6 +202,21 @@ module ncore_top
   // A registered instruction or HBM response not yet seen by its engine counts as busy too.
   assign busy_o = dve_busy || dma_busy || pe_busy || act_busy || dve_valid_q || dma_valid_q ||
                   pe_valid_q || act_valid_q || hr_valid_q != '0 || ha_valid_q != '0;
+
+  // What lets the SystemC top level skip cycles: with busy_o low no engine requests anything of
+  // the memories or of HBM, so the cycles it skips would have changed nothing. The status and
+  // handshake outputs are never unknown (a four-state simulator's check).
+`ifdef NCORE_ASSERT
+  logic chk_idle_req;  // a memory or HBM request this cycle (1 bit: the lane masks are wide)
+  assign chk_idle_req = er_req != '0 || ew_req != '0 || sr_req != '0 || sw_req != '0 || pr_req != '0 ||
+                        pw_req != '0 || tw_valid != '0 || hq_valid_o != '0;
+`endif
+  `ASSERT_NEVER(a_idle_quiet, !busy_o && chk_idle_req,
+                $sformatf("a request with busy_o low (SBUF rd %0h wr %0h, DMA rd %0h wr %0h, PSUM rd %0h wr %0h, HBM %0h)",
+                          er_req, ew_req, sr_req, sw_req, pr_req, pw_req, hq_valid_o))
+  `ASSERT_KNOWN(a_busy_known, busy_o)
+  `ASSERT_KNOWN(a_ready_known, {dve_ready_o, act_ready_o, pe_ls_ready_o, pe_mm_ready_o, dma_q_free_o})
+  `ASSERT_KNOWN(a_done_known, {dve_done_o, act_done_o, pe_ls_done_o, pe_mm_done_o, dma_done_o})
 
   ncore_sbuf #(.Cfg(Cfg), .NumEngRd(4), .NumEngWr(2)) u_sbuf (
     .clk_i, .rst_ni,

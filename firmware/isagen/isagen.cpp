@@ -215,8 +215,9 @@ std::string gen_sv_isa(const Isa& isa) {
   if (auto* dt = find_enum(isa, "dtype")) {
     o << "  // Bytes per element of each dtype.\n";
     o << "  function automatic logic [2:0] dtype_bytes(dtype_e dt);\n    unique case (dt)\n";
-    for (auto& v : dt->values) o << "      " << sv_prefix("dtype") << upper(v.name) << ": return 3'd" << v.bytes << ";\n";
-    o << "      default: return 3'd4;\n    endcase\n  endfunction\n\n";
+    for (auto& v : dt->values)
+      o << "      " << sv_prefix("dtype") << upper(v.name) << ": dtype_bytes = 3'd" << v.bytes << ";\n";
+    o << "      default: dtype_bytes = 3'd4;\n    endcase\n  endfunction\n\n";
   }
   o << "  /////////////\n  // Structs //\n  /////////////\n\n";
   for (auto& s : isa.structs) {
@@ -465,21 +466,29 @@ std::string gen_sv_cfg(const json& p) {
   for (auto& prm : p.at("params"))
     if (prm.at("rtl").get<bool>()) o << "    int unsigned " << camel(prm.at("name")) << ";\n";
   o << "  } cfg_t;\n\n";
+  // A preset is a concatenation of its fields in the struct's order, each named in a comment (Yosys
+  // 0.23 reads no assignment pattern, '{Name: value}).
   for (auto& pr : p.at("presets")) {
     o << "  // " << pr.at("doc").get<std::string>() << "\n";
-    o << "  localparam cfg_t Cfg" << camel(pr.at("name")) << " = '{\n";
-    std::vector<std::string> items;
+    o << "  localparam cfg_t Cfg" << camel(pr.at("name")) << " = {\n";
+    std::vector<std::pair<std::string, std::string>> items;
     for (auto& prm : p.at("params"))
       if (prm.at("rtl").get<bool>())
-        items.push_back("    " + camel(prm.at("name")) + ": " + std::to_string(pr.at("values").at(prm.at("name").get<std::string>()).get<long long>()));
-    for (size_t i = 0; i < items.size(); ++i) o << items[i] << (i + 1 < items.size() ? ",\n" : "\n");
+        items.emplace_back("32'd" + std::to_string(pr.at("values").at(prm.at("name").get<std::string>()).get<long long>()),
+                           camel(prm.at("name")));
+    size_t w = 0;
+    for (const auto& [v, n] : items) w = std::max(w, v.size() + 1);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const std::string v = items[i].first + (i + 1 < items.size() ? "," : "");
+      o << "    " << v << std::string(w + 1 - v.size(), ' ') << "// " << items[i].second << "\n";
+    }
     o << "  };\n\n";
   }
   o << "  // Preset by number (the top level's Preset parameter).\n";
   o << "  function automatic cfg_t preset(int unsigned id);\n    unique case (id)\n";
   for (auto& pr : p.at("presets"))
-    o << "      " << pr.at("values").at("id").get<int>() << ": return Cfg" << camel(pr.at("name")) << ";\n";
-  o << "      default: return Cfg" << camel(p.at("presets")[0].at("name")) << ";\n    endcase\n  endfunction\n\n";
+    o << "      " << pr.at("values").at("id").get<int>() << ": preset = Cfg" << camel(pr.at("name")) << ";\n";
+  o << "      default: preset = Cfg" << camel(p.at("presets")[0].at("name")) << ";\n    endcase\n  endfunction\n\n";
   o << "endpackage\n";
   return o.str();
 }

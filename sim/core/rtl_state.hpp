@@ -50,11 +50,11 @@ class RtlState {
   // The memories, found once (after the model's time-0 evaluation registered them) and checked
   // against the preset.
   const rtl::TracedMemory& sbuf() const {
-    if (!sbuf_) sbuf_ = &find("u_sbuf", preset_.sbuf_bytes / 4);
+    if (!sbuf_) sbuf_ = &find("u_sbuf.u_mem", preset_.sbuf_bytes / 4);
     return *sbuf_;
   }
   const rtl::TracedMemory& psum() const {
-    if (!psum_) psum_ = &find("u_psum", preset_.psum_bytes / 4);
+    if (!psum_) psum_ = &find("u_psum.u_mem", preset_.psum_bytes / 4);
     return *psum_;
   }
   const rtl::TracedMemory& find(const char* instance, uint64_t words) const {

@@ -44,7 +44,7 @@ const TracedMemory& traced_memory(const std::string& scope, const std::string& v
 
 }  // namespace ncore::rtl
 
-// The DPI-C import of ncore_sbuf.sv and ncore_psum.sv: `mem` is the instance's storage,
+// The DPI-C import of ncore_prim_banked_mem.sv (the SBUF's and the PSUM's storage): `mem` is the instance's storage,
 // logic [31:0] mem_q [rows][words], passed by reference.
 extern "C" void ncore_trace_memory(const char* var, const svOpenArrayHandle mem) {
   const auto* v = static_cast<const VerilatedDpiOpenVar*>(mem);

@@ -2,11 +2,11 @@
 // SBUF's and the PSUM's storage without Verilator's internal names.
 //
 // Each memory registers itself once, at time 0, through a DPI-C import it calls from an
-// initial block (ncore_sbuf.sv, ncore_psum.sv):
+// initial block (ncore_prim_banked_mem.sv, the storage of ncore_sbuf.sv and ncore_psum.sv):
 //     initial ncore_trace_memory("mem_q", mem_q);
 // The import passes the array by reference (an open array handle), so the registry keeps
 // pointers to the storage itself; it is keyed by the instance's SystemVerilog scope (for
-// example "ncore_trn2.ncore_top.u_sbuf"), so several Verilated models in one binary, which share
+// example "ncore_trn2.ncore_top.u_sbuf.u_mem"), so several Verilated models in one binary, which share
 // the one C definition of the import, stay apart. The performance counters come out through
 // ports (ncore_top's perf_*_o), not through this registry.
 #pragma once

@@ -27,7 +27,9 @@ if not sources:
 func_re = re.compile(r"^(?:VL_INLINE_OPT )?void \w+___nba_sequent__TOP__(\d+)\(\w+\* vlSelf\) \{")
 thread_re = re.compile(r"^void \w+____Vthread__nba__(\d+)\(void\* voidSelf, bool even_cycle\) \{")
 call_re = re.compile(r"___nba_sequent__TOP__(\d+)\(vlSelf\)")
-group_re = re.compile(r"u_pe__DOT__u_array__DOT__g_grp__BRA__(\d+)__KET____DOT__ps_q\b")
+# A column group's partial sums, ps_q of the PE array's generate block g_grp[N] (only the array has
+# one), whatever Verilator's mangled names of the hierarchy above it.
+group_re = re.compile(r"g_grp__BRA__(\d+)__KET__\w*ps_q\b")
 
 refs = {}           # (column group, block function) -> references to the group's partial sums
 block_thread = {}   # block function -> thread that calls it

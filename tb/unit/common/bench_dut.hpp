@@ -15,6 +15,7 @@
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
 #include "trace/rtl_assert.hpp"
+#include "trace/rtl_trace.hpp"
 #include "verilated.h"
 
 namespace ncore::tb {
@@ -39,11 +40,25 @@ class Dut {
   M& operator*() { return *m_; }
   const M& operator*() const { return *m_; }
 
+  // The memory `var` that the RTL instance at `path` below the model's top (for example
+  // "ncore_sbuf.u_mem") handed to the RTL's trace interface (sim/trace/rtl_trace.hpp), as the
+  // simulator sees the SBUF and the PSUM: the benches preload and read the storage through it, not
+  // through Verilator's internal names. The instance registers in an initial block, so a model not
+  // evaluated yet is evaluated once first (its inputs as they are; no clock edge).
+  const ncore::rtl::TracedMemory& memory(const std::string& path, const std::string& var = "mem_q") {
+    if (!evaluated_) {
+      m_->eval();
+      evaluated_ = true;
+    }
+    return ncore::rtl::traced_memory("TOP." + path, var);
+  }
+
   // Two edges with rst_ni low (the inputs as the bench has set them), then rst_ni released.
   void reset() {
     m_->clk_i = 0;
     m_->rst_ni = 0;
     m_->eval();
+    evaluated_ = true;
     edge();
     edge();
     m_->rst_ni = 1;
@@ -71,6 +86,7 @@ class Dut {
   std::unique_ptr<VerilatedContext> ctx_;
   std::unique_ptr<M> m_;
   uint64_t edges_ = 0;
+  bool evaluated_ = false;
 };
 
 // `insn` encoded onto the model's instruction port insn_i (the ISA's bit layout, a VlWide of

@@ -98,22 +98,31 @@ class LaneBench {
   // Both models get the same bytes: `sbuf` holds partition p at [p * sbuf_bytes, ...), `psum`
   // at [p * psum_bytes, ...); an empty image leaves that memory as it is.
   void load(const std::vector<uint8_t>& sbuf, const std::vector<uint8_t>& psum) {
-    auto& sb = dut_->rootp->ncore_lane_tb__DOT__u_sbuf__DOT__mem_q;
-    auto& ps = dut_->rootp->ncore_lane_tb__DOT__u_psum__DOT__mem_q;
+    const auto& sb = sbuf_mem();
+    const auto& ps = psum_mem();
     for (unsigned p = 0; p < P_; ++p) {
       if (!sbuf.empty()) {
-        std::memcpy(&sb[p][0], sbuf.data() + size_t{p} * sbuf_bytes_, sbuf_bytes_);
+        std::memcpy(sb.row(p), sbuf.data() + size_t{p} * sbuf_bytes_, sbuf_bytes_);
         std::memcpy(golden_.sbuf(p), sbuf.data() + size_t{p} * sbuf_bytes_, sbuf_bytes_);
       }
       if (!psum.empty()) {
-        std::memcpy(&ps[p][0], psum.data() + size_t{p} * psum_bytes_, psum_bytes_);
+        std::memcpy(ps.row(p), psum.data() + size_t{p} * psum_bytes_, psum_bytes_);
         std::memcpy(golden_.psum(p), psum.data() + size_t{p} * psum_bytes_, psum_bytes_);
       }
     }
   }
 
-  uint32_t rtl_sbuf(unsigned p, unsigned w) const { return dut_->rootp->ncore_lane_tb__DOT__u_sbuf__DOT__mem_q[p][w]; }
-  uint32_t rtl_psum(unsigned p, unsigned w) const { return dut_->rootp->ncore_lane_tb__DOT__u_psum__DOT__mem_q[p][w]; }
+  uint32_t rtl_sbuf(unsigned p, unsigned w) { return sbuf_mem().word(p, w); }
+  uint32_t rtl_psum(unsigned p, unsigned w) { return psum_mem().word(p, w); }
+  // The memories' storage through the trace interface, looked up once.
+  const ncore::rtl::TracedMemory& sbuf_mem() {
+    if (!sbuf_mem_) sbuf_mem_ = &dut_.memory("ncore_lane_tb.u_sbuf.u_mem");
+    return *sbuf_mem_;
+  }
+  const ncore::rtl::TracedMemory& psum_mem() {
+    if (!psum_mem_) psum_mem_ = &dut_.memory("ncore_lane_tb.u_psum.u_mem");
+    return *psum_mem_;
+  }
 
   // Runs one instruction to its done pulse (false: not accepted, or no done within `limit` clocks).
   bool run(const ncore::isa::Insn& insn, CeMode ce, RunStats& st, uint64_t limit = 200000) {
@@ -244,6 +253,8 @@ class LaneBench {
 
   const ncore::Preset& pr_;
   Dut<Model> dut_;
+  const ncore::rtl::TracedMemory* sbuf_mem_ = nullptr;
+  const ncore::rtl::TracedMemory* psum_mem_ = nullptr;
   ncore::GoldenModel golden_;
   std::mt19937_64 rng_;
   SbufDmaNoise sbuf_noise_;

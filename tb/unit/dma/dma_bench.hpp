@@ -117,10 +117,10 @@ class Bench {
 
   // The same bytes in the RTL's memories and the golden model's.
   void load(const std::vector<uint8_t>& sbuf, const std::vector<uint8_t>& hbm) {
-    auto& mem = dut_->rootp->ncore_dma_tb__DOT__u_sbuf__DOT__mem_q;
+    const auto& mem = dut_.memory("ncore_dma_tb.u_sbuf.u_mem");
     const unsigned bytes = unsigned(tiny().sbuf_bytes);
     for (unsigned p = 0; p < kP; ++p) {
-      std::memcpy(&mem[p][0], sbuf.data() + size_t{p} * bytes, bytes);
+      std::memcpy(mem.row(p), sbuf.data() + size_t{p} * bytes, bytes);
       std::memcpy(golden_.sbuf(p), sbuf.data() + size_t{p} * bytes, bytes);
     }
     hbm_ = hbm;
@@ -267,13 +267,13 @@ class Bench {
   // ([partition * sbuf_bytes + byte]) and `skip_hbm` (transfers still in flight write there).
   bool compare_all(const std::vector<bool>* skip_sbuf = nullptr, const std::vector<bool>* skip_hbm = nullptr,
                    const std::string& when = "") {
-    const auto& mem = dut_->rootp->ncore_dma_tb__DOT__u_sbuf__DOT__mem_q;
+    const auto& mem = dut_.memory("ncore_dma_tb.u_sbuf.u_mem");
     const unsigned bytes = unsigned(tiny().sbuf_bytes);
     for (unsigned p = 0; p < kP; ++p)
       for (unsigned w = 0; w < bytes / 4; ++w) {
         uint32_t g;
         std::memcpy(&g, golden_.sbuf(p) + 4 * w, 4);
-        const uint32_t r = mem[p][w];
+        const uint32_t r = mem.word(p, w);
         if (g == r) continue;
         for (unsigned b = 0; b < 4; ++b) {
           if (((g ^ r) >> (8 * b)) & 0xFF && !(skip_sbuf && (*skip_sbuf)[size_t{p} * bytes + 4 * w + b])) {
@@ -421,12 +421,13 @@ class Bench {
     golden_.execute(x.insn);
     const ncore::isa::Ap& d = x.insn.dst;
     auto expected = [&](uint32_t part, int64_t addr, unsigned n) { return golden_.read_bits(d.mem, part, addr, n); };
+    const auto& sbuf_mem = dut_.memory("ncore_dma_tb.u_sbuf.u_mem");
     auto actual = [&](uint32_t part, int64_t addr, unsigned n) -> uint32_t {
       uint32_t v = 0;
       if (d.mem == ncore::isa::Buffer::hbm) {
         std::memcpy(&v, hbm_.data() + addr, n);
       } else {
-        const uint32_t word = dut_->rootp->ncore_dma_tb__DOT__u_sbuf__DOT__mem_q[part][uint64_t(addr) / 4];
+        const uint32_t word = sbuf_mem.word(part, uint64_t(addr) / 4);
         v = ncore::num::elem_of_word(word, addr, n);
       }
       return v;

@@ -1,7 +1,7 @@
 // Test-bench wrapper of the FP package (rtl/ncore_fp_pkg.sv) for the Catch2 bench next to it:
 // every function on ports, purely combinational, so that one eval() computes all of them for one
 // operand pair. The bench drives a_i/b_i/raw_i from C++ and compares each output with
-// tb/golden/numerics.hpp.
+// firmware/include/ncore/numerics.hpp.
 module ncore_fp_tb
   import ncore_isa_pkg::*;
   import ncore_fp_pkg::*;

@@ -2,7 +2,8 @@
 // array applies to one element, purely combinational. w_i and x_i are element bits of dtype dt_i
 // (in the low bits), widened to fp32 as the tensor engine's loader and streamer do
 // (ncore_fp_pkg::fp_to_f32), unpacked as the array's edge does (pe_unpack) and multiplied and
-// added to the fp32 acc_i (pe_fma). The bench compares r_o with tb/golden/numerics.hpp pe_fma.
+// added to the fp32 acc_i (pe_fma). The bench compares r_o with pe_fma of
+// firmware/include/ncore/numerics.hpp.
 module ncore_pe_fma_tb
   import ncore_isa_pkg::*;
   import ncore_fp_pkg::*;

@@ -88,21 +88,26 @@ class Bench {
 
   // Random contents for both memories, the same in the RTL and the golden model.
   void randomize_memories() {
-    auto& sb = dut_->rootp->ncore_pe_tb__DOT__u_sbuf__DOT__mem_q;
-    auto& ps = dut_->rootp->ncore_pe_tb__DOT__u_psum__DOT__mem_q;
+    const auto& sb = dut_.memory("ncore_pe_tb.u_sbuf.u_mem");
+    const auto& ps = psum_mem();
     for (unsigned p = 0; p < P_; ++p) {
       const std::vector<uint8_t> img = ncore::tb::random_bytes(rng_, sbuf_bytes_);
-      std::memcpy(&sb[p][0], img.data(), sbuf_bytes_);
+      std::memcpy(sb.row(p), img.data(), sbuf_bytes_);
       std::memcpy(golden_.sbuf(p), img.data(), sbuf_bytes_);
       for (unsigned w = 0; w < psum_words_; ++w) {
         const uint32_t v = ncore::tb::random_f32(rng_);
-        ps[p][w] = v;
+        ps.row(p)[w] = v;
         std::memcpy(golden_.psum(p) + 4 * w, &v, 4);
       }
     }
   }
 
-  uint32_t rtl_psum(unsigned p, unsigned w) const { return dut_->rootp->ncore_pe_tb__DOT__u_psum__DOT__mem_q[p][w]; }
+  uint32_t rtl_psum(unsigned p, unsigned w) { return psum_mem().word(p, w); }
+  // The PSUM's storage through the trace interface, looked up once.
+  const ncore::rtl::TracedMemory& psum_mem() {
+    if (!psum_mem_) psum_mem_ = &dut_.memory("ncore_pe_tb.u_psum.u_mem");
+    return *psum_mem_;
+  }
   uint32_t golden_psum(unsigned p, unsigned w) const {
     uint32_t v;
     std::memcpy(&v, golden_.psum(p) + 4 * w, 4);
@@ -303,6 +308,7 @@ class Bench {
   }
 
   ncore::tb::Dut<Vncore_pe_tb> dut_;
+  const ncore::rtl::TracedMemory* psum_mem_ = nullptr;
   ncore::GoldenModel golden_;
   std::mt19937_64 rng_;
   ncore::tb::SbufDmaNoise sbuf_noise_;

@@ -1,5 +1,6 @@
 // PE multiply-add (rtl/ncore_fp_pkg.sv pe_unpack + pe_fma after fp_to_f32, through the wrapper
-// ncore_pe_fma_tb) against tb/golden/numerics.hpp pe_fma (std::fma on the host), bit for bit:
+// ncore_pe_fma_tb) against pe_fma of firmware/include/ncore/numerics.hpp (std::fma on the host),
+// bit for bit:
 //
 //   - every special-value class of w, x and acc: zero, subnormal, normal, infinity, NaN (quiet,
 //     signalling, with payload), both signs, several values per class, all combinations, for

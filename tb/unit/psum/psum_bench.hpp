@@ -70,11 +70,11 @@ class Bench {
         er_exp_(g.nr, std::vector<uint32_t>(g.P, 0)), er_known_(g.nr), last_acc_word_(g.P, ~0u) {
     for (auto& w : ew_) w.data.assign(g_.P, 0);
     // Random fp32 patterns, the same in the storage and the reference.
-    auto& mem = dut_->rootp->ncore_psum__DOT__mem_q;
+    const auto& mem = storage();
     for (unsigned p = 0; p < g_.P; ++p)
       for (unsigned w = 0; w < g_.words; ++w) {
         const uint32_t v = random_f32(rng_);
-        mem[p][w] = v;
+        mem.row(p)[w] = v;
         ref(p, w) = v;
       }
     drive();
@@ -199,11 +199,11 @@ class Bench {
         }
       }
     // the words written this cycle
-    const auto& mem = dut_->rootp->ncore_psum__DOT__mem_q;
+    const auto& mem = storage();
     for (const Touch& t : touched_)
-      if (mem[t.p][t.w] != ref(t.p, t.w)) {
+      if (mem.word(t.p, t.w) != ref(t.p, t.w)) {
         fail("partition " + std::to_string(t.p) + " word " + std::to_string(t.w) + " after " + t.what + ": " +
-             hex(mem[t.p][t.w]) + ", expected " + hex(ref(t.p, t.w)));
+             hex(mem.word(t.p, t.w)) + ", expected " + hex(ref(t.p, t.w)));
         return false;
       }
     if (!check_perf()) return false;
@@ -238,11 +238,11 @@ class Bench {
   }
 
   bool check_storage() {
-    const auto& mem = dut_->rootp->ncore_psum__DOT__mem_q;
+    const auto& mem = storage();
     for (unsigned p = 0; p < g_.P; ++p)
       for (unsigned w = 0; w < g_.words; ++w)
-        if (mem[p][w] != ref(p, w)) {
-          fail("storage partition " + std::to_string(p) + " word " + std::to_string(w) + ": " + hex(mem[p][w]) +
+        if (mem.word(p, w) != ref(p, w)) {
+          fail("storage partition " + std::to_string(p) + " word " + std::to_string(w) + ": " + hex(mem.word(p, w)) +
                ", reference " + hex(ref(p, w)));
           return false;
         }
@@ -272,7 +272,12 @@ class Bench {
   PeLane& pe(unsigned p) { return pe_[p]; }
   void pe_idle() { for (auto& l : pe_) l.valid = false; }
   M& dut() { return *dut_; }
-  uint32_t mem(unsigned p, unsigned w) const { return dut_->rootp->ncore_psum__DOT__mem_q[p][w]; }
+  uint32_t mem(unsigned p, unsigned w) { return storage().word(p, w); }
+  // The storage through the trace interface, looked up once.
+  const ncore::rtl::TracedMemory& storage() {
+    if (!mem_) mem_ = &dut_.memory("ncore_psum.u_mem");
+    return *mem_;
+  }
   uint32_t rdata(unsigned r, unsigned p) const {
     return static_cast<uint32_t>(get_bits(dut_->er_rdata_o, (r * g_.P + p) * 32, 32));
   }
@@ -372,6 +377,7 @@ class Bench {
 
   Geometry g_;
   Dut<M> dut_;
+  const ncore::rtl::TracedMemory* mem_ = nullptr;
   std::mt19937_64 rng_;
   TrafficGen traffic_;
   std::vector<RdReq> er_;

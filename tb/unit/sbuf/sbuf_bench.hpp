@@ -155,11 +155,11 @@ class Bench {
         er_exp_(nr), er_known_(nr, 0), dr_exp_(kDma), dr_known_(kDma, false), rd_first_(kBanks, false),
         wr_first_(kBanks, false), max_wait_(nr + nw + 2 * kDma, 0) {
     // Random contents, the same in the storage and the reference.
-    auto& mem = dut_->rootp->ncore_sbuf__DOT__mem_q;
+    const auto& mem = dut_.memory("ncore_sbuf.u_mem");
     for (unsigned p = 0; p < kP; ++p)
       for (unsigned w = 0; w < kWords; ++w) {
         const uint32_t v = static_cast<uint32_t>(rng_());
-        mem[p][w] = v;
+        mem.row(p)[w] = v;
         ref_[size_t{p} * kWords + w] = v;
       }
     idle_inputs();
@@ -285,11 +285,11 @@ class Bench {
   }
 
   bool check_storage() {
-    const auto& mem = dut_->rootp->ncore_sbuf__DOT__mem_q;
+    const auto& mem = dut_.memory("ncore_sbuf.u_mem");
     for (unsigned p = 0; p < kP; ++p)
       for (unsigned w = 0; w < kWords; ++w)
-        if (mem[p][w] != ref_[size_t{p} * kWords + w]) {
-          fail("storage partition " + std::to_string(p) + " byte " + hex(4 * w) + ": " + hex(mem[p][w]) +
+        if (mem.word(p, w) != ref_[size_t{p} * kWords + w]) {
+          fail("storage partition " + std::to_string(p) + " byte " + hex(4 * w) + ": " + hex(mem.word(p, w)) +
                ", reference " + hex(ref_[size_t{p} * kWords + w]));
           return false;
         }
@@ -310,6 +310,8 @@ class Bench {
   DmaRd& dr(unsigned d) { return dr_[d]; }
   DmaWr& dw(unsigned d) { return dw_[d]; }
   M& dut() { return *dut_; }
+  // A word of the storage, through the trace interface.
+  uint32_t storage(unsigned p, unsigned w) { return dut_.memory("ncore_sbuf.u_mem").word(p, w); }
   uint32_t ref_word(unsigned p, unsigned w) const { return ref_[size_t{p} * kWords + w]; }
   // Grants of the last cycle: bits [engine ports, DMA ports] of each side.
   uint64_t last_read_grants() const { return last_rg_; }

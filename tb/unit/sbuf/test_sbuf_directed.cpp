@@ -94,7 +94,7 @@ TEST_CASE("SBUF byte enables and 2-byte engine elements at bytes 0 and 2", "[sbu
     REQUIRE(b.cycle());
     REQUIRE(b.last_write_grants() == 0b001);
   };
-  auto word = [&](unsigned p, unsigned w) { return b.dut().rootp->ncore_sbuf__DOT__mem_q[p][w]; };
+  auto word = [&](unsigned p, unsigned w) { return b.storage(p, w); };
   const unsigned w = 37;
   for (const ElementWrite& e : kElementWrites) write(4 * w + e.byte, e.mask, e.ben, e.data);
   CHECK(word(4, w) == kElementWordsAfter[0]);
