@@ -35,6 +35,16 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 LIMIT = 120  # seconds a stopped process may take to end (a generous bound for a loaded machine)
 
 
+def stop(p):
+    """Sends SIGINT to p; its exit status, or None (and killed) when it does not end within LIMIT."""
+    p.send_signal(signal.SIGINT)
+    try:
+        return p.wait(timeout=LIMIT)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return None
+
+
 def interrupt(cmd, ready, env=None):
     """Starts cmd, waits until its output so far contains `ready` (or 20 s), 2 s more, then sends
     SIGINT. Returns (exit status, or None when it did not end within LIMIT; its output)."""
@@ -47,12 +57,7 @@ def interrupt(cmd, ready, env=None):
         time.sleep(0.1)
     time.sleep(2)
     t1 = time.monotonic()
-    p.send_signal(signal.SIGINT)
-    try:
-        rc = p.wait(timeout=LIMIT)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = None
+    rc = stop(p)
     print(f"     (started {t1 - t0:.1f} s before the signal; ended {time.monotonic() - t1:.2f} s after it)")
     reader.join(timeout=10)
     return rc, "".join(lines)
@@ -83,12 +88,7 @@ def progress_on_a_terminal(cmd, pattern):
     while m is None and time.monotonic() - t0 < LIMIT and p.poll() is None:
         time.sleep(0.2)
         m = re.search(pattern, "".join(chunks))
-    p.send_signal(signal.SIGINT)
-    try:
-        rc = p.wait(timeout=LIMIT)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = None
+    rc = stop(p)
     reader.join(timeout=10)
     os.close(master)
     return m, rc, "".join(chunks)
