@@ -470,37 +470,11 @@ package ncore_fp_pkg;
   // The transcendental functions: fixed sequences of fp32 operations (f32_add, f32_sub, f32_mul,
   // f32_div, each rounded to nearest even) and exact bit operations, the same sequences, step for
   // step, as firmware/include/ncore/act_math.hpp, which documents each algorithm;
-  // docs/hardware.md gives their measured error bounds. Constants are that file's, as fp32 bits.
+  // docs/hardware.md gives their measured error bounds. Their constants (ActLog2e, ActExpQ, ...)
+  // are ncore_isa_pkg's, generated with act_consts_gen.hpp from the ISA description.
   localparam logic [31:0] F32One      = 32'h3F80_0000;
   localparam logic [31:0] F32Two      = 32'h4000_0000;
   localparam logic [31:0] F32Half     = 32'h3F00_0000;
-  localparam logic [31:0] ActLog2e    = 32'h3FB8_AA3B;
-  localparam logic [31:0] ActMagic    = 32'h4B40_0000;
-  localparam logic [31:0] ActLn2Hi    = 32'h3F31_7200;
-  localparam logic [31:0] ActLn2Lo    = 32'h35BF_BE8E;
-  localparam logic [31:0] ActExpHi    = 32'h42B2_0000;
-  localparam logic [31:0] ActExpLo    = 32'hC2D0_0000;
-  localparam logic [31:0] ActExpQ0    = 32'h3F00_0000;
-  localparam logic [31:0] ActExpQ1    = 32'h3E2A_AAAB;
-  localparam logic [31:0] ActExpQ2    = 32'h3D2A_AA6E;
-  localparam logic [31:0] ActExpQ3    = 32'h3C08_88B8;
-  localparam logic [31:0] ActExpQ4    = 32'h3AB6_AA1F;
-  localparam logic [31:0] ActExpQ5    = 32'h3950_2470;
-  localparam logic [31:0] ActLg0      = 32'h3F2A_AAAA;
-  localparam logic [31:0] ActLg1      = 32'h3ECC_CE13;
-  localparam logic [31:0] ActLg2      = 32'h3E91_E9EE;
-  localparam logic [31:0] ActLg3      = 32'h3E78_9E26;
-  localparam logic [31:0] ActSqrt2    = 32'h3FB5_04F3;
-  localparam logic [31:0] ActTwo25    = 32'h4C00_0000;
-  localparam logic [31:0] ActTanhSmall = 32'h3F20_0000;
-  localparam logic [31:0] ActTanhQ0   = 32'hBEAA_AAAB;
-  localparam logic [31:0] ActTanhQ1   = 32'h3E08_8874;
-  localparam logic [31:0] ActTanhQ2   = 32'hBD5D_043C;
-  localparam logic [31:0] ActTanhQ3   = 32'h3CB2_5297;
-  localparam logic [31:0] ActTanhQ4   = 32'hBC08_A8A0;
-  localparam logic [31:0] ActTanhQ5   = 32'h3B16_0F61;
-  localparam logic [31:0] ActG0       = 32'h3FCC_422A;
-  localparam logic [31:0] ActG1       = 32'h3D92_2279;
 
   // 2^k for k in -126..127.
   function automatic logic [31:0] f32_pow2(int k);
@@ -524,11 +498,8 @@ package ncore_fp_pkg;
       k = $signed(s) - $signed(ActMagic);
       kf = f32_sub(s, ActMagic);
       r = f32_sub(f32_sub(x, f32_mul(kf, ActLn2Hi)), f32_mul(kf, ActLn2Lo));
-      q = f32_add(f32_mul(ActExpQ5, r), ActExpQ4);
-      q = f32_add(f32_mul(q, r), ActExpQ3);
-      q = f32_add(f32_mul(q, r), ActExpQ2);
-      q = f32_add(f32_mul(q, r), ActExpQ1);
-      q = f32_add(f32_mul(q, r), ActExpQ0);
+      q = ActExpQ[32*5 +: 32];
+      for (int i = 4; i >= 0; i--) q = f32_add(f32_mul(q, r), ActExpQ[32*i +: 32]);
       p = f32_add(F32One, f32_add(r, f32_mul(f32_mul(r, r), q)));
       k1 = k >>> 1;
       act_exp = f32_mul(f32_mul(p, f32_pow2(k1)), f32_pow2(k - k1));
@@ -565,7 +536,8 @@ package ncore_fp_pkg;
       s = f32_div(f, f32_add(F32Two, f));
       z = f32_mul(s, s);
       w = f32_mul(z, z);
-      rr = f32_add(f32_mul(z, f32_add(ActLg0, f32_mul(w, ActLg2))), f32_mul(w, f32_add(ActLg1, f32_mul(w, ActLg3))));
+      rr = f32_add(f32_mul(z, f32_add(ActLg[31:0], f32_mul(w, ActLg[95:64]))),
+                   f32_mul(w, f32_add(ActLg[63:32], f32_mul(w, ActLg[127:96]))));
       h = f32_mul(f32_mul(F32Half, f), f);
       dk = f32_sub(32'($signed(ActMagic) + k), ActMagic);  // k as fp32, exactly
       act_log = f32_sub(f32_mul(dk, ActLn2Hi),
@@ -582,11 +554,8 @@ package ncore_fp_pkg;
       r = F32CanonNan;
     end else if (f32_lt(a, ActTanhSmall)) begin
       z = f32_mul(a, a);
-      q = f32_add(f32_mul(ActTanhQ5, z), ActTanhQ4);
-      q = f32_add(f32_mul(q, z), ActTanhQ3);
-      q = f32_add(f32_mul(q, z), ActTanhQ2);
-      q = f32_add(f32_mul(q, z), ActTanhQ1);
-      q = f32_add(f32_mul(q, z), ActTanhQ0);
+      q = ActTanhQ[32*5 +: 32];
+      for (int i = 4; i >= 0; i--) q = f32_add(f32_mul(q, z), ActTanhQ[32*i +: 32]);
       r = f32_add(a, f32_mul(a, f32_mul(z, q))) | {x[31], 31'd0};
     end else begin
       r = f32_sub(F32One, f32_div(F32Two, f32_add(act_exp(f32_add(a, a)), F32One))) | {x[31], 31'd0};
@@ -627,22 +596,6 @@ package ncore_fp_pkg;
 
   // erf and gelu through erfc(z), z >= 0 (act_math.hpp): the coefficients, and per interval k of
   // z the center of t = 1/z - c and G's coefficients from degree 0 (ActErfcG element 9 k + i).
-  localparam logic [223:0] ActErfP = {32'h38BA_ECB3, 32'hBA58_8C0B, 32'h3BAA_BDC3, 32'hBCDC_0FBE, 32'h3DE7_1761, 32'hBEC0_93A3, 32'h3E03_75D4};
-  localparam logic [31:0] ActErfSmall = 32'h3F58_0000;
-  localparam logic [31:0] ActErfOne   = 32'h4080_0000;
-  localparam logic [31:0] ActErfcZero = 32'h4128_0000;
-  localparam logic [31:0] ActInvSqrt2 = 32'h3F35_04F3;
-  localparam logic [127:0] ActErfcBreak = {32'h4080_0000, 32'h4020_0000, 32'h3FE0_0000, 32'h3FA0_0000};
-  localparam logic [1439:0] ActErfcG = {32'h3EBC_79CC, 32'hBEF8_F0A1, 32'h3E03_0DA7, 32'h3E5A_D918, 32'hBE5A_45CB,
-                                        32'hBDDA_5CA2, 32'h3F0C_7EAB, 32'h3D9D_E62D, 32'h3E0D_3DCB,  // interval 4
-                                        32'h3E52_995D, 32'hBD33_F0EF, 32'hBE06_41D9, 32'h3E36_E2F3, 32'hBD8A_6C98,
-                                        32'hBE35_2542, 32'h3EFF_411E, 32'h3E2A_53D1, 32'h3E9D_89D9,  // interval 3
-                                        32'hBB81_016D, 32'h3D81_9E20, 32'hBDCA_136E, 32'h3DA0_50B1, 32'h3C6C_EB40,
-                                        32'hBE3F_AD8C, 32'h3EE0_5569, 32'h3E78_7E95, 32'h3EF0_F0F1,  // interval 2
-                                        32'hBCB5_FEDB, 32'h3D14_9180, 32'hBD18_1F96, 32'h3C6F_134B, 32'h3D40_1B0C,
-                                        32'hBE2A_B6BC, 32'h3EBC_7E5C, 32'h3EA4_A6D8, 32'h3F2A_AAAB,  // interval 1
-                                        32'hBBB8_EC91, 32'h3BFF_1347, 32'hBB8F_4078, 32'hBC1A_D16D, 32'h3D3A_36CE,
-                                        32'hBDFF_A6F5, 32'h3E91_784A, 32'h3ED4_8908, 32'h3F74_898D};  // interval 0
 
   // c[0] + s (c[1] + s (... + s c[6])), Horner from the highest coefficient.
   function automatic logic [31:0] f32_horner7(logic [223:0] c, logic [31:0] s);
@@ -733,12 +686,6 @@ package ncore_fp_pkg;
   // 96 bits of 2/pi (ActTwoOverPi: 32 zero bits, then 224 bits of 2/pi) from the bit of weight
   // 2^(1 - E), |x| = m 2^E, times m: bits 95:94 are k mod 4, 93:0 the fraction; the top 32 bits
   // of |fraction| times pi/2 (ActPio2Fix = pi/2 2^31), rounded once.
-  localparam logic [255:0] ActTwoOverPi = {32'h0000_0000, 32'hA2F9_836E, 32'h4E44_1529, 32'hFC27_57D1,
-                                           32'hF534_DDC0, 32'hDB62_9599, 32'h3C43_9041, 32'hFE51_63AB};
-  localparam logic [31:0] ActPio2Fix = 32'hC90F_DAA2;
-  localparam logic [31:0] ActPio4 = 32'h3F49_0FDB;
-  localparam logic [127:0] ActSinS = {32'h3636_DDF6, 32'hB950_09D0, 32'h3C08_8887, 32'hBE2A_AAAB};
-  localparam logic [127:0] ActCosC = {32'hB492_91AB, 32'h37D0_0AE0, 32'hBAB6_0B60, 32'h3D2A_AAAB};
 
   // a = |x| >= pi/4, finite: r with |x| = k pi/2 + r (mod 2 pi), |r| <= pi/4.
   function automatic logic [31:0] act_trig_reduce(logic [30:0] a, output logic [1:0] k);
@@ -819,10 +766,6 @@ package ncore_fp_pkg;
   endfunction
 
   // arctan: reduction to |t| < 7/16 about 0, 1/2, 1, 3/2 or infinity (act_math.hpp).
-  localparam logic [223:0] ActAtanP = {32'h3D1C_C51E, 32'hBD8F_EA79, 32'h3DB8_7FF0, 32'hBDE3_7237, 32'h3E12_48B4, 32'hBE4C_CCCB, 32'h3EAA_AAAB};
-  localparam logic [127:0] ActAtanBreak = {32'h401C_0000, 32'h3F98_0000, 32'h3F30_0000, 32'h3EE0_0000};
-  localparam logic [127:0] ActAtanHi = {32'h3FC9_0FDB, 32'h3F7B_985F, 32'h3F49_0FDB, 32'h3EED_6338};
-  localparam logic [127:0] ActAtanLo = {32'hB33B_BD2E, 32'hB2D7_E096, 32'hB2BB_BD2E, 32'h31AC_376A};
   localparam logic [31:0] F32OneHalf = 32'h3FC0_0000;
 
   function automatic logic [31:0] act_atan_tail(logic [31:0] t);  // t - atan(t)
@@ -861,7 +804,6 @@ package ncore_fp_pkg;
   endfunction
 
   // mish = x n / (n + 2), n = e (e + 2), e = exp(x); x above 44: x.
-  localparam logic [31:0] ActMishBig = 32'h4230_0000;
   function automatic logic [31:0] act_mish(logic [31:0] x);
     /* verilator no_inline_task */
     logic [31:0] e, n;
@@ -879,9 +821,6 @@ package ncore_fp_pkg;
   // The derivatives: silu_dx = sigmoid(x) (1 + x sigmoid(-x)); erf_dx = (exp(-h h) 2/sqrt(pi))
   // exp(-(a - h)(a + h)), +0 from 10.5; gelu_dx = Phi(x) + x (exp(-qh) / sqrt(2 pi)) exp(-ql) with
   // Phi and x^2 / 2 = qh + ql as in gelu.
-  localparam logic [31:0] ActGeluSig = 32'h3FD9_DB23;     // 1.702
-  localparam logic [31:0] Act2SqrtPi = 32'h3F90_6EBB;     // 2 / sqrt(pi)
-  localparam logic [31:0] ActInvSqrt2Pi = 32'h3ECC_422A;  // 1 / sqrt(2 pi)
   function automatic logic [31:0] f32_neg(logic [31:0] x);
     f32_neg = {~x[31], x[30:0]};
   endfunction
@@ -965,17 +904,6 @@ package ncore_fp_pkg;
 
   // power (act_math.hpp, pow_pos and power): 2^(b log2 a) for a > 0 in fixed point, the C99 pow
   // special values around it.
-  localparam logic [831:0] ActPowLogC = {64'h051E_B851_EB85_1EB8, 64'h0590_B216_42C8_590B, 64'h0618_6186_1861_8618, 64'h06BC_A1AF_286B_CA1A,
-                                          64'h0787_8787_8787_8787, 64'h0888_8888_8888_8888, 64'h09D8_9D89_D89D_89D8, 64'h0BA2_E8BA_2E8B_A2E8,
-                                          64'h0E38_E38E_38E3_8E38, 64'h1249_2492_4924_9249, 64'h1999_9999_9999_9999, 64'h2AAA_AAAA_AAAA_AAAA,
-                                          64'h8000_0000_0000_0000};
-  localparam logic [1279:0] ActPowExpD = {64'h0000_0000_0000_0025, 64'h0000_0000_0000_02D0, 64'h0000_0000_0000_32A5, 64'h0000_0000_0003_5CFE,
-                                           64'h0000_0000_0035_CFE7, 64'h0000_0000_0327_2E95, 64'h0000_0000_2C24_8C27, 64'h0000_0002_3DDB_1DFF,
-                                           64'h0000_001A_E645_67F5, 64'h0000_0127_E4FB_7789, 64'h0000_0B8E_F1D2_AB63, 64'h0000_6806_8068_0680,
-                                           64'h0003_4034_0340_3403, 64'h0016_C16C_16C1_6C16, 64'h0088_8888_8888_8888, 64'h02AA_AAAA_AAAA_AAAA,
-                                           64'h0AAA_AAAA_AAAA_AAAA, 64'h2000_0000_0000_0000, 64'h4000_0000_0000_0000, 64'h4000_0000_0000_0000};
-  localparam logic [63:0] ActPowK = 64'hB8AA_3B29_5C17_F0BC;    // 2 / ln 2, Q.62
-  localparam logic [63:0] ActPowLn2 = 64'hB172_17F7_D1CF_79AC;  // ln 2, Q.64
   localparam logic [63:0] PowOne = 64'h4000_0000_0000_0000;     // 1, Q.62
 
   // Leading zeros of a 128-bit word; 128 for zero.

@@ -215,6 +215,113 @@ package ncore_isa_pkg;
     sref_t s1;
   } insn_t;
 
+  ////////////////////////////////////
+  // Activation function constants //
+  ////////////////////////////////////
+
+  // The fixed constants of the activation functions' sequences (ncore_fp_pkg), shared bit for
+  // bit with the golden model (act_consts_gen.hpp). Arrays: element i at bits [W*i +: W]
+  // (arrays of arrays row by row), but for an msb_first bit string.
+  // exp: log2(e)
+  localparam logic [31:0] ActLog2e = 32'h3FB8_AA3B;
+  // exp: 1.5 * 2^23; t + Magic rounds t to an integer
+  localparam logic [31:0] ActMagic = 32'h4B40_0000;
+  // exp: ln 2, high 15 bits; k * Ln2Hi is exact for |k| < 512
+  localparam logic [31:0] ActLn2Hi = 32'h3F31_7200;
+  // exp: ln 2 - Ln2Hi
+  localparam logic [31:0] ActLn2Lo = 32'h35BF_BE8E;
+  // exp: 89; exp(x > 89) = +inf
+  localparam logic [31:0] ActExpHi = 32'h42B2_0000;
+  // exp: -104; exp(x < -104) = +0
+  localparam logic [31:0] ActExpLo = 32'hC2D0_0000;
+  // exp: q of e^r = 1 + r + r^2 q(r) on |r| <= ln2 / 2, fitted to (e^r - 1 - r) / r^2, q[0] first
+  localparam logic [191:0] ActExpQ = {32'h3950_2470, 32'h3AB6_AA1F, 32'h3C08_88B8, 32'h3D2A_AA6E,
+      32'h3E2A_AAAB, 32'h3F00_0000};
+  // log: fdlibm's logf coefficients Lg1..Lg4 of R = z (Lg1 + w Lg3) + w (Lg2 + w Lg4), z = s^2, w = z^2, s = f / (2 + f)
+  localparam logic [127:0] ActLg = {32'h3E78_9E26, 32'h3E91_E9EE, 32'h3ECC_CE13, 32'h3F2A_AAAA};
+  // log: sqrt(2); a mantissa above it (as bits) is halved
+  localparam logic [31:0] ActSqrt2 = 32'h3FB5_04F3;
+  // log: 2^25; scales a subnormal input to normal
+  localparam logic [31:0] ActTwo25 = 32'h4C00_0000;
+  // tanh: 0.625; below it the odd polynomial, above it through exp
+  localparam logic [31:0] ActTanhSmall = 32'h3F20_0000;
+  // tanh: q of tanh(a) = a + a (z q(z)), z = a^2, fitted to (tanh(a) / a - 1) / a^2, q[0] first
+  localparam logic [191:0] ActTanhQ = {32'h3B16_0F61, 32'hBC08_A8A0, 32'h3CB2_5297, 32'hBD5D_043C,
+      32'h3E08_8874, 32'hBEAA_AAAB};
+  // gelu_apprx_tanh: 2 sqrt(2 / pi) (x sigmoid(x (G0 + G1 x^2)))
+  localparam logic [31:0] ActG0 = 32'h3FCC_422A;
+  // gelu_apprx_tanh: G0 * 0.044715
+  localparam logic [31:0] ActG1 = 32'h3D92_2279;
+  // erf: the fitted degree-6 polynomial P of erf(z) = z + z P(z^2) below ErfSmall, P[0] first
+  localparam logic [223:0] ActErfP = {32'h38BA_ECB3, 32'hBA58_8C0B, 32'h3BAA_BDC3, 32'hBCDC_0FBE,
+      32'h3DE7_1761, 32'hBEC0_93A3, 32'h3E03_75D4};
+  // erf: 0.84375, the end of the polynomial range
+  localparam logic [31:0] ActErfSmall = 32'h3F58_0000;
+  // erf: 4; erf(|x| >= 4) = +-1 (erfc(4) < 2^-25)
+  localparam logic [31:0] ActErfOne = 32'h4080_0000;
+  // erf: 10.5; erfc(z >= 10.5) = +0
+  localparam logic [31:0] ActErfcZero = 32'h4128_0000;
+  // erf: the interval breaks of G, ascending: 1.25 1.75 2.5 4
+  localparam logic [127:0] ActErfcBreak = {32'h4080_0000, 32'h4020_0000, 32'h3FE0_0000, 32'h3FA0_0000};
+  // erf: per interval k (ErfcBreak), c_k = G[k][0], then the fitted degree-7 polynomial of erfc(z) exp(z^2) in t = 1/z - c_k, G[k][1] (constant term) to G[k][8]
+  localparam logic [1439:0] ActErfcG = {32'h3EBC_79CC, 32'hBEF8_F0A1, 32'h3E03_0DA7, 32'h3E5A_D918,
+      32'hBE5A_45CB, 32'hBDDA_5CA2, 32'h3F0C_7EAB, 32'h3D9D_E62D,
+      32'h3E0D_3DCB, 32'h3E52_995D, 32'hBD33_F0EF, 32'hBE06_41D9,
+      32'h3E36_E2F3, 32'hBD8A_6C98, 32'hBE35_2542, 32'h3EFF_411E,
+      32'h3E2A_53D1, 32'h3E9D_89D9, 32'hBB81_016D, 32'h3D81_9E20,
+      32'hBDCA_136E, 32'h3DA0_50B1, 32'h3C6C_EB40, 32'hBE3F_AD8C,
+      32'h3EE0_5569, 32'h3E78_7E95, 32'h3EF0_F0F1, 32'hBCB5_FEDB,
+      32'h3D14_9180, 32'hBD18_1F96, 32'h3C6F_134B, 32'h3D40_1B0C,
+      32'hBE2A_B6BC, 32'h3EBC_7E5C, 32'h3EA4_A6D8, 32'h3F2A_AAAB,
+      32'hBBB8_EC91, 32'h3BFF_1347, 32'hBB8F_4078, 32'hBC1A_D16D,
+      32'h3D3A_36CE, 32'hBDFF_A6F5, 32'h3E91_784A, 32'h3ED4_8908,
+      32'h3F74_898D};
+  // gelu, gelu_dx: 1 / sqrt(2)
+  localparam logic [31:0] ActInvSqrt2 = 32'h3F35_04F3;
+  // sin, cos, tan: 32 zero bits, then the first 224 bits of 2/pi, a bit string with word 0 the most significant
+  localparam logic [255:0] ActTwoOverPi = {32'h0000_0000, 32'hA2F9_836E, 32'h4E44_1529, 32'hFC27_57D1,
+      32'hF534_DDC0, 32'hDB62_9599, 32'h3C43_9041, 32'hFE51_63AB};
+  // sin, cos, tan: pi/2 2^31, rounded
+  localparam logic [31:0] ActPio2Fix = 32'hC90F_DAA2;
+  // sin, cos, tan: fp32 pi/4 (above pi/4)
+  localparam logic [31:0] ActPio4 = 32'h3F49_0FDB;
+  // sin: the fitted degree-3 polynomial S of sin r = r + r (z S(z)), z = r^2, S[0] first
+  localparam logic [127:0] ActSinS = {32'h3636_DDF6, 32'hB950_09D0, 32'h3C08_8887, 32'hBE2A_AAAB};
+  // cos: the fitted degree-3 polynomial C of cos r = w + (((1 - w) - z/2) + z^2 C(z)), C[0] first
+  localparam logic [127:0] ActCosC = {32'hB492_91AB, 32'h37D0_0AE0, 32'hBAB6_0B60, 32'h3D2A_AAAB};
+  // arctan: P of atan(t) = t - t z P(z), z = t^2, fitted, P[0] first
+  localparam logic [223:0] ActAtanP = {32'h3D1C_C51E, 32'hBD8F_EA79, 32'h3DB8_7FF0, 32'hBDE3_7237,
+      32'h3E12_48B4, 32'hBE4C_CCCB, 32'h3EAA_AAAB};
+  // arctan: the interval breaks, ascending: 7/16 11/16 19/16 39/16
+  localparam logic [127:0] ActAtanBreak = {32'h401C_0000, 32'h3F98_0000, 32'h3F30_0000, 32'h3EE0_0000};
+  // arctan: atan(c) of each interval (c = 1/2, 1, 3/2, inf), high part
+  localparam logic [127:0] ActAtanHi = {32'h3FC9_0FDB, 32'h3F7B_985F, 32'h3F49_0FDB, 32'h3EED_6338};
+  // arctan: atan(c) of each interval, low part (atan(c) - AtanHi)
+  localparam logic [127:0] ActAtanLo = {32'hB33B_BD2E, 32'hB2D7_E096, 32'hB2BB_BD2E, 32'h31AC_376A};
+  // mish: 44; mish(x > 44) = x
+  localparam logic [31:0] ActMishBig = 32'h4230_0000;
+  // gelu_apprx_sigmoid: 1.702
+  localparam logic [31:0] ActGeluSig = 32'h3FD9_DB23;
+  // erf_dx: 2 / sqrt(pi)
+  localparam logic [31:0] Act2SqrtPi = 32'h3F90_6EBB;
+  // gelu_dx: 1 / sqrt(2 pi)
+  localparam logic [31:0] ActInvSqrt2Pi = 32'h3ECC_422A;
+  // power: 2^63 / (2j + 1), the series of log2 m in Q.63
+  localparam logic [831:0] ActPowLogC = {64'h051E_B851_EB85_1EB8, 64'h0590_B216_42C8_590B, 64'h0618_6186_1861_8618, 64'h06BC_A1AF_286B_CA1A,
+      64'h0787_8787_8787_8787, 64'h0888_8888_8888_8888, 64'h09D8_9D89_D89D_89D8, 64'h0BA2_E8BA_2E8B_A2E8,
+      64'h0E38_E38E_38E3_8E38, 64'h1249_2492_4924_9249, 64'h1999_9999_9999_9999, 64'h2AAA_AAAA_AAAA_AAAA,
+      64'h8000_0000_0000_0000};
+  // power: 2^62 / j!, the series of e^v in Q.62
+  localparam logic [1279:0] ActPowExpD = {64'h0000_0000_0000_0025, 64'h0000_0000_0000_02D0, 64'h0000_0000_0000_32A5, 64'h0000_0000_0003_5CFE,
+      64'h0000_0000_0035_CFE7, 64'h0000_0000_0327_2E95, 64'h0000_0000_2C24_8C27, 64'h0000_0002_3DDB_1DFF,
+      64'h0000_001A_E645_67F5, 64'h0000_0127_E4FB_7789, 64'h0000_0B8E_F1D2_AB63, 64'h0000_6806_8068_0680,
+      64'h0003_4034_0340_3403, 64'h0016_C16C_16C1_6C16, 64'h0088_8888_8888_8888, 64'h02AA_AAAA_AAAA_AAAA,
+      64'h0AAA_AAAA_AAAA_AAAA, 64'h2000_0000_0000_0000, 64'h4000_0000_0000_0000, 64'h4000_0000_0000_0000};
+  // power: 2 / ln 2, Q.62
+  localparam logic [63:0] ActPowK = 64'hB8AA_3B29_5C17_F0BC;
+  // power: ln 2, Q.64
+  localparam logic [63:0] ActPowLn2 = 64'hB172_17F7_D1CF_79AC;
+
   localparam int unsigned InsnBits = 1697;
 
 endpackage

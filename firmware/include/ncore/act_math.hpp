@@ -14,12 +14,15 @@
 // sequence with f32_add / f32_mul / f32_div, so the two agree bit for bit (tb/unit/fp checks
 // it); the build's -ffp-contract=off keeps the compiler from fusing a * b + c here. The error
 // bounds against double-precision libm, measured by tb/golden/test_act_math.cpp, are in
-// docs/hardware.md (Numerics). Written once; change this file and ncore_fp_pkg.sv together.
+// docs/hardware.md (Numerics). The algorithms are written twice (here and in ncore_fp_pkg.sv, change
+// them together), their constants once (act_consts_gen.hpp).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+
+#include "ncore/act_consts_gen.hpp"
 
 namespace ncore::num::am {
 
@@ -38,28 +41,16 @@ inline constexpr uint32_t kNan = 0x7FC00000u;
 inline constexpr uint32_t kInf = 0x7F800000u;
 inline constexpr uint32_t kOne = 0x3F800000u;
 
-// Constants, as fp32 bit patterns (the RTL uses the same ones).
-inline constexpr uint32_t kLog2e = 0x3FB8AA3Bu;   // log2(e)
-inline constexpr uint32_t kMagic = 0x4B400000u;   // 1.5 * 2^23: t + kMagic rounds t to an integer
-inline constexpr uint32_t kLn2Hi = 0x3F317200u;   // ln 2, high 15 bits: k * kLn2Hi is exact for |k| < 512
-inline constexpr uint32_t kLn2Lo = 0x35BFBE8Eu;   // ln 2 - kLn2Hi
-inline constexpr uint32_t kExpHi = 0x42B20000u;   // 89: exp(x > 89) = +inf
-inline constexpr uint32_t kExpLo = 0xC2D00000u;   // -104: exp(x < -104) = +0
+// The constants of the sequences below (kLog2e, kExpQ, kErfP, ...) are generated from the ISA
+// description (firmware/isa/ncore_isa.json, act_constants) into act_consts_gen.hpp, and into
+// ncore_isa_pkg.sv for the RTL.
 // exp: p(r) = 1 + r + r^2 q(r) on |r| <= ln2 / 2, q fitted to (e^r - 1 - r) / r^2 (relative
 // error 1.2e-8).
-inline constexpr uint32_t kExpQ[6] = {0x3F000000u, 0x3E2AAAABu, 0x3D2AAA6Eu, 0x3C0888B8u, 0x3AB6AA1Fu, 0x39502470u};
 // log: log(1 + f) = f - (f^2 / 2 - s (f^2 / 2 + R(s^2))), s = f / (2 + f), R fitted (fdlibm's logf
 // coefficients).
-inline constexpr uint32_t kLg[4] = {0x3F2AAAAAu, 0x3ECCCE13u, 0x3E91E9EEu, 0x3E789E26u};
-inline constexpr uint32_t kSqrt2 = 0x3FB504F3u;    // m above sqrt(2) (as bits) is halved
-inline constexpr uint32_t kTwo25 = 0x4C000000u;    // 2^25: scales a subnormal log input to normal
 // tanh: tanh(a) = a + a (z q(z)), z = a^2, for a < 0.625, q fitted to (tanh(a) / a - 1) / a^2
 // (relative error 4.6e-8).
-inline constexpr uint32_t kTanhSmall = 0x3F200000u;  // 0.625
-inline constexpr uint32_t kTanhQ[6] = {0xBEAAAAABu, 0x3E088874u, 0xBD5D043Cu, 0x3CB25297u, 0xBC08A8A0u, 0x3B160F61u};
 // gelu_apprx_tanh: x * sigmoid(x (kG0 + kG1 x^2)), kG0 = 2 sqrt(2 / pi), kG1 = kG0 * 0.044715.
-inline constexpr uint32_t kG0 = 0x3FCC422Au;
-inline constexpr uint32_t kG1 = 0x3D922279u;
 
 inline bool is_nan(float x) { return (bf(x) & 0x7FFFFFFFu) > kInf; }
 inline float with_sign_of(float mag, float s) { return fb(bf(mag) | (bf(s) & 0x80000000u)); }
@@ -164,20 +155,7 @@ inline float gelu_apprx_tanh(float x) { return x * sigmoid(x * (fb(kG0) + fb(kG1
 //   otherwise:    erfc(z) = (exp(-qh) exp(-ql)) G(z), z^2 = qh + ql split exactly enough, G
 //                 (= erfc(z) exp(z^2)) a fitted degree-7 polynomial in t = 1/z - c on five
 //                 intervals (kErfcBreak), Horner from the highest coefficient.
-inline constexpr uint32_t kErfP[7] = {0x3E0375D4u, 0xBEC093A3u, 0x3DE71761u, 0xBCDC0FBEu,
-                                      0x3BAABDC3u, 0xBA588C0Bu, 0x38BAECB3u};
-inline constexpr uint32_t kErfSmall = 0x3F580000u;  // 0.84375
-inline constexpr uint32_t kErfOne = 0x40800000u;    // 4: erf(|x| >= 4) = +-1 (erfc(4) < 2^-25)
-inline constexpr uint32_t kErfcZero = 0x41280000u;  // 10.5: erfc(z >= 10.5) = +0
-inline constexpr uint32_t kErfcBreak[4] = {0x3FA00000u, 0x3FE00000u, 0x40200000u, 0x40800000u};  // 1.25 1.75 2.5 4
 // Per interval: c (the center of t), then G's coefficients from degree 0.
-inline constexpr uint32_t kErfcG[5][9] = {
-    {0x3F74898Du, 0x3ED48908u, 0x3E91784Au, 0xBDFFA6F5u, 0x3D3A36CEu, 0xBC1AD16Du, 0xBB8F4078u, 0x3BFF1347u, 0xBBB8EC91u},
-    {0x3F2AAAABu, 0x3EA4A6D8u, 0x3EBC7E5Cu, 0xBE2AB6BCu, 0x3D401B0Cu, 0x3C6F134Bu, 0xBD181F96u, 0x3D149180u, 0xBCB5FEDBu},
-    {0x3EF0F0F1u, 0x3E787E95u, 0x3EE05569u, 0xBE3FAD8Cu, 0x3C6CEB40u, 0x3DA050B1u, 0xBDCA136Eu, 0x3D819E20u, 0xBB81016Du},
-    {0x3E9D89D9u, 0x3E2A53D1u, 0x3EFF411Eu, 0xBE352542u, 0xBD8A6C98u, 0x3E36E2F3u, 0xBE0641D9u, 0xBD33F0EFu, 0x3E52995Du},
-    {0x3E0D3DCBu, 0x3D9DE62Du, 0x3F0C7EABu, 0xBDDA5CA2u, 0xBE5A45CBu, 0x3E5AD918u, 0x3E030DA7u, 0xBEF8F0A1u, 0x3EBC79CCu}};
-inline constexpr uint32_t kInvSqrt2 = 0x3F3504F3u;  // 1 / sqrt(2)
 
 // z + z P(z z) for 0 <= z < 0.84375.
 inline float erf_small(float z) {
@@ -289,12 +267,6 @@ inline float round_scaled(uint64_t sig, int e2) {
 // + z^2 C(z)) with z = r^2, w = 1 - z/2 (the first two steps exact), S and C fitted degree-3
 // polynomials; the quadrant k picks +-sin r or +-cos r, and tan = sin / cos (k even) or
 // -cos / sin (k odd). sin and tan take x's sign; inf and NaN give NaN.
-inline constexpr uint32_t kTwoOverPi[8] = {0x00000000u, 0xA2F9836Eu, 0x4E441529u, 0xFC2757D1u,
-                                           0xF534DDC0u, 0xDB629599u, 0x3C439041u, 0xFE5163ABu};
-inline constexpr uint32_t kPio2Fix = 0xC90FDAA2u;  // pi/2 2^31, rounded
-inline constexpr uint32_t kPio4 = 0x3F490FDBu;     // fp32 pi/4 (above pi/4)
-inline constexpr uint32_t kSinS[4] = {0xBE2AAAABu, 0x3C088887u, 0xB95009D0u, 0x3636DDF6u};
-inline constexpr uint32_t kCosC[4] = {0x3D2AAAABu, 0xBAB60B60u, 0x37D00AE0u, 0xB49291ABu};
 
 using u128 = unsigned __int128;
 
@@ -384,11 +356,6 @@ inline float tan(float x) {
 // atan(a) = atan(c) + atan(t) with (c, t) = (1/2, (2a - 1) / (2 + a)) below 11/16, (1, (a - 1) /
 // (a + 1)) below 19/16, (3/2, (a - 3/2) / (1 + 3/2 a)) below 39/16, else (inf, -1/a), atan(c) as
 // hi + lo: hi - ((t z P(z) - lo) - t); the sign of x. atan(+-inf) = +-pi/2 (fp32).
-inline constexpr uint32_t kAtanP[7] = {0x3EAAAAABu, 0xBE4CCCCBu, 0x3E1248B4u, 0xBDE37237u,
-                                       0x3DB87FF0u, 0xBD8FEA79u, 0x3D1CC51Eu};
-inline constexpr uint32_t kAtanBreak[4] = {0x3EE00000u, 0x3F300000u, 0x3F980000u, 0x401C0000u};  // 7/16 11/16 19/16 39/16
-inline constexpr uint32_t kAtanHi[4] = {0x3EED6338u, 0x3F490FDBu, 0x3F7B985Fu, 0x3FC90FDBu};
-inline constexpr uint32_t kAtanLo[4] = {0x31AC376Au, 0xB2BBBD2Eu, 0xB2D7E096u, 0xB33BBD2Eu};
 
 inline float atan_tail(float t) {  // t - atan(t) = t z P(z)
   const float z = t * t;
@@ -426,7 +393,6 @@ inline float arctan(float x) {
 // mish(x) = x tanh(softplus(x)) = x n / (n + 2), n = e (e + 2), e = exp(x) (tanh(log(1 + e)) =
 // ((1 + e)^2 - 1) / ((1 + e)^2 + 1)); x > 44: x (the factor rounds to 1 from x = 9, and n would
 // overflow above 44.3). mish(-inf) = NaN (-inf * 0, as the formula in NumPy).
-inline constexpr uint32_t kMishBig = 0x42300000u;  // 44
 inline float mish(float x) {
   if (is_nan(x)) return fb(kNan);
   if (x > fb(kMishBig)) return x;
@@ -436,7 +402,6 @@ inline float mish(float x) {
 }
 
 // gelu_apprx_sigmoid(x) = x sigmoid(1.702 x) (the sigmoid approximation of GELU).
-inline constexpr uint32_t kGeluSig = 0x3FD9DB23u;  // 1.702
 inline float gelu_apprx_sigmoid(float x) { return x * sigmoid(fb(kGeluSig) * x); }
 
 // silu_dx = d/dx x sigmoid(x) = s (1 + x (1 - s)), with 1 - s taken as sigmoid(-x) (accurate where
@@ -448,8 +413,6 @@ inline float silu_dx(float x) {
 
 // erf_dx = 2/sqrt(pi) exp(-x^2): exp(-x^2) as exp(-h h) exp(-(a - h)(a + h)), h = a's 12 leading
 // bits (h h exact); a >= 10.5: +0.
-inline constexpr uint32_t k2SqrtPi = 0x3F906EBBu;    // 2 / sqrt(pi)
-inline constexpr uint32_t kInvSqrt2Pi = 0x3ECC422Au;  // 1 / sqrt(2 pi)
 inline float erf_dx(float x) {
   if (is_nan(x)) return fb(kNan);
   const float a = fb(bf(x) & 0x7FFFFFFFu);
@@ -489,17 +452,6 @@ inline float mod(float a, float b) {
 //   shift): +inf or +0; n = floor(y), v = (y - n) ln 2 (Q.64); 2^y = e^v 2^n with e^v = sum of
 //   v^j / j!, j <= 19 (Horner in Q.62), rounded once to fp32 (nearest even, subnormals kept).
 // Every step truncates at 2^-62 or below: the result is within 0.5 + 2^-20 ulp.
-inline constexpr uint64_t kPowLogC[13] = {
-    0x8000000000000000ull, 0x2AAAAAAAAAAAAAAAull, 0x1999999999999999ull, 0x1249249249249249ull, 0x0E38E38E38E38E38ull,
-    0x0BA2E8BA2E8BA2E8ull, 0x09D89D89D89D89D8ull, 0x0888888888888888ull, 0x0787878787878787ull, 0x06BCA1AF286BCA1Aull,
-    0x0618618618618618ull, 0x0590B21642C8590Bull, 0x051EB851EB851EB8ull};  // 2^63 / (2j + 1)
-inline constexpr uint64_t kPowExpD[20] = {
-    0x4000000000000000ull, 0x4000000000000000ull, 0x2000000000000000ull, 0x0AAAAAAAAAAAAAAAull, 0x02AAAAAAAAAAAAAAull,
-    0x0088888888888888ull, 0x0016C16C16C16C16ull, 0x0003403403403403ull, 0x0000680680680680ull, 0x00000B8EF1D2AB63ull,
-    0x00000127E4FB7789ull, 0x0000001AE64567F5ull, 0x000000023DDB1DFFull, 0x000000002C248C27ull, 0x0000000003272E95ull,
-    0x000000000035CFE7ull, 0x0000000000035CFEull, 0x00000000000032A5ull, 0x00000000000002D0ull, 0x0000000000000025ull};  // 2^62 / j!
-inline constexpr uint64_t kPowK = 0xB8AA3B295C17F0BCull;    // 2 / ln 2, Q.62
-inline constexpr uint64_t kPowLn2 = 0xB17217F7D1CF79ACull;  // ln 2, Q.64
 
 // A finite nonzero magnitude as m 2^(e - 150), m in [2^23, 2^24) (subnormals normalised).
 inline uint32_t norm_sig(uint32_t mag, int& e) {
