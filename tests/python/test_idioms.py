@@ -126,6 +126,36 @@ def test_load_transpose2d_and_nc_transpose_with_dtype():
     np.testing.assert_array_equal(got[1], a.T)
 
 
+@pytest.mark.parametrize("shape, axes, from_sbuf", [
+    ((64, 96), (1, 0), False),
+    ((4, 8, 16), (2, 1, 0), False),
+    ((2, 3, 4, 5), (3, 1, 2, 0), False),
+    ((32, 48), (1, 0), True),
+    ((6, 5, 7), (2, 1, 0), True),
+])
+def test_dma_transpose_axis_orders(shape, axes, from_sbuf):
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(tuple(shape[i] for i in axes), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        src = nl.load(a) if from_sbuf else a
+        nl.store(out, nisa.dma_transpose(src, dtype=nl.bfloat16))
+        return out
+
+    a = (np.arange(np.prod(shape)) % 251).astype(np.float32).reshape(shape)  # exact in bfloat16
+    np.testing.assert_array_equal(sim(k, a).astype(np.float32), np.transpose(a, axes))
+
+
+def test_dma_transpose_refuses_five_axes():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((2, 2, 2, 2, 2), dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nisa.dma_transpose(a))
+        return out
+
+    with pytest.raises(Exception, match="to have 2, 3 or 4 dimensions, but got 5"):
+        sim(k, rand(2, 2, 2, 2, 2))
+
+
 def test_tensor_engine_result_named_then_assigned_to_sbuf():
     @nki.jit
     def k(a):

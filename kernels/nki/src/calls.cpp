@@ -481,6 +481,21 @@ Box swapped(const Box& b) {
   return r;
 }
 
+// The lowering of a call on the one tile `src` through a typed-API pair: `into` writes into the
+// assignment's destination, `make` makes a new tile in `dtype` (src's when not given).
+template <class Into, class Make>
+Lower src_lowering(Into into, Make make) {
+  return [into, make](Ctx& c) -> Tensor {
+    const Tensor s = c.tile("src");
+    if (c.dst) {
+      into(*c.dst, s, c.loc);
+      return *c.dst;
+    }
+    const auto dt = c.dtype("dtype");
+    return make(s, dt ? *dt : s.dtype(), c.loc);
+  };
+}
+
 Tensor tensor_reduce_lower(Ctx& c, AluOp op) {
   const Tensor x = c.tile("data");
   const auto dt = c.dtype("dtype");
@@ -509,6 +524,15 @@ void isa_data_movement(std::vector<Decl>& v) {
     d.grid_param = "dst";
     v.push_back(d);
   }
+  v.push_back(isa("dma_transpose",
+                  {P("src", Kind::tile), K("mask", Kind::predicate, "None"), K("dtype", Kind::dtype, "None")}, E::dma,
+                  MaskRule::whole,
+                  "src (HBM or SBUF) transposed by the DMA engines into a new SBUF tile: axes [1, 0] for 2-D, [2, 1, 0] "
+                  "for 3-D, [3, 1, 2, 0] for 4-D (one dma_copy whose access pattern walks src in that order; an SBUF "
+                  "source through an HBM scratch copy first).",
+                  src_lowering([](const Tensor& d, const Tensor& s, Loc l) { nisa::dma_transpose(d, s, l); },
+                               [](const Tensor& s, Dtype dt, Loc l) { return nisa::dma_transpose(s, dt, l); })));
+  v.back().skip_nothing = false;
 
   // tensor_tensor(data1, data2, op): a (P, 1) operand against a tile is broadcast along the free
   // axes (tensor_scalar).
@@ -573,15 +597,8 @@ void isa_vector(std::vector<Decl>& v) {
                  {P("src", Kind::tile), K("mask", Kind::predicate, "None"), K("dtype", Kind::dtype, "None"),
                   K("engine", Kind::integer, "0")},
                  E::dve, MaskRule::boxes, "A copy of an SBUF or PSUM tile, cast to `dtype` (vector engine).",
-                 [](Ctx& c) -> Tensor {
-                   const Tensor s = c.tile("src");
-                   if (c.dst) {
-                     nisa::tensor_copy(*c.dst, s, c.loc);
-                     return *c.dst;
-                   }
-                   const auto dt = c.dtype("dtype");
-                   return nisa::tensor_copy(s, dt ? *dt : s.dtype(), c.loc);
-                 });
+                 src_lowering([](const Tensor& d, const Tensor& s, Loc l) { nisa::tensor_copy(d, s, l); },
+                              [](const Tensor& s, Dtype dt, Loc l) { return nisa::tensor_copy(s, dt, l); }));
     d.grid_param = "src";
     v.push_back(d);
   }

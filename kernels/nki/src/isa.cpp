@@ -641,6 +641,41 @@ void dma_copy(const Tensor& dst_in, const Tensor& src_in, Loc loc) {
   tr.emit(ncore::Program::stream_index(isa::Engine::dma, i.dma_queue), i, loc, acc, 2);
 }
 
+namespace {
+
+// dma_transpose's source view: src (through an HBM scratch copy when it is on chip) permuted.
+Tensor dma_transpose_source(const Tensor& src, Loc loc) {
+  TracerImpl& tr = detail::require("dma_transpose", loc);
+  tr.check_alive(src, Ctx{"dma_transpose", loc}, "src");
+  if (src.buffer() == BufferKind::psum)
+    tr.fail(loc, "Expected operand 'src' of 'dma_transpose' to be in address space 'hbm' or 'sbuf', but got a tile "
+                 "in 'psum' instead.");
+  static const std::vector<int> orders[] = {{1, 0}, {2, 1, 0}, {3, 1, 2, 0}};
+  const int nd = static_cast<int>(src.ndim());
+  if (nd < 2 || nd > 4)
+    tr.fail(loc, fmt::format("Expected operand 'src' of 'dma_transpose' to have 2, 3 or 4 dimensions, but got {} ({})",
+                             nd, src.str()));
+  Tensor s = src;
+  if (s.on_chip()) {
+    s = nl::ndarray(src.shape(), src.dtype(), nl::hbm, loc);
+    dma_copy(s, src, loc);
+  }
+  return s.permute(orders[nd - 2], loc);
+}
+
+}  // namespace
+
+Tensor dma_transpose(const Tensor& src, Loc loc) { return dma_transpose(src, src.dtype(), loc); }
+
+Tensor dma_transpose(const Tensor& src, Dtype dtype, Loc loc) {
+  const Tensor t = dma_transpose_source(src, loc);
+  const Tensor dst = nl::ndarray(t.shape(), dtype, nl::sbuf, loc);
+  dma_copy(dst, t, loc);
+  return dst;
+}
+
+void dma_transpose(const Tensor& dst, const Tensor& src, Loc loc) { dma_copy(dst, dma_transpose_source(src, loc), loc); }
+
 Tensor tensor_tensor(const Tensor& data1, const Tensor& data2, AluOp op, Loc loc) {
   return tensor_tensor_impl(nullptr, data1, data2, op, promote(data1.dtype(), data2.dtype()), loc);
 }

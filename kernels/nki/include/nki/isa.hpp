@@ -69,6 +69,15 @@ namespace nisa {
 // dst <- src between HBM and SBUF (either way) or within one of them; casts through fp32.
 void dma_copy(const Tensor& dst, const Tensor& src, Loc loc = Loc::here());
 
+// src (HBM or SBUF) with its axes permuted as NKI's dma_transpose permutes them ([1, 0] for 2-D,
+// [2, 1, 0] for 3-D, [3, 1, 2, 0] for 4-D), into a new SBUF tile (in src's dtype unless given) or
+// dst: one dma_copy whose source access pattern walks src in the permuted order. An SBUF source
+// is first copied to an HBM scratch tensor (a second dma_copy): a DMA reads an SBUF tile one
+// partition at a time, so it cannot turn partitions into a free axis in one transfer.
+Tensor dma_transpose(const Tensor& src, Loc loc = Loc::here());
+Tensor dma_transpose(const Tensor& src, Dtype dtype, Loc loc = Loc::here());
+void dma_transpose(const Tensor& dst, const Tensor& src, Loc loc = Loc::here());
+
 // data1 op data2, elementwise; the result in the operands' promoted dtype (promote).
 Tensor tensor_tensor(const Tensor& data1, const Tensor& data2, AluOp op, Loc loc = Loc::here());
 Tensor tensor_tensor(const Tensor& data1, const Tensor& data2, AluOp op, Dtype dtype, Loc loc = Loc::here());

@@ -81,7 +81,7 @@ def _unmodelled(name):
     return fn
 
 
-for _n in ["local_gather", "dma_transpose", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst",
+for _n in ["local_gather", "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst",
            "tensor_partition_reduce", "range_select", "select_reduce", "sequence_bounds", "builtin_custom_op",
            "exponential"]:
     globals()[_n] = _unmodelled(_n)
