@@ -82,6 +82,48 @@ class Bench {
     check_perf();
   }
 
+  // The tensor engine's writes and the granted engine writes, into the reference; `touched_` lists
+  // the words to compare after the edge.
+  void apply_writes(const std::vector<bool>& wg) {
+    touched_.clear();
+    for (unsigned p = 0; p < g_.P; ++p) {
+      const PeLane& l = pe_[p];
+      if (!l.valid) {
+        last_acc_word_[p] = ~0u;
+        continue;
+      }
+      uint32_t& word = ref(p, l.word);
+      const uint32_t old = word;
+      if (l.acc) {
+        word = ref_add(old, l.data);
+        tally_acc(old, l.data, word);
+        if (last_acc_word_[p] == l.word) ++t_.pe_acc_same_word_next_cycle;
+        last_acc_word_[p] = l.word;
+      } else {
+        word = l.data;
+        last_acc_word_[p] = ~0u;
+      }
+      ++t_.pe_writes;
+      perf_wr_ += 4;
+      touched_.push_back({p, l.word, "tensor-engine " + std::string(l.acc ? "accumulate " : "overwrite ") + hex(old) +
+                                         (l.acc ? " + " : " <- ") + hex(l.data)});
+    }
+    for (unsigned w = 0; w < g_.nw; ++w) {
+      if (!wg[w]) continue;
+      const WrReq& q = ew_[w];
+      for (unsigned p = 0; p < g_.P; ++p) {
+        if (!q.mask[p]) continue;
+        uint32_t& word = ref(p, q.addr / 4);
+        const uint32_t old = word;
+        merge_element(word, q.addr, q.ben, q.data[p]);
+        touched_.push_back({p, q.addr / 4, "engine write port " + std::to_string(w) + " byte " + hex(q.addr) +
+                                               " ben " + hex(q.ben) + " data " + hex(q.data[p]) + " on " + hex(old)});
+      }
+      perf_wr_ += q.mask.count() * static_cast<uint64_t>(__builtin_popcount(q.ben));
+      ++t_.wr_grants;
+    }
+  }
+
   // ---- one cycle --------------------------------------------------------------------------------
   // Drives the tensor-engine lanes in pe_ and the pending engine requests, checks the grants,
   // applies the tensor engine's writes and the granted engine writes to the reference, clocks,
@@ -128,45 +170,7 @@ class Bench {
       for (unsigned w = 0; w < g_.nw; ++w)
         if (rg[r] && wg[w] && er_[r].addr / 4 == ew_[w].addr / 4) t_.same_word_rw += (er_[r].mask & ew_[w].mask).count();
 
-    // the writes, into the reference; `touched` lists the words to compare after the edge
-    touched_.clear();
-    std::vector<std::string> what;
-    for (unsigned p = 0; p < g_.P; ++p) {
-      const PeLane& l = pe_[p];
-      if (!l.valid) {
-        last_acc_word_[p] = ~0u;
-        continue;
-      }
-      uint32_t& word = ref(p, l.word);
-      const uint32_t old = word;
-      if (l.acc) {
-        word = ref_add(old, l.data);
-        tally_acc(old, l.data, word);
-        if (last_acc_word_[p] == l.word) ++t_.pe_acc_same_word_next_cycle;
-        last_acc_word_[p] = l.word;
-      } else {
-        word = l.data;
-        last_acc_word_[p] = ~0u;
-      }
-      ++t_.pe_writes;
-      perf_wr_ += 4;
-      touched_.push_back({p, l.word, "tensor-engine " + std::string(l.acc ? "accumulate " : "overwrite ") + hex(old) +
-                                         (l.acc ? " + " : " <- ") + hex(l.data)});
-    }
-    for (unsigned w = 0; w < g_.nw; ++w) {
-      if (!wg[w]) continue;
-      const WrReq& q = ew_[w];
-      for (unsigned p = 0; p < g_.P; ++p) {
-        if (!q.mask[p]) continue;
-        uint32_t& word = ref(p, q.addr / 4);
-        const uint32_t old = word;
-        merge_element(word, q.addr, q.ben, q.data[p]);
-        touched_.push_back({p, q.addr / 4, "engine write port " + std::to_string(w) + " byte " + hex(q.addr) +
-                                               " ben " + hex(q.ben) + " data " + hex(q.data[p]) + " on " + hex(old)});
-      }
-      perf_wr_ += q.mask.count() * static_cast<uint64_t>(__builtin_popcount(q.ben));
-      ++t_.wr_grants;
-    }
+    apply_writes(wg);
 
     // bookkeeping: granted requests leave, refused ones wait
     auto settle = [&](auto& q, bool gnt, const std::string& why) {
