@@ -9,7 +9,9 @@
 #                                                               runs a revision's build beside this one
 #   make waves [KERNEL=conv] [ARGS="..."]                       run with an FST dump, open it in GTKWave
 #   make conv-harness [ARGS="--test-maxpool --backend golden"]  the assignment's conv test harness
-#   make fidelity                                               the model against Trainium2 measurements
+#   make fidelity [TUTORIAL=1]                                  the model against Trainium measurements (TUTORIAL:
+#                                                               also the NKI matmul tutorial's kernels as rewritten
+#                                                               here, on trn1 at the measured size: 45 minutes)
 #   make regress [SEED=1] [COUNT=N] [MINUTES=30] [PRESET=tiny,trn2]
 #                                                               random Programs on the RTL in lockstep with the
 #                                                               golden model; a failure is shrunk and written out
@@ -100,8 +102,9 @@ conv-harness: configure
 	tools/conv-harness --sim $(BUILD)/sim/ncore-sim $(if $(filter command line,$(origin ARGS)),$(ARGS),--test-maxpool)
 
 fidelity: configure
-	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim
-	tools/fidelity --sim $(BUILD)/sim/ncore-sim --json $(BUILD)/fidelity.json --check
+	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim $(if $(TUTORIAL),_ncore_native ncore_model_trn1_fastpe)
+	tools/fidelity --sim $(BUILD)/sim/ncore-sim --json $(BUILD)/fidelity.json --check \
+	  $(if $(TUTORIAL),--tutorial --python $(BUILD)/ncore-python)
 	tools/doc-tables --take fidelity $(BUILD)/fidelity.json
 
 regress: configure
