@@ -11,6 +11,7 @@
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
 #include "ncore/semaphores.hpp"
+#include "nki/nki.hpp"
 
 namespace fwtest {
 namespace isa = ncore::isa;
@@ -183,6 +184,16 @@ std::string trace_error(const std::function<void(nki::Tracer&)>& body) {
     return e.what();
   }
   return "<no error>";
+}
+
+std::string call_error(const std::vector<Tile>& tiles, const std::function<void(const Tiles&)>& call) {
+  return trace_error([&](nki::Tracer& t) {
+    Tiles made;
+    for (const Tile& x : tiles)
+      made.push_back(x.buffer.kind == nki::BufferKind::hbm ? t.input(x.name, x.shape, x.dtype)
+                                                           : nki::nl::ndarray(x.shape, x.dtype, x.buffer, x.name));
+    call(made);
+  });
 }
 
 uint64_t count_opcode(const ncore::Program& p, isa::Opcode op) {
