@@ -20,6 +20,14 @@ std::string at(int line) { return at_line(__FILE__, line); }
 // The destination of most nc_matmul error cases: a [128, 512] float32 PSUM tile.
 const Tile kPsumD{{128, 512}, nl::float32, nl::psum, "d"};
 
+// call_error of nisa::nc_matmul(dst, stationary, moving) on new tiles; *line: the line of the call.
+std::string matmul_error(const Tile& stationary, const Tile& moving, const Tile& dst, int* line = nullptr) {
+  return call_error({stationary, moving, dst}, [&](const Tiles& t) {
+    if (line) *line = __LINE__ + 1;
+    nisa::nc_matmul(t[2], t[0], t[1]);
+  });
+}
+
 }  // namespace
 
 // --- PSUM allocation ----------------------------------------------------------------------------
@@ -105,12 +113,8 @@ TEST_CASE("PSUM tiles in loops rotate over banks, and the ring shrinks to the fr
 
 TEST_CASE("nc_matmul: moving free size above 512 (gemm_moving_fmax)", "[firmware][pe][constraints]") {
   int line = 0;
-  const std::string e = call_error({{{128, 128}, nl::bfloat16, nl::sbuf, "lhsT_tile"},
-                                    {{128, 1024}, nl::bfloat16, nl::sbuf, "rhs_tile"}, kPsumD},
-                                   [&](const Tiles& t) {
-                                     line = __LINE__ + 1;
-                                     nisa::nc_matmul(t[2], t[0], t[1]);
-                                   });
+  const std::string e = matmul_error({{128, 128}, nl::bfloat16, nl::sbuf, "lhsT_tile"},
+                                     {{128, 1024}, nl::bfloat16, nl::sbuf, "rhs_tile"}, kPsumD, &line);
   CHECK(e == at(line) + "size of dimension 1 in 'rhs_tile[128, 1024]' of 'nc_matmul' exceed architecture limitation "
                         "of 512. (operand 'moving' of 'nc_matmul': gemm_moving_fmax)");
   CHECK_THAT(call_error({{{128, 128}, nl::bfloat16, nl::sbuf, "s"}, {{128, 2, 300}, nl::bfloat16, nl::sbuf, "m3"}},
@@ -147,16 +151,11 @@ TEST_CASE("nc_matmul: partitions above 128 and contraction dimensions that diffe
 
 TEST_CASE("nc_matmul: operands in the wrong buffer", "[firmware][pe][constraints]") {
   int line = 0;
-  std::string e = call_error({{{128, 128}, nl::float32, nl::psum, "s"}, {{128, 512}, nl::float32, nl::sbuf, "m"},
-                              kPsumD},
-                             [&](const Tiles& t) {
-                               line = __LINE__ + 1;
-                               nisa::nc_matmul(t[2], t[0], t[1]);
-                             });
+  std::string e =
+      matmul_error({{128, 128}, nl::float32, nl::psum, "s"}, {{128, 512}, nl::float32, nl::sbuf, "m"}, kPsumD, &line);
   CHECK(e == at(line) + "Expected operand 'stationary' of 'nc_matmul' to be in address space 'sbuf', but got a tile "
                         "in 'psum' instead.");
-  e = call_error({{{128, 128}, nl::float32, nl::sbuf, "s"}, {{128, 512}, nl::float32, nl::hbm, "m"}, kPsumD},
-                 [](const Tiles& t) { nisa::nc_matmul(t[2], t[0], t[1]); });
+  e = matmul_error({{128, 128}, nl::float32, nl::sbuf, "s"}, {{128, 512}, nl::float32, nl::hbm, "m"}, kPsumD);
   CHECK_THAT(e, Catch::Contains("Expected operand 'moving' of 'nc_matmul' to be in address space 'sbuf', but got a "
                                 "tile in 'hbm' instead."));
   e = call_error({{{128, 128}, nl::float32, nl::sbuf, "s"}, {{128, 128}, nl::float32, nl::sbuf, "d"}},
@@ -188,16 +187,11 @@ TEST_CASE("nc_matmul: dtype pairs and the PSUM result", "[firmware][pe][constrai
           Tensor m = nl::zeros({128, 512}, nl::bfloat16, nl::sbuf, "m");
           Tensor r = nisa::nc_matmul(s, m);
         }) == "<no error>");
-  e = call_error({{{128, 128}, nl::bfloat16, nl::sbuf, "s"}, {{128, 512}, nl::bfloat16, nl::sbuf, "m"},
-                  {{128, 512}, nl::bfloat16, nl::psum, "d"}},
-                 [&](const Tiles& t) {
-                   line = __LINE__ + 1;
-                   nisa::nc_matmul(t[2], t[0], t[1]);
-                 });
+  e = matmul_error({{128, 128}, nl::bfloat16, nl::sbuf, "s"}, {{128, 512}, nl::bfloat16, nl::sbuf, "m"},
+                   {{128, 512}, nl::bfloat16, nl::psum, "d"}, &line);
   CHECK(e == at(line) + "operand 'dst' of 'nc_matmul' (d[128, 512]) is bfloat16, but the tensor engine writes float32 "
                         "to PSUM");
-  e = call_error({{{128, 64}, nl::bfloat16, nl::sbuf, "s"}, {{128, 512}, nl::bfloat16, nl::sbuf, "m"}, kPsumD},
-                 [](const Tiles& t) { nisa::nc_matmul(t[2], t[0], t[1]); });
+  e = matmul_error({{128, 64}, nl::bfloat16, nl::sbuf, "s"}, {{128, 512}, nl::bfloat16, nl::sbuf, "m"}, kPsumD);
   CHECK_THAT(e, Catch::Contains("operand 'dst' of 'nc_matmul' (d[128, 512]) has 128 partitions x 512 elements, but "
                                 "stationary.T @ moving is [64, 512]"));
   e = error_of([&](nki::Tracer&) {
