@@ -190,31 +190,13 @@ def test_a_mask_relating_two_axes_runs_box_by_box():
 
 def test_max_pool_with_padding_masks_the_windows_at_the_edges():
     # A strided max pool whose windows start one element before the image: the mask drops the
-    # window elements outside it, a bound on the window axis that depends on the output axis.
-    def pool_kernel(size, stride, pad):
-        @nki.jit
-        def k(a):
-            c, h, w = a.shape
-            ho, wo = (h + 2 * pad - size) // stride + 1, (w + 2 * pad - size) // stride + 1
-            out = nl.ndarray((c, ho, wo), dtype=a.dtype, buffer=nl.shared_hbm)
-            i0 = nl.arange(c)[:, None, None, None, None]
-            i1 = nl.arange(ho)[None, :, None, None, None]
-            i2 = nl.arange(wo)[None, None, :, None, None]
-            i3 = nl.arange(size)[None, None, None, :, None]
-            i4 = nl.arange(size)[None, None, None, None, :]
-            t = nl.load(a)
-            r = nl.max(t[i0, stride * i1 - pad + i3, stride * i2 - pad + i4], axis=[3, 4],
-                       mask=(stride * i1 - pad + i3 >= 0) & (stride * i2 - pad + i4 >= 0)
-                       & (stride * i1 - pad + i3 < h) & (stride * i2 - pad + i4 < w))
-            nl.store(out, value=r)
-            return out
-        return k
-
+    # window elements outside it, a bound on the window axis that depends on the output axis
+    # (_maxpool below).
     import torch
     a = rng.standard_normal((32, 15, 14)).astype(np.float32)
     for size, stride, pad in [(4, 2, 1), (3, 2, 1), (3, 1, 1)]:
         want = torch.nn.functional.max_pool2d(torch.from_numpy(a)[None], size, stride, pad)[0].numpy()
-        np.testing.assert_array_equal(nki.simulate_kernel(pool_kernel(size, stride, pad), a), want)
+        np.testing.assert_array_equal(nki.simulate_kernel(_maxpool(*a.shape, size, stride, pad), a), want)
 
 
 def test_masks_the_model_cannot_split_are_refused_in_nki_terms():
