@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "golden_model.hpp"
+#include "ncore/ap.hpp"
 #include "ncore/error.hpp"
 
 using namespace ncore;
@@ -19,31 +20,18 @@ namespace {
 
 const Preset& tiny() { return *find_preset("tiny"); }  // 16 partitions x 4096 B, 2 DMA engines
 
-// A 1-D operand per partition: n elements from byte `off` of partitions p0 .. p0+np-1.
-isa::Ap sbuf_ap(Dtype dt, uint32_t p0, uint32_t np, uint64_t off, uint32_t n) {
-  isa::Ap a;
-  a.mem = Buffer::sbuf;
-  a.dtype = dt;
-  a.start_part = p0;
-  a.num_part = np;
-  a.offset = off;
-  a.size = {n, 1, 1, 1};
-  a.stride = {1, 0, 0, 0};
-  return a;
-}
-
-// rows x n elements of HBM from byte `off`, rows `row_stride` elements apart.
-isa::Ap hbm_ap(Dtype dt, uint32_t rows, int32_t row_stride, uint64_t off, uint32_t n) {
-  isa::Ap a = sbuf_ap(dt, 0, rows, off, n);
-  a.mem = Buffer::hbm;
-  a.part_stride = row_stride;
-  return a;
-}
-
 isa::Insn make(Opcode op) {
   isa::Insn i;
   i.opcode = op;
   i.engine = op == Opcode::dma_copy ? isa::Engine::dma : op == Opcode::sem_wait ? isa::Engine::sp : isa::Engine::dve;
+  return i;
+}
+
+// A dma_copy from src to dst.
+isa::Insn dma(const isa::Ap& src, const isa::Ap& dst) {
+  isa::Insn i = make(Opcode::dma_copy);
+  i.src0 = src;
+  i.dst = dst;
   return i;
 }
 
@@ -77,10 +65,7 @@ TEST_CASE("dma_copy HBM to SBUF with a partition stride keeps bits exactly", "[g
   // Two HBM rows of three fp32, rows 4 elements apart, starting at byte 64.
   put(m, Buffer::hbm, 0, 64, Dtype::fp32, {0x3F800000, 0x7F800001, 0x80000000, 0xDEADBEEF,  // row 0 (+pad)
                                           0xFFC12345, 0x00000001, 0x7F7FFFFF});              // row 1
-  isa::Insn i = make(Opcode::dma_copy);
-  i.src0 = hbm_ap(Dtype::fp32, 2, 4, 64, 3);
-  i.dst = sbuf_ap(Dtype::fp32, 2, 2, 8, 3);
-  m.execute(i);
+  m.execute(dma(hbm_ap(Dtype::fp32, 2, 4, 64, 3), sbuf_ap(Dtype::fp32, 2, 2, 8, 3)));
   CHECK(get(m, Buffer::sbuf, 2, 8, Dtype::fp32, 3) == V{0x3F800000, 0x7F800001, 0x80000000});  // NaN payload kept
   CHECK(get(m, Buffer::sbuf, 3, 8, Dtype::fp32, 3) == V{0xFFC12345, 0x00000001, 0x7F7FFFFF});
   CHECK(get(m, Buffer::sbuf, 2, 4, Dtype::fp32, 1) == V{0});   // nothing before the operand
@@ -88,10 +73,7 @@ TEST_CASE("dma_copy HBM to SBUF with a partition stride keeps bits exactly", "[g
   CHECK(get(m, Buffer::sbuf, 4, 8, Dtype::fp32, 1) == V{0});
 
   // And back out to HBM as one row of six (SBUF -> HBM, rows 3 apart).
-  isa::Insn o = make(Opcode::dma_copy);
-  o.src0 = sbuf_ap(Dtype::fp32, 2, 2, 8, 3);
-  o.dst = hbm_ap(Dtype::fp32, 2, 3, 512, 3);
-  m.execute(o);
+  m.execute(dma(sbuf_ap(Dtype::fp32, 2, 2, 8, 3), hbm_ap(Dtype::fp32, 2, 3, 512, 3)));
   CHECK(get(m, Buffer::hbm, 0, 512, Dtype::fp32, 6) ==
         V{0x3F800000, 0x7F800001, 0x80000000, 0xFFC12345, 0x00000001, 0x7F7FFFFF});
 }
@@ -105,19 +87,13 @@ TEST_CASE("dma_copy between dtypes casts through fp32 with RNE", "[golden]") {
        0x477FF000,    // 65520: bf16 4780; fp16 tie to inf 7C00
        0x7F800001,    // sNaN -> 7FC0 / 7E00
        0x33000001});  // just above 2^-25: bf16 3300, fp16 min subnormal 0001
-  isa::Insn i = make(Opcode::dma_copy);
-  i.src0 = hbm_ap(Dtype::fp32, 1, 0, 0, 6);
-  i.dst = sbuf_ap(Dtype::bf16, 0, 1, 0, 6);
-  m.execute(i);
+  const isa::Ap src = hbm_ap(Dtype::fp32, 1, 0, 0, 6);
+  m.execute(dma(src, sbuf_ap(Dtype::bf16, 0, 1, 0, 6)));
   CHECK(get(m, Buffer::sbuf, 0, 0, Dtype::bf16, 6) == V{0x3F80, 0x3F80, 0x3F82, 0x4780, 0x7FC0, 0x3300});
-  i.dst = sbuf_ap(Dtype::fp16, 1, 1, 0, 6);
-  m.execute(i);
+  m.execute(dma(src, sbuf_ap(Dtype::fp16, 1, 1, 0, 6)));
   CHECK(get(m, Buffer::sbuf, 1, 0, Dtype::fp16, 6) == V{0x3C00, 0x3C04, 0x3C0C, 0x7C00, 0x7E00, 0x0001});
   // fp16 -> fp32 is exact.
-  isa::Insn w = make(Opcode::dma_copy);
-  w.src0 = sbuf_ap(Dtype::fp16, 1, 1, 0, 6);
-  w.dst = hbm_ap(Dtype::fp32, 1, 0, 256, 6);
-  m.execute(w);
+  m.execute(dma(sbuf_ap(Dtype::fp16, 1, 1, 0, 6), hbm_ap(Dtype::fp32, 1, 0, 256, 6)));
   CHECK(get(m, Buffer::hbm, 0, 256, Dtype::fp32, 6) ==
         V{0x3F800000, 0x3F808000, 0x3F818000, 0x7F800000, 0x7FC00000, 0x33800000});
 }
@@ -412,9 +388,7 @@ TEST_CASE("operands are in place or apart: partial overlap is refused", "[golden
 TEST_CASE("out-of-range operands throw SimError and change nothing", "[golden]") {
   GoldenModel m(tiny(), 256);
   put(m, Buffer::hbm, 0, 0, Dtype::fp32, {0x3F800000});
-  isa::Insn i = make(Opcode::dma_copy);
-  i.src0 = hbm_ap(Dtype::fp32, 2, 4, 0, 4);
-  i.dst = sbuf_ap(Dtype::fp32, 15, 2, 0, 4);  // partitions 15..16 of 16
+  isa::Insn i = dma(hbm_ap(Dtype::fp32, 2, 4, 0, 4), sbuf_ap(Dtype::fp32, 15, 2, 0, 4));  // partitions 15..16 of 16
   CHECK_THROWS_AS(m.execute(i), SimError);
   CHECK(m.sbuf(15)[0] == 0);
   i.dst = sbuf_ap(Dtype::fp32, 0, 2, 4096 - 8, 4);  // past the end of a partition
@@ -469,9 +443,7 @@ TEST_CASE("run honours semaphores: load, compute, store", "[golden]") {
   // dve (stream 3, semaphore 3) comes before q0 (stream 5, semaphore 5) in the stream order, so
   // ignoring the waits would add 1 to zeros and store before loading.
   Program p = empty_program(1);
-  isa::Insn load = make(Opcode::dma_copy);
-  load.src0 = hbm_ap(Dtype::fp32, 2, 2, 0, 2);
-  load.dst = sbuf_ap(Dtype::fp32, 0, 2, 0, 2);
+  isa::Insn load = dma(hbm_ap(Dtype::fp32, 2, 2, 0, 2), sbuf_ap(Dtype::fp32, 0, 2, 0, 2));
   update(load, 5, isa::SemOp::inc);
   isa::Insn add = make(Opcode::tensor_scalar);
   add.src0 = sbuf_ap(Dtype::fp32, 0, 2, 0, 2);
@@ -480,9 +452,7 @@ TEST_CASE("run honours semaphores: load, compute, store", "[golden]") {
   add.imm0 = 0x3F800000;
   wait(add, 5, isa::SemCond::ge, 2);  // both DMA engines of the tiny preset
   update(add, 3, isa::SemOp::inc);
-  isa::Insn store = make(Opcode::dma_copy);
-  store.src0 = sbuf_ap(Dtype::bf16, 0, 2, 64, 2);
-  store.dst = hbm_ap(Dtype::fp32, 2, 2, 64, 2);
+  isa::Insn store = dma(sbuf_ap(Dtype::bf16, 0, 2, 64, 2), hbm_ap(Dtype::fp32, 2, 2, 64, 2));
   wait(store, 3, isa::SemCond::ge, 1);
   update(store, 5, isa::SemOp::inc);
   p.streams[3].insns.push_back({add, 0});
