@@ -192,12 +192,7 @@ Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype
                           at));
   hbm_end_ = at + bytes;
 
-  auto st = std::make_shared<Storage>();
-  st->kind = BufferKind::hbm;
-  st->name = name;
-  st->trace = id_;
-  st->dtype = dtype;
-  st->loc = loc;
+  auto st = new_storage(BufferKind::hbm, name, dtype, loc);
   st->hbm_addr = at;
   st->hbm_index = static_cast<int>(hbm_.size());
   st->hbm_elems = elems;
@@ -357,16 +352,35 @@ int64_t TracerImpl::check_new(const Shape& shape, Dtype dtype, const std::string
   return *n;
 }
 
-Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name_in,
-                            const Loc& loc, uint32_t part_base, bool persistent) {
+std::shared_ptr<Storage> TracerImpl::new_storage(BufferKind kind, const std::string& name, Dtype dtype,
+                                                 const Loc& loc) {
+  auto st = std::make_shared<Storage>();
+  st->kind = kind;
+  st->name = name;
+  st->trace = id_;
+  st->dtype = dtype;
+  st->loc = loc;
+  return st;
+}
+
+std::string TracerImpl::start_on_chip(const Shape& shape, Dtype dtype, const std::string& name_in, const Loc& loc,
+                                      int& par) {
   ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
   check_new(shape, dtype, name, loc, "on-chip tensor");
-  const int par = shape.par_index() >= 0 ? shape.par_index() : 0;
+  par = shape.par_index() >= 0 ? shape.par_index() : 0;
   const int64_t parts = shape[par];
   if (parts > static_cast<int64_t>(preset_.num_partitions))
     fail(loc, fmt::format("number of partitions {} exceed architecture limitation of {}. (tensor `{}` of shape {})",
                           parts, preset_.num_partitions, name, shape.str()));
+  return name;
+}
+
+Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name_in,
+                            const Loc& loc, uint32_t part_base, bool persistent) {
+  int par = 0;
+  const std::string name = start_on_chip(shape, dtype, name_in, loc, par);
+  const int64_t parts = shape[par];
   int64_t tiles = 1, free = 1;
   for (int d = 0; d < par; ++d) tiles *= shape[d];
   for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
@@ -382,12 +396,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
     slot = static_cast<uint64_t>(tiles) * bank;
   }
 
-  auto st = std::make_shared<Storage>();
-  st->kind = kind;
-  st->name = name;
-  st->trace = id_;
-  st->dtype = dtype;
-  st->loc = loc;
+  auto st = new_storage(kind, name, dtype, loc);
   st->part_base = part_base;
   st->nblock = par;
   for (int d = 0; d < par; ++d) st->free_tiles.push_back(shape[d]);
@@ -472,14 +481,9 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
 
 Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, const std::string& name_in,
                               const Loc& loc) {
-  ++events_;
-  const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
-  check_new(shape, dtype, name, loc, "on-chip tensor");
-  const int par = shape.par_index() >= 0 ? shape.par_index() : 0;
+  int par = 0;
+  const std::string name = start_on_chip(shape, dtype, name_in, loc, par);
   const int64_t parts = shape[par];
-  if (parts > static_cast<int64_t>(preset_.num_partitions))
-    fail(loc, fmt::format("number of partitions {} exceed architecture limitation of {}. (tensor `{}` of shape {})",
-                          parts, preset_.num_partitions, name, shape.str()));
   const int64_t esz = dtype_bytes(dtype);
   int64_t free = 1;
   for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
@@ -521,12 +525,7 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
                           lo, hi, name, it != auto_names_.end() ? it->second : "?", clash->first, clash->second));
   }
 
-  auto st = std::make_shared<Storage>();
-  st->kind = BufferKind::sbuf;
-  st->name = name;
-  st->trace = id_;
-  st->dtype = dtype;
-  st->loc = loc;
+  auto st = new_storage(BufferKind::sbuf, name, dtype, loc);
   st->direct = true;
   st->part_base = static_cast<uint32_t>(al.base_partition);
   st->byte_base = static_cast<uint64_t>(al.base_addr);
