@@ -27,13 +27,15 @@ isa::Insn make(Opcode op) {
   return i;
 }
 
-// A dma_copy from src to dst.
-isa::Insn dma(const isa::Ap& src, const isa::Ap& dst) {
-  isa::Insn i = make(Opcode::dma_copy);
+// An instruction op from src to dst.
+isa::Insn make(Opcode op, const isa::Ap& src, const isa::Ap& dst) {
+  isa::Insn i = make(op);
   i.src0 = src;
   i.dst = dst;
   return i;
 }
+
+isa::Insn dma(const isa::Ap& src, const isa::Ap& dst) { return make(Opcode::dma_copy, src, dst); }
 
 void put(GoldenModel& m, Buffer b, uint32_t part, int64_t addr, Dtype dt, const std::vector<uint32_t>& bits) {
   const unsigned nb = isa::dtype_bytes(dt);
@@ -157,11 +159,9 @@ TEST_CASE("tensor_tensor: mixed input dtypes, one rounding to the destination", 
   GoldenModel m(tiny(), 64);
   put(m, Buffer::sbuf, 0, 0, Dtype::fp16, {0x3C01, 0x3C00, 0x7BFF, 0x0001});  // 1+2^-10, 1, 65504, 2^-24
   put(m, Buffer::sbuf, 0, 32, Dtype::bf16, {0x3A00, 0x3A00, 0x4170, 0x3380});  // 2^-11, 2^-11, 15, 2^-24
-  isa::Insn i = make(Opcode::tensor_tensor);
+  isa::Insn i = make(Opcode::tensor_tensor, sbuf_ap(Dtype::fp16, 0, 1, 0, 4), sbuf_ap(Dtype::fp16, 0, 1, 64, 4));
   i.op0 = AluOp::add;
-  i.src0 = sbuf_ap(Dtype::fp16, 0, 1, 0, 4);
   i.src1 = sbuf_ap(Dtype::bf16, 0, 1, 32, 4);
-  i.dst = sbuf_ap(Dtype::fp16, 0, 1, 64, 4);
   m.execute(i);
   // 1 + 1.5 ulp: tie, up to even 3C02; 1 + 0.5 ulp: tie, down to 3C00; 65519: below 65520, stays
   // 7BFF; 2^-23 = fp16 subnormal 2.
@@ -327,17 +327,12 @@ TEST_CASE("activation: func(x * scale + bias), rounding order, add-reduce", "[go
 TEST_CASE("tensor_copy: bit copy for equal dtypes, cast otherwise", "[golden]") {
   GoldenModel m(tiny(), 64);
   put(m, Buffer::sbuf, 9, 0, Dtype::fp16, {0x7E01, 0xFC01, 0x0001, 0xFBFF});
-  isa::Insn i = make(Opcode::tensor_copy);
-  i.src0 = sbuf_ap(Dtype::fp16, 9, 1, 0, 4);
-  i.dst = sbuf_ap(Dtype::fp16, 9, 1, 16, 4);
-  m.execute(i);
+  const isa::Ap fp16_in = sbuf_ap(Dtype::fp16, 9, 1, 0, 4), fp32_copy = sbuf_ap(Dtype::fp32, 9, 1, 32, 4);
+  m.execute(make(Opcode::tensor_copy, fp16_in, sbuf_ap(Dtype::fp16, 9, 1, 16, 4)));
   CHECK(get(m, Buffer::sbuf, 9, 16, Dtype::fp16, 4) == V{0x7E01, 0xFC01, 0x0001, 0xFBFF});
-  i.dst = sbuf_ap(Dtype::fp32, 9, 1, 32, 4);
-  m.execute(i);
+  m.execute(make(Opcode::tensor_copy, fp16_in, fp32_copy));
   CHECK(get(m, Buffer::sbuf, 9, 32, Dtype::fp32, 4) == V{0x7FC00000, 0x7FC00000, 0x33800000, 0xC77FE000});
-  i.src0 = sbuf_ap(Dtype::fp32, 9, 1, 32, 4);
-  i.dst = sbuf_ap(Dtype::bf16, 9, 1, 64, 4);
-  m.execute(i);
+  m.execute(make(Opcode::tensor_copy, fp32_copy, sbuf_ap(Dtype::bf16, 9, 1, 64, 4)));
   CHECK(get(m, Buffer::sbuf, 9, 64, Dtype::bf16, 4) == V{0x7FC0, 0x7FC0, 0x3380, 0xC780});
 }
 

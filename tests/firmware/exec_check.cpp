@@ -186,14 +186,24 @@ std::string trace_error(const std::function<void(nki::Tracer&)>& body) {
   return "<no error>";
 }
 
+namespace {
+
+Tiles make_tiles(nki::Tracer& t, const std::vector<Tile>& tiles, nki::Loc loc) {
+  Tiles made;
+  for (const Tile& x : tiles)
+    made.push_back(x.buffer.kind == nki::BufferKind::hbm ? t.input(x.name, x.shape, x.dtype, loc)
+                                                         : nki::nl::ndarray(x.shape, x.dtype, x.buffer, x.name, loc));
+  return made;
+}
+
+}  // namespace
+
 std::string call_error(const std::vector<Tile>& tiles, const std::function<void(const Tiles&)>& call) {
-  return trace_error([&](nki::Tracer& t) {
-    Tiles made;
-    for (const Tile& x : tiles)
-      made.push_back(x.buffer.kind == nki::BufferKind::hbm ? t.input(x.name, x.shape, x.dtype)
-                                                           : nki::nl::ndarray(x.shape, x.dtype, x.buffer, x.name));
-    call(made);
-  });
+  return trace_error([&](nki::Tracer& t) { call(make_tiles(t, tiles, nki::Loc::here())); });
+}
+
+std::string alloc_error(const std::vector<Tile>& tiles, nki::Loc loc) {
+  return trace_error([&](nki::Tracer& t) { make_tiles(t, tiles, loc); });
 }
 
 uint64_t count_opcode(const ncore::Program& p, isa::Opcode op) {

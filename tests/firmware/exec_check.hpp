@@ -64,6 +64,9 @@ using Tiles = std::vector<nki::Tensor>;
 // trace_error of `call` on the tensors of `tiles`, made in their order.
 std::string call_error(const std::vector<Tile>& tiles, const std::function<void(const Tiles&)>& call);
 
+// trace_error of making the tensors of `tiles` in order, at loc (what an allocation error names).
+std::string alloc_error(const std::vector<Tile>& tiles, nki::Loc loc = nki::Loc::here());
+
 // Counts of instructions by opcode over all streams.
 uint64_t count_opcode(const ncore::Program& p, ncore::isa::Opcode op);
 

@@ -20,6 +20,7 @@ namespace nl = nki::nl;
 namespace nisa = nki::nisa;
 using nki::Tensor;
 using Op = isa::Opcode;
+using fwtest::alloc_error;
 using fwtest::call_error;
 using fwtest::Tile;
 using fwtest::Tiles;

@@ -12,6 +12,7 @@ namespace {
 
 namespace nl = nki::nl;
 namespace nisa = nki::nisa;
+using fwtest::alloc_error;
 using fwtest::call_error;
 using fwtest::Tile;
 using fwtest::Tiles;
@@ -35,11 +36,8 @@ std::string build_error(kernels::Args a) {
 }  // namespace
 
 TEST_CASE("partition dimension above 128", "[firmware][constraints]") {
-  int line = 0;
-  const std::string e = error_of([&](nki::Tracer&) {
-    line = __LINE__ + 1;
-    Tensor t = nl::ndarray({256, 1}, nl::float32, nl::sbuf, "x");
-  });
+  const int line = __LINE__ + 1;
+  const std::string e = alloc_error({{{256, 1}, nl::float32, nl::sbuf, "x"}});
   CHECK(e == at(line) + "number of partitions 256 exceed architecture limitation of 128. (tensor `x` of shape [256, 1])");
   CHECK_THAT(e, Catch::Contains("number of partitions 256 exceed architecture limitation of 128."));
 
@@ -174,23 +172,18 @@ TEST_CASE("start partition rules", "[firmware][constraints]") {
 }
 
 TEST_CASE("SBUF capacity", "[firmware][constraints]") {
-  int line = 0;
-  const std::string e = error_of([&](nki::Tracer&) {
-    Tensor a = nl::ndarray({128, 50000}, nl::float32, nl::sbuf, "a");  // 200000 bytes
-    line = __LINE__ + 1;
-    Tensor b = nl::ndarray({128, 4000}, nl::float32, nl::sbuf, "b");  // 16000 more do not fit
-  });
+  const Tile a{{128, 50000}, nl::float32, nl::sbuf, "a"};  // 200000 bytes
+  const Tile b{{128, 4000}, nl::float32, nl::sbuf, "b"};   // 16000 more do not fit
+  const int line = __LINE__ + 1;
+  const std::string e = alloc_error({a, b});
   // 212984 usable - 200000 = 12984 free.
   CHECK(e == at(line) + "SBUF allocation failed for tensor `b`: it needs 16000 bytes per partition, but the largest "
                         "free range is 12984 bytes (12984 of the 212984 usable bytes per partition are free)");
 }
 
 TEST_CASE("unsupported dtypes", "[firmware][constraints]") {
-  int line = 0;
-  std::string e = error_of([&](nki::Tracer&) {
-    line = __LINE__ + 1;
-    Tensor t = nl::ndarray({128, 4}, nl::tfloat32, nl::sbuf, "t");
-  });
+  const int line = __LINE__ + 1;
+  std::string e = alloc_error({{{128, 4}, nl::tfloat32, nl::sbuf, "t"}});
   CHECK(e == at(line) + "dtype tfloat32 of tensor `t` is not supported by this model (supported: float32, bfloat16, "
                         "float16, int8, uint8, int16, uint16, int32, uint32, bool_)");
   e = error_of([&](nki::Tracer& t) { t.input("x", {4}, nl::float8_e4m3); });

@@ -55,11 +55,8 @@ TEST_CASE("PSUM tiles take whole banks, and the ninth does not fit", "[firmware]
 }
 
 TEST_CASE("a PSUM tile must fit one bank (psum_fmax), and block dimensions take a bank each", "[firmware][pe][allocator]") {
-  int line = 0;
-  std::string e = error_of([&](nki::Tracer&) {
-    line = __LINE__ + 1;
-    nl::ndarray({128, 513}, nl::float32, nl::psum, "big");
-  });
+  const int line = __LINE__ + 1;
+  std::string e = alloc_error({{{128, 513}, nl::float32, nl::psum, "big"}});
   CHECK(e == at(line) + "PSUM tile `big` of shape [128, 513] float32 needs 2052 bytes per partition, but a PSUM tile "
                         "must fit one 2048-byte bank (psum_fmax: 512 float32 per partition); a tile may not cross a "
                         "bank");

@@ -589,6 +589,40 @@ void TracerImpl::loop_exit(uint64_t frame) noexcept {
 
 // --- lowering -------------------------------------------------------------------------------
 
+namespace {
+
+// The free dimensions of a view, added innermost first, each merged into the one before it when
+// the two are contiguous: what an access pattern's sizes and strides (at most 4) hold.
+struct FreeDims {
+  int64_t size[kMaxDims], stride[kMaxDims];
+  int n = 0;
+
+  void add(int64_t sz, int64_t st) {
+    if (sz == 1) return;
+    if (n > 0 && stride[n - 1] * size[n - 1] == st) {
+      size[n - 1] *= sz;
+    } else {
+      size[n] = sz;
+      stride[n] = st;
+      ++n;
+    }
+  }
+  void check(const TracerImpl& tr, const Ctx& c, const char* param, const Tensor& t) const {
+    if (n > 4)
+      tr.fail(c.loc, fmt::format("{} ({}) needs {} free dimensions after merging the contiguous ones; an access "
+                                 "pattern has at most 4",
+                                 operand_str(c, param), t.str(), n));
+  }
+  void fill(ncore::isa::Ap& ap) const {
+    for (int i = 0; i < 4; ++i) {
+      ap.size[i] = i < n ? static_cast<uint32_t>(size[i]) : 1;
+      ap.stride[i] = i < n ? static_cast<int32_t>(stride[i]) : 0;
+    }
+  }
+};
+
+}  // namespace
+
 void TracerImpl::check_alive(const Tensor& t, const Ctx& c, const char* param) const {
   if (!t.valid()) fail(c.loc, fmt::format("{} is an empty tensor", operand_str(c, param)));
   const Storage& st = *t.storage();
@@ -609,8 +643,7 @@ Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* para
   namespace isa = ncore::isa;
   const int64_t esz = dtype_bytes(v.dtype);
   int64_t parts = 1;
-  int64_t sizes[kMaxDims], strides[kMaxDims];
-  int nf = 0;
+  FreeDims f;
   for (int d = v.nd - 1; d >= 0; --d) {  // innermost first
     switch (v.kind[d]) {
       case DimKind::block:
@@ -620,22 +653,10 @@ Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* para
                                   operand_str(c, param), t.str(), v.size[d], d));
         break;
       case DimKind::part: parts = v.size[d]; break;
-      case DimKind::free:
-        if (v.size[d] == 1) break;
-        if (nf > 0 && strides[nf - 1] * sizes[nf - 1] == v.stride[d]) {
-          sizes[nf - 1] *= v.size[d];
-        } else {
-          sizes[nf] = v.size[d];
-          strides[nf] = v.stride[d];
-          ++nf;
-        }
-        break;
+      case DimKind::free: f.add(v.size[d], v.stride[d]); break;
     }
   }
-  if (nf > 4)
-    fail(c.loc, fmt::format("{} ({}) needs {} free dimensions after merging the contiguous ones; an access pattern "
-                            "has at most 4",
-                            operand_str(c, param), t.str(), nf));
+  f.check(*this, c, param, t);
   const int64_t ptile = mod_linear(st.par_tiles, v.block.data(), st.nblock);
   const int64_t ftile = mod_linear(st.free_tiles, v.block.data(), st.nblock);
   Lowered l;
@@ -646,10 +667,7 @@ Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* para
   ap.num_part = static_cast<uint32_t>(parts);
   ap.part_stride = 0;
   ap.offset = st.byte_base + static_cast<uint64_t>(ftile * st.tile_bytes + v.offset * esz);
-  for (int i = 0; i < 4; ++i) {
-    ap.size[i] = i < nf ? static_cast<uint32_t>(sizes[i]) : 1;
-    ap.stride[i] = i < nf ? static_cast<int32_t>(strides[i]) : 0;
-  }
+  f.fill(ap);
   l.region = ncore::region_of(ap);
   return l;
 }
@@ -667,27 +685,14 @@ Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) 
     row_stride = rows > 1 ? v.stride[0] : 0;
     first_free = 1;
   }
-  int64_t sizes[kMaxDims], strides[kMaxDims];
-  int nf = 0;
-  for (int d = v.nd - 1; d >= first_free; --d) {
-    if (v.size[d] == 1) continue;
-    if (nf > 0 && strides[nf - 1] * sizes[nf - 1] == v.stride[d]) {
-      sizes[nf - 1] *= v.size[d];
-    } else {
-      sizes[nf] = v.size[d];
-      strides[nf] = v.stride[d];
-      ++nf;
-    }
-  }
-  if (nf > 4)
-    fail(c.loc, fmt::format("{} ({}) needs {} free dimensions after merging the contiguous ones; an access pattern "
-                            "has at most 4",
-                            operand_str(c, param), t.str(), nf));
-  for (int i = 0; i < nf; ++i)
-    if (sizes[i] > INT32_MAX || strides[i] > INT32_MAX || strides[i] < INT32_MIN)
+  FreeDims f;
+  for (int d = v.nd - 1; d >= first_free; --d) f.add(v.size[d], v.stride[d]);
+  f.check(*this, c, param, t);
+  for (int i = 0; i < f.n; ++i)
+    if (f.size[i] > INT32_MAX || f.stride[i] > INT32_MAX || f.stride[i] < INT32_MIN)
       fail(c.loc, fmt::format("{} ({}): a free dimension of {} elements with stride {} does not fit the access "
                               "pattern's 32-bit fields",
-                              operand_str(c, param), t.str(), sizes[i], strides[i]));
+                              operand_str(c, param), t.str(), f.size[i], f.stride[i]));
   if (row_stride > INT32_MAX || row_stride < INT32_MIN)
     fail(c.loc, fmt::format("{} ({}): a row stride of {} elements does not fit the access pattern's 32-bit field",
                             operand_str(c, param), t.str(), row_stride));
@@ -699,10 +704,7 @@ Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) 
   ap.num_part = static_cast<uint32_t>(rows);
   ap.part_stride = static_cast<int32_t>(row_stride);
   ap.offset = st.hbm_addr + static_cast<uint64_t>(v.offset * esz);
-  for (int i = 0; i < 4; ++i) {
-    ap.size[i] = i < nf ? static_cast<uint32_t>(sizes[i]) : 1;
-    ap.stride[i] = i < nf ? static_cast<int32_t>(strides[i]) : 0;
-  }
+  f.fill(ap);
   l.region = ncore::region_of(ap);
   return l;
 }
