@@ -146,9 +146,9 @@ uint32_t TracerImpl::loc_index(const Loc& loc) {
 
 // --- HBM tensors ----------------------------------------------------------------------------
 
-// The view of a new on-chip tensor: dims before `par` are blocks (tiles), `par` is the
-// partition dim, the rest are free dims laid out row-major.
-static View on_chip_view(const Shape& shape, Dtype dtype, int par) {
+// The view of a new tensor: dims before `par` are blocks (tiles), `par` is the
+// partition dim, the rest are free dims laid out row-major (all of them for par -1: an HBM tensor).
+static View new_view(const Shape& shape, Dtype dtype, int par) {
   View v;
   v.dtype = dtype;
   v.nd = static_cast<uint8_t>(shape.size());
@@ -206,17 +206,7 @@ Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype
   hbm_.push_back(h);
   hbm_locs_.push_back(loc);
 
-  View v;
-  v.dtype = dtype;
-  v.nd = static_cast<uint8_t>(shape.size());
-  int64_t stride = 1;
-  for (int d = v.nd - 1; d >= 0; --d) {
-    v.size[d] = shape[d];
-    v.stride[d] = stride;
-    v.kind[d] = DimKind::free;
-    stride *= shape[d];
-  }
-  return Tensor(std::move(st), v);
+  return Tensor(std::move(st), new_view(shape, dtype, -1));  // every dimension free, row-major
 }
 
 void TracerImpl::mark_output(const Tensor& t, const Loc& loc) {
@@ -476,7 +466,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
                        psum_groups_.end());
   }
 
-  return Tensor(std::move(st), on_chip_view(shape, dtype, par));
+  return Tensor(std::move(st), new_view(shape, dtype, par));
 }
 
 Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, const std::string& name_in,
@@ -535,7 +525,7 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
   st->tile_parts = parts;
   st->tile_bytes = tile_bytes;
 
-  return Tensor(std::move(st), on_chip_view(shape, dtype, par));
+  return Tensor(std::move(st), new_view(shape, dtype, par));
 }
 
 Tensor TracerImpl::new_result(const Tensor& like, Dtype dtype, const char* op, const Loc& loc) {
