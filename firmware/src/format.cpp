@@ -20,6 +20,7 @@
 #include <cstring>
 #include <string>
 
+#include "ncore/ap.hpp"
 #include "ncore/program.hpp"
 
 namespace ncore {
@@ -32,12 +33,7 @@ float bits_to_float(uint32_t b) {
 }
 
 std::string free_dims(const isa::Ap& ap) {
-  int used = 1;
-  for (int d = 3; d > 0; --d)
-    if (ap.size[d] != 1) {
-      used = d + 1;
-      break;
-    }
+  const int used = ap_used_dims(ap);
   std::string s = "<";
   for (int d = used - 1; d >= 0; --d) {
     s += std::to_string(ap.size[d]);

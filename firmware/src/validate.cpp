@@ -76,22 +76,17 @@ void check_ap(const isa::Insn& insn, const char* name, const isa::Ap& ap, const 
     if (ap.start_part != 0) bad(insn, fmt::format("operand {}: an HBM operand must have start partition 0", name));
     if (b.lo < 0 || static_cast<uint64_t>(b.hi) > hbm_bytes)
       bad(insn, fmt::format("operand {}: HBM bytes [{}, {}) are outside the {} bytes of HBM", name, b.lo, b.hi, hbm_bytes));
-  } else if (ap.mem == isa::Buffer::sbuf) {
+  } else {  // SBUF or PSUM
+    const bool sbuf = ap.mem == isa::Buffer::sbuf;
+    const char* mem = sbuf ? "SBUF" : "PSUM";
+    const uint64_t bytes = sbuf ? pr.sbuf_bytes : pr.psum_bytes;
     if (ap.part_stride != 0) bad(insn, fmt::format("operand {}: partition stride is only for HBM operands", name));
     if (b.p_hi > pr.num_partitions)
-      bad(insn, fmt::format("operand {}: partitions [{}, {}) exceed the {} SBUF partitions", name, b.p_lo, b.p_hi,
-                            pr.num_partitions));
-    if (b.lo < 0 || static_cast<uint64_t>(b.hi) > pr.sbuf_bytes)
-      bad(insn, fmt::format("operand {}: SBUF bytes [{}, {}) are outside the {} bytes of a partition", name, b.lo, b.hi,
-                            pr.sbuf_bytes));
-  } else {
-    if (ap.part_stride != 0) bad(insn, fmt::format("operand {}: partition stride is only for HBM operands", name));
-    if (b.p_hi > pr.num_partitions)
-      bad(insn, fmt::format("operand {}: partitions [{}, {}) exceed the {} PSUM partitions", name, b.p_lo, b.p_hi,
-                            pr.num_partitions));
-    if (b.lo < 0 || static_cast<uint64_t>(b.hi) > pr.psum_bytes)
-      bad(insn, fmt::format("operand {}: PSUM bytes [{}, {}) are outside the {} bytes of a partition", name, b.lo, b.hi,
-                            pr.psum_bytes));
+      bad(insn, fmt::format("operand {}: partitions [{}, {}) exceed the {} {} partitions", name, b.p_lo, b.p_hi,
+                            pr.num_partitions, mem));
+    if (b.lo < 0 || static_cast<uint64_t>(b.hi) > bytes)
+      bad(insn, fmt::format("operand {}: {} bytes [{}, {}) are outside the {} bytes of a partition", name, mem, b.lo,
+                            b.hi, bytes));
   }
 }
 
@@ -117,12 +112,7 @@ void check_pe_dtype(const isa::Insn& insn, const char* role, isa::Dtype dt) {
 // A tile's shape as NKI prints it, partitions first, then the free sizes outermost first:
 // [128, 4, 512] (unused outer dimensions of size 1 left out).
 std::string shape_text(const isa::Ap& ap) {
-  int used = 1;
-  for (int d = 3; d > 0; --d)
-    if (ap.size[d] != 1) {
-      used = d + 1;
-      break;
-    }
+  const int used = ap_used_dims(ap);
   std::string s = fmt::format("[{}", ap.num_part);
   for (int d = used - 1; d >= 0; --d) s += fmt::format(", {}", ap.size[d]);
   return s + "]";

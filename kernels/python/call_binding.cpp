@@ -80,32 +80,28 @@ ArgPlan plan_arg(const calls::Param& p, py::handle h, std::vector<Ref>& refs, co
   };
   switch (p.kind) {
     case calls::Kind::tile:
+    case calls::Kind::operand: {
       if (h.is_none()) break;
-      if (py::isinstance<py::tuple>(h)) {  // a deferred view
-        const auto t = h.cast<py::tuple>();
-        a.form = 2;
-        take(t[1]);
-        for (const auto& o : t[2].cast<py::list>()) take(o);
-        a.coeff = t[3].cast<std::vector<std::vector<int64_t>>>();
-        a.grid = t[4].cast<std::vector<int64_t>>();
-        a.text = t[5].cast<std::string>();
-      } else {
+      if (!py::isinstance<py::tuple>(h)) {  // a tile or a number
         a.form = 1;
         take(h);
+        break;
       }
-      break;
-    case calls::Kind::operand:
-      if (h.is_none()) break;
-      if (py::isinstance<py::tuple>(h)) {
-        const auto t = h.cast<py::tuple>();
-        a.form = 2;
+      const auto t = h.cast<py::tuple>();
+      a.form = 2;
+      if (p.kind == calls::Kind::operand) {  // (value, text)
         take(t[0]);
         a.text = t[1].cast<std::string>();
-      } else {
-        a.form = 1;
-        take(h);
+        break;
       }
+      // a deferred view: (_, base, index tiles, coefficients, grid, text)
+      take(t[1]);
+      for (const auto& o : t[2].cast<py::list>()) take(o);
+      a.coeff = t[3].cast<std::vector<std::vector<int64_t>>>();
+      a.grid = t[4].cast<std::vector<int64_t>>();
+      a.text = t[5].cast<std::string>();
       break;
+    }
     case calls::Kind::alu_op:
       a.fixed = h.is_none() ? calls::Value::of_alu(nki::AluOp::bypass)
                             : calls::Value::of_alu(calls::alu_of(h.cast<std::string>()));

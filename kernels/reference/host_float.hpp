@@ -48,23 +48,6 @@ inline float load(const uint8_t* p, ncore::isa::Dtype dt) {
   return 0;
 }
 
-// A float rounded once to the dtype (to nearest even) and stored at p.
-inline void store(uint8_t* p, ncore::isa::Dtype dt, float v) {
-  switch (dt) {
-    case ncore::isa::Dtype::fp32: std::memcpy(p, &v, 4); break;
-    case ncore::isa::Dtype::bf16: {
-      const uint16_t h = float_to_bf16(v);
-      std::memcpy(p, &h, 2);
-      break;
-    }
-    case ncore::isa::Dtype::fp16: {
-      const _Float16 h = static_cast<_Float16>(v);
-      std::memcpy(p, &h, 2);
-      break;
-    }
-  }
-}
-
 // A double rounded once to the dtype, to nearest even. fp32 and fp16: the host's conversion
 // (one rounding). bf16: through fp32 rounded to odd, which is exact for a second rounding to
 // the 8-bit significand (fp32 carries more than 2 extra bits).
@@ -95,6 +78,15 @@ inline void store_double(uint8_t* p, ncore::isa::Dtype dt, double v) {
       break;
     }
   }
+}
+
+// A float rounded once to the dtype (to nearest even) and stored at p: fp32 bit for bit (a
+// signalling NaN too), the others as store_double of the same value, which a double holds exactly.
+inline void store(uint8_t* p, ncore::isa::Dtype dt, float v) {
+  if (dt == ncore::isa::Dtype::fp32)
+    std::memcpy(p, &v, 4);
+  else
+    store_double(p, dt, static_cast<double>(v));
 }
 
 }  // namespace kernels::ref

@@ -46,10 +46,7 @@ const Register reg{Kernel{
     .doc = "causal_mask: out (n, m) = scores with -inf above the diagonal (column > row), by nisa.affine_select on "
            "128-row tiles; n a multiple of 128; exact",
     .params = matrix_dims("scores", ""),
-    .inputs = {{.name = "scores",
-                .shape = [](const Values& v) { return Dims{v["n"], v["m"]}; },
-                .help = "the attention scores (n, m)",
-                .dims = {"rows", "columns"}}},
+    .inputs = {matrix_input("scores", "the attention scores (n, m)")},
     .outputs = {{.name = "out", .shape = [](const Values& v) { return Dims{v["n"], v["m"]}; },
                  .help = "scores where column <= row, -inf elsewhere (n, m)"}},
     .body = [](const Inputs& in, const Values&) { return Outputs{causal_mask(in[0])}; },

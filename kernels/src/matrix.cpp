@@ -260,10 +260,7 @@ const Register transpose{Kernel{
     .doc = "matrix_transpose: a_tensor (n, m) to out (m, n) with nc_transpose on the tensor engine; n and m "
            "multiples of 128 (m = n when not given); exact for finite inputs (-0 becomes +0)",
     .params = matrix_dims("a_tensor", "a multiple of 128; "),
-    .inputs = {{.name = "a_tensor",
-                .shape = [](const Values& v) { return Dims{v["n"], v["m"]}; },
-                .help = "the matrix (n, m)",
-                .dims = {"rows", "columns"}}},
+    .inputs = {matrix_input("a_tensor", "the matrix (n, m)")},
     .outputs = {{.name = "out", .shape = [](const Values& v) { return Dims{v["m"], v["n"]}; }, .help = "a_tensor.T (m, n)"}},
     .body = [](const Inputs& in, const Values&) { return Outputs{matrix_transpose(in[0])}; },
     .reference = ref::transpose,

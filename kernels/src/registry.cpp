@@ -199,4 +199,11 @@ std::vector<Param> matrix_dims(const std::string& input, const std::string& what
                 .from_inputs = {{input, 1}}}};
 }
 
+TensorDecl matrix_input(const std::string& name, const std::string& help) {
+  return {.name = name,
+          .shape = [](const Values& v) { return Dims{v["n"], v["m"]}; },
+          .help = help,
+          .dims = {"rows", "columns"}};
+}
+
 }  // namespace kernels

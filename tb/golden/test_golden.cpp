@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "golden_model.hpp"
+#include "ncore/ap.hpp"
 #include "ncore/error.hpp"
 
 using namespace ncore;
@@ -19,33 +20,22 @@ namespace {
 
 const Preset& tiny() { return *find_preset("tiny"); }  // 16 partitions x 4096 B, 2 DMA engines
 
-// A 1-D operand per partition: n elements from byte `off` of partitions p0 .. p0+np-1.
-isa::Ap sbuf_ap(Dtype dt, uint32_t p0, uint32_t np, uint64_t off, uint32_t n) {
-  isa::Ap a;
-  a.mem = Buffer::sbuf;
-  a.dtype = dt;
-  a.start_part = p0;
-  a.num_part = np;
-  a.offset = off;
-  a.size = {n, 1, 1, 1};
-  a.stride = {1, 0, 0, 0};
-  return a;
-}
-
-// rows x n elements of HBM from byte `off`, rows `row_stride` elements apart.
-isa::Ap hbm_ap(Dtype dt, uint32_t rows, int32_t row_stride, uint64_t off, uint32_t n) {
-  isa::Ap a = sbuf_ap(dt, 0, rows, off, n);
-  a.mem = Buffer::hbm;
-  a.part_stride = row_stride;
-  return a;
-}
-
 isa::Insn make(Opcode op) {
   isa::Insn i;
   i.opcode = op;
   i.engine = op == Opcode::dma_copy ? isa::Engine::dma : op == Opcode::sem_wait ? isa::Engine::sp : isa::Engine::dve;
   return i;
 }
+
+// An instruction op from src to dst.
+isa::Insn make(Opcode op, const isa::Ap& src, const isa::Ap& dst) {
+  isa::Insn i = make(op);
+  i.src0 = src;
+  i.dst = dst;
+  return i;
+}
+
+isa::Insn dma(const isa::Ap& src, const isa::Ap& dst) { return make(Opcode::dma_copy, src, dst); }
 
 void put(GoldenModel& m, Buffer b, uint32_t part, int64_t addr, Dtype dt, const std::vector<uint32_t>& bits) {
   const unsigned nb = isa::dtype_bytes(dt);
@@ -77,10 +67,7 @@ TEST_CASE("dma_copy HBM to SBUF with a partition stride keeps bits exactly", "[g
   // Two HBM rows of three fp32, rows 4 elements apart, starting at byte 64.
   put(m, Buffer::hbm, 0, 64, Dtype::fp32, {0x3F800000, 0x7F800001, 0x80000000, 0xDEADBEEF,  // row 0 (+pad)
                                           0xFFC12345, 0x00000001, 0x7F7FFFFF});              // row 1
-  isa::Insn i = make(Opcode::dma_copy);
-  i.src0 = hbm_ap(Dtype::fp32, 2, 4, 64, 3);
-  i.dst = sbuf_ap(Dtype::fp32, 2, 2, 8, 3);
-  m.execute(i);
+  m.execute(dma(hbm_ap(Dtype::fp32, 2, 4, 64, 3), sbuf_ap(Dtype::fp32, 2, 2, 8, 3)));
   CHECK(get(m, Buffer::sbuf, 2, 8, Dtype::fp32, 3) == V{0x3F800000, 0x7F800001, 0x80000000});  // NaN payload kept
   CHECK(get(m, Buffer::sbuf, 3, 8, Dtype::fp32, 3) == V{0xFFC12345, 0x00000001, 0x7F7FFFFF});
   CHECK(get(m, Buffer::sbuf, 2, 4, Dtype::fp32, 1) == V{0});   // nothing before the operand
@@ -88,10 +75,7 @@ TEST_CASE("dma_copy HBM to SBUF with a partition stride keeps bits exactly", "[g
   CHECK(get(m, Buffer::sbuf, 4, 8, Dtype::fp32, 1) == V{0});
 
   // And back out to HBM as one row of six (SBUF -> HBM, rows 3 apart).
-  isa::Insn o = make(Opcode::dma_copy);
-  o.src0 = sbuf_ap(Dtype::fp32, 2, 2, 8, 3);
-  o.dst = hbm_ap(Dtype::fp32, 2, 3, 512, 3);
-  m.execute(o);
+  m.execute(dma(sbuf_ap(Dtype::fp32, 2, 2, 8, 3), hbm_ap(Dtype::fp32, 2, 3, 512, 3)));
   CHECK(get(m, Buffer::hbm, 0, 512, Dtype::fp32, 6) ==
         V{0x3F800000, 0x7F800001, 0x80000000, 0xFFC12345, 0x00000001, 0x7F7FFFFF});
 }
@@ -105,19 +89,13 @@ TEST_CASE("dma_copy between dtypes casts through fp32 with RNE", "[golden]") {
        0x477FF000,    // 65520: bf16 4780; fp16 tie to inf 7C00
        0x7F800001,    // sNaN -> 7FC0 / 7E00
        0x33000001});  // just above 2^-25: bf16 3300, fp16 min subnormal 0001
-  isa::Insn i = make(Opcode::dma_copy);
-  i.src0 = hbm_ap(Dtype::fp32, 1, 0, 0, 6);
-  i.dst = sbuf_ap(Dtype::bf16, 0, 1, 0, 6);
-  m.execute(i);
+  const isa::Ap src = hbm_ap(Dtype::fp32, 1, 0, 0, 6);
+  m.execute(dma(src, sbuf_ap(Dtype::bf16, 0, 1, 0, 6)));
   CHECK(get(m, Buffer::sbuf, 0, 0, Dtype::bf16, 6) == V{0x3F80, 0x3F80, 0x3F82, 0x4780, 0x7FC0, 0x3300});
-  i.dst = sbuf_ap(Dtype::fp16, 1, 1, 0, 6);
-  m.execute(i);
+  m.execute(dma(src, sbuf_ap(Dtype::fp16, 1, 1, 0, 6)));
   CHECK(get(m, Buffer::sbuf, 1, 0, Dtype::fp16, 6) == V{0x3C00, 0x3C04, 0x3C0C, 0x7C00, 0x7E00, 0x0001});
   // fp16 -> fp32 is exact.
-  isa::Insn w = make(Opcode::dma_copy);
-  w.src0 = sbuf_ap(Dtype::fp16, 1, 1, 0, 6);
-  w.dst = hbm_ap(Dtype::fp32, 1, 0, 256, 6);
-  m.execute(w);
+  m.execute(dma(sbuf_ap(Dtype::fp16, 1, 1, 0, 6), hbm_ap(Dtype::fp32, 1, 0, 256, 6)));
   CHECK(get(m, Buffer::hbm, 0, 256, Dtype::fp32, 6) ==
         V{0x3F800000, 0x3F808000, 0x3F818000, 0x7F800000, 0x7FC00000, 0x33800000});
 }
@@ -181,11 +159,9 @@ TEST_CASE("tensor_tensor: mixed input dtypes, one rounding to the destination", 
   GoldenModel m(tiny(), 64);
   put(m, Buffer::sbuf, 0, 0, Dtype::fp16, {0x3C01, 0x3C00, 0x7BFF, 0x0001});  // 1+2^-10, 1, 65504, 2^-24
   put(m, Buffer::sbuf, 0, 32, Dtype::bf16, {0x3A00, 0x3A00, 0x4170, 0x3380});  // 2^-11, 2^-11, 15, 2^-24
-  isa::Insn i = make(Opcode::tensor_tensor);
+  isa::Insn i = make(Opcode::tensor_tensor, sbuf_ap(Dtype::fp16, 0, 1, 0, 4), sbuf_ap(Dtype::fp16, 0, 1, 64, 4));
   i.op0 = AluOp::add;
-  i.src0 = sbuf_ap(Dtype::fp16, 0, 1, 0, 4);
   i.src1 = sbuf_ap(Dtype::bf16, 0, 1, 32, 4);
-  i.dst = sbuf_ap(Dtype::fp16, 0, 1, 64, 4);
   m.execute(i);
   // 1 + 1.5 ulp: tie, up to even 3C02; 1 + 0.5 ulp: tie, down to 3C00; 65519: below 65520, stays
   // 7BFF; 2^-23 = fp16 subnormal 2.
@@ -351,17 +327,12 @@ TEST_CASE("activation: func(x * scale + bias), rounding order, add-reduce", "[go
 TEST_CASE("tensor_copy: bit copy for equal dtypes, cast otherwise", "[golden]") {
   GoldenModel m(tiny(), 64);
   put(m, Buffer::sbuf, 9, 0, Dtype::fp16, {0x7E01, 0xFC01, 0x0001, 0xFBFF});
-  isa::Insn i = make(Opcode::tensor_copy);
-  i.src0 = sbuf_ap(Dtype::fp16, 9, 1, 0, 4);
-  i.dst = sbuf_ap(Dtype::fp16, 9, 1, 16, 4);
-  m.execute(i);
+  const isa::Ap fp16_in = sbuf_ap(Dtype::fp16, 9, 1, 0, 4), fp32_copy = sbuf_ap(Dtype::fp32, 9, 1, 32, 4);
+  m.execute(make(Opcode::tensor_copy, fp16_in, sbuf_ap(Dtype::fp16, 9, 1, 16, 4)));
   CHECK(get(m, Buffer::sbuf, 9, 16, Dtype::fp16, 4) == V{0x7E01, 0xFC01, 0x0001, 0xFBFF});
-  i.dst = sbuf_ap(Dtype::fp32, 9, 1, 32, 4);
-  m.execute(i);
+  m.execute(make(Opcode::tensor_copy, fp16_in, fp32_copy));
   CHECK(get(m, Buffer::sbuf, 9, 32, Dtype::fp32, 4) == V{0x7FC00000, 0x7FC00000, 0x33800000, 0xC77FE000});
-  i.src0 = sbuf_ap(Dtype::fp32, 9, 1, 32, 4);
-  i.dst = sbuf_ap(Dtype::bf16, 9, 1, 64, 4);
-  m.execute(i);
+  m.execute(make(Opcode::tensor_copy, fp32_copy, sbuf_ap(Dtype::bf16, 9, 1, 64, 4)));
   CHECK(get(m, Buffer::sbuf, 9, 64, Dtype::bf16, 4) == V{0x7FC0, 0x7FC0, 0x3380, 0xC780});
 }
 
@@ -412,9 +383,7 @@ TEST_CASE("operands are in place or apart: partial overlap is refused", "[golden
 TEST_CASE("out-of-range operands throw SimError and change nothing", "[golden]") {
   GoldenModel m(tiny(), 256);
   put(m, Buffer::hbm, 0, 0, Dtype::fp32, {0x3F800000});
-  isa::Insn i = make(Opcode::dma_copy);
-  i.src0 = hbm_ap(Dtype::fp32, 2, 4, 0, 4);
-  i.dst = sbuf_ap(Dtype::fp32, 15, 2, 0, 4);  // partitions 15..16 of 16
+  isa::Insn i = dma(hbm_ap(Dtype::fp32, 2, 4, 0, 4), sbuf_ap(Dtype::fp32, 15, 2, 0, 4));  // partitions 15..16 of 16
   CHECK_THROWS_AS(m.execute(i), SimError);
   CHECK(m.sbuf(15)[0] == 0);
   i.dst = sbuf_ap(Dtype::fp32, 0, 2, 4096 - 8, 4);  // past the end of a partition
@@ -469,9 +438,7 @@ TEST_CASE("run honours semaphores: load, compute, store", "[golden]") {
   // dve (stream 3, semaphore 3) comes before q0 (stream 5, semaphore 5) in the stream order, so
   // ignoring the waits would add 1 to zeros and store before loading.
   Program p = empty_program(1);
-  isa::Insn load = make(Opcode::dma_copy);
-  load.src0 = hbm_ap(Dtype::fp32, 2, 2, 0, 2);
-  load.dst = sbuf_ap(Dtype::fp32, 0, 2, 0, 2);
+  isa::Insn load = dma(hbm_ap(Dtype::fp32, 2, 2, 0, 2), sbuf_ap(Dtype::fp32, 0, 2, 0, 2));
   update(load, 5, isa::SemOp::inc);
   isa::Insn add = make(Opcode::tensor_scalar);
   add.src0 = sbuf_ap(Dtype::fp32, 0, 2, 0, 2);
@@ -480,9 +447,7 @@ TEST_CASE("run honours semaphores: load, compute, store", "[golden]") {
   add.imm0 = 0x3F800000;
   wait(add, 5, isa::SemCond::ge, 2);  // both DMA engines of the tiny preset
   update(add, 3, isa::SemOp::inc);
-  isa::Insn store = make(Opcode::dma_copy);
-  store.src0 = sbuf_ap(Dtype::bf16, 0, 2, 64, 2);
-  store.dst = hbm_ap(Dtype::fp32, 2, 2, 64, 2);
+  isa::Insn store = dma(sbuf_ap(Dtype::bf16, 0, 2, 64, 2), hbm_ap(Dtype::fp32, 2, 2, 64, 2));
   wait(store, 3, isa::SemCond::ge, 1);
   update(store, 5, isa::SemOp::inc);
   p.streams[3].insns.push_back({add, 0});

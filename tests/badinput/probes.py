@@ -72,6 +72,55 @@ def cli(name, args, match=None, exit=2, ok=False, setup=None, after=None):
             "after": after}
 
 
+def _lines(text, indent=""):
+    return "".join(indent + line + "\n" for line in textwrap.dedent(text).strip("\n").splitlines())
+
+
+def kernel(name, body, out="a.shape", call="nki.simulate_kernel(k, np.ones((128, 4), np.float32))", **kw):
+    """A Python probe of a kernel k(a) that makes `out` in HBM (of shape `out`, a's dtype), runs `body`
+    and returns out; `call` then runs it."""
+    code = ("\n@nki.jit\ndef k(a):\n"
+            f"    out = nl.ndarray({out}, dtype=a.dtype, buffer=nl.shared_hbm)\n"
+            + _lines(body, "    ") + "    return out\n" + _lines(call))
+    return py(name, code, **kw)
+
+
+def alloc(name, decl, **kw):
+    """A Python probe of a kernel that only makes the tensor `decl` and returns its input."""
+    return py(name, f"\n@nki.jit\ndef k(a):\n    t = {decl}\n    return a\n"
+                    "nki.simulate_kernel(k, np.ones((128, 4), np.float32))\n", **kw)
+
+
+def baremetal_copy(name, before="", **kw):
+    """A Python probe that copies a 128 x 4 float32 array with copy_rows on the baremetal path, after
+    the statements `before` (what is wrong is in them or in the probe's env)."""
+    return py(name, "\n" + before + "a = np.random.rand(128, 4).astype(np.float32)\n"
+                                    "nki.baremetal(copy_rows)(a, 128)\n", **kw)
+
+
+def a_file(name, file, **kw):
+    """An ncore-sim probe of the stream kernel whose input a is the file `file` that make_files made."""
+    return cli(name, [*STREAM, "--a", "{tmp}/" + file], setup=make_files, **kw)
+
+
+def missing_folder(option, path, before_run):
+    """An ncore-sim probe of an output path in a folder that does not exist; before_run: the message
+    must come before the run (no latency printed)."""
+    want = f"{option} /nonexistent/" + path.replace(".", r"\.")
+    return cli(f"{option} in a missing folder", [*STREAM, option, "/nonexistent/" + path],
+               match=(r"^(?![\s\S]*Latency)[\s\S]*" if before_run else "") + want)
+
+
+def golden_with(option, *args):
+    """An ncore-sim probe of an option that the golden backend cannot honour."""
+    return cli(f"golden backend with {option}", [*STREAM, "--backend", "golden", option, *args],
+               match=f"{option}.*golden|golden.*{option}")
+
+
+# ncore-sim on the stream kernel of 25600 elements, the base of most command-line probes
+STREAM = ["--kernel", "stream", "-n", "25600"]
+
+
 def npy(path, arr):
     import numpy as np
     np.save(path, arr)
@@ -108,85 +157,38 @@ def no_hier_left(tmp):
 
 PROBES = [
     # --- integers: a float or a string where NKI needs an integer -----------------------------
-    py("loop count a float (1000 / 128)", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-            for i in nl.affine_range(a.shape[0] / 128):
-                nl.store(out[i * 128:(i + 1) * 128], nl.load(a[i * 128:(i + 1) * 128]))
-            return out
+    kernel("loop count a float (1000 / 128)", """
+        for i in nl.affine_range(a.shape[0] / 128):
+            nl.store(out[i * 128:(i + 1) * 128], nl.load(a[i * 128:(i + 1) * 128]))
+        """, call="""
         a = np.random.rand(1000, 16).astype(np.float32) + 1
         check(nki.simulate_kernel(k, a), a)
         """, match=r"TypeError.*float.*integer"),
-    py("sequential_range count a float", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-            for i in nl.sequential_range(2.5):
-                nl.store(out[0:128], nl.load(a[0:128]))
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
+    kernel("sequential_range count a float", """
+        for i in nl.sequential_range(2.5):
+            nl.store(out[0:128], nl.load(a[0:128]))
         """, match=r"TypeError.*float.*integer"),
-    py("static_range count a float", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-            for i in nl.static_range(2.5):
-                nl.store(out[0:128], nl.load(a[0:128]))
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
+    kernel("static_range count a float", """
+        for i in nl.static_range(2.5):
+            nl.store(out[0:128], nl.load(a[0:128]))
         """, match=r"TypeError.*float.*integer"),
-    py("loop count a string", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-            for i in nl.affine_range('3'):
-                nl.store(out[0:128], nl.load(a[0:128]))
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
+    kernel("loop count a string", """
+        for i in nl.affine_range('3'):
+            nl.store(out[0:128], nl.load(a[0:128]))
         """, match=r"TypeError.*str.*integer"),
-    py("slice bound a float", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-            nl.store(out[0:128], nl.load(a[0:128.0]))
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"TypeError.*(float|slice).*integer"),
-    py("index a float", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray((128, 1), dtype=a.dtype, buffer=nl.shared_hbm)
-            nl.store(out, nl.load(a[:, 1.0]))
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"(TypeError|IndexError).*float"),
-    py("nl.ds start a float", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray((128, 4), dtype=a.dtype, buffer=nl.shared_hbm)
-            nl.store(out, nl.load(a[nl.ds(0.5, 128)]))
-            return out
-        nki.simulate_kernel(k, np.ones((256, 4), np.float32))
-        """, match=r"TypeError.*float.*integer"),
-    py("nl.ds size a float", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray((128, 4), dtype=a.dtype, buffer=nl.shared_hbm)
-            nl.store(out, nl.load(a[nl.ds(0, 128.0)]))
-            return out
-        nki.simulate_kernel(k, np.ones((256, 4), np.float32))
-        """, match=r"TypeError.*float.*integer"),
-    py("nl.arange bound a float", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray((128, 4), dtype=a.dtype, buffer=nl.shared_hbm)
-            i_p = nl.arange(128.0)[:, None]
-            i_f = nl.arange(4)[None, :]
-            nl.store(out, nl.load(a[i_p, i_f]))
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"TypeError.*float.*integer"),
+    kernel("slice bound a float", "nl.store(out[0:128], nl.load(a[0:128.0]))",
+        match=r"TypeError.*(float|slice).*integer"),
+    kernel("index a float", "nl.store(out, nl.load(a[:, 1.0]))", out="(128, 1)",
+        match=r"(TypeError|IndexError).*float"),
+    kernel("nl.ds start a float", "nl.store(out, nl.load(a[nl.ds(0.5, 128)]))", out="(128, 4)",
+        call="nki.simulate_kernel(k, np.ones((256, 4), np.float32))", match=r"TypeError.*float.*integer"),
+    kernel("nl.ds size a float", "nl.store(out, nl.load(a[nl.ds(0, 128.0)]))", out="(128, 4)",
+        call="nki.simulate_kernel(k, np.ones((256, 4), np.float32))", match=r"TypeError.*float.*integer"),
+    kernel("nl.arange bound a float", """
+        i_p = nl.arange(128.0)[:, None]
+        i_f = nl.arange(4)[None, :]
+        nl.store(out, nl.load(a[i_p, i_f]))
+        """, out="(128, 4)", match=r"TypeError.*float.*integer"),
     py("ndarray shape a float", """
         @nki.jit
         def k(a):
@@ -197,39 +199,20 @@ PROBES = [
             return out
         nki.simulate_kernel(k, np.ones((128, 4), np.float32))
         """, match=r"TypeError.*float.*integer"),
-    py("ndarray shape a string", """
-        @nki.jit
-        def k(a):
-            t = nl.ndarray(('128', 4), dtype=a.dtype, buffer=nl.sbuf)
-            return a
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"TypeError.*str.*integer"),
-    py("zeros shape a float", """
-        @nki.jit
-        def k(a):
-            t = nl.zeros((128, 4.5), dtype=a.dtype, buffer=nl.sbuf)
-            return a
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"TypeError.*float.*integer"),
-    py("reshape to a float shape", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray((128, 4), dtype=a.dtype, buffer=nl.shared_hbm)
-            nl.store(out, nl.load(a.reshape((128, 4.0))))
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"TypeError.*float.*integer"),
+    alloc("ndarray shape a string", "nl.ndarray(('128', 4), dtype=a.dtype, buffer=nl.sbuf)",
+        match=r"TypeError.*str.*integer"),
+    alloc("zeros shape a float", "nl.zeros((128, 4.5), dtype=a.dtype, buffer=nl.sbuf)",
+        match=r"TypeError.*float.*integer"),
+    kernel("reshape to a float shape", "nl.store(out, nl.load(a.reshape((128, 4.0))))", out="(128, 4)",
+        match=r"TypeError.*float.*integer"),
     py("a numpy integer count is fine", """
         a = np.random.rand(512, 8).astype(np.float32)
         check(nki.simulate_kernel(copy_rows, a, np.int64(128)), a)
         """, ok=True),
-    py("a bool loop count", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-            for i in nl.affine_range(True):
-                nl.store(out, nl.load(a))
-            return out
+    kernel("a bool loop count", """
+        for i in nl.affine_range(True):
+            nl.store(out, nl.load(a))
+        """, call="""
         a = np.random.rand(128, 8).astype(np.float32)
         check(nki.simulate_kernel(k, a), a)
         """, ok=True),
@@ -247,41 +230,17 @@ PROBES = [
         a = np.random.rand(128, 64).astype(np.float32)
         check(nki.simulate_kernel(k, a), a)
         """, match=r"(ValueError|OverflowError|MemoryError).*(size|bytes|exceed|SBUF|too large|overflow)"),
-    py("hbm tensor of shape (2**32, 2**32, 4)", """
-        @nki.jit
-        def k(a):
-            t = nl.ndarray((2**32, 2**32, 4), dtype=nl.float32, buffer=nl.shared_hbm)
-            return a
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"(ValueError|OverflowError|MemoryError).*(size|bytes|exceed|HBM|too large|overflow)"),
-    py("tile of 2**64 elements per partition", """
-        @nki.jit
-        def k(a):
-            t = nl.ndarray((128, 2**64), dtype=nl.float32, buffer=nl.sbuf)
-            return a
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"(ValueError|OverflowError).*(size|bytes|exceed|too large|overflow|2\*\*64|18446744073709551616)"),
-    py("negative dimension", """
-        @nki.jit
-        def k(a):
-            t = nl.ndarray((128, -4), dtype=nl.float32, buffer=nl.sbuf)
-            return a
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"ValueError.*(-4|negative|positive)"),
-    py("tile over the SBUF's partition size", """
-        @nki.jit
-        def k(a):
-            t = nl.ndarray((128, 100000), dtype=nl.float32, buffer=nl.sbuf)
-            return a
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"ValueError.*(SBUF|sbuf|exceed|bytes)"),
-    py("partition dimension over 128", """
-        @nki.jit
-        def k(a):
-            t = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)
-            return a
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"number of partitions 256 exceed architecture limitation of 128"),
+    alloc("hbm tensor of shape (2**32, 2**32, 4)",
+        "nl.ndarray((2**32, 2**32, 4), dtype=nl.float32, buffer=nl.shared_hbm)",
+        match=r"(ValueError|OverflowError|MemoryError).*(size|bytes|exceed|HBM|too large|overflow)"),
+    alloc("tile of 2**64 elements per partition", "nl.ndarray((128, 2**64), dtype=nl.float32, buffer=nl.sbuf)",
+        match=r"(ValueError|OverflowError).*(size|bytes|exceed|too large|overflow|2\*\*64|18446744073709551616)"),
+    alloc("negative dimension", "nl.ndarray((128, -4), dtype=nl.float32, buffer=nl.sbuf)",
+        match=r"ValueError.*(-4|negative|positive)"),
+    alloc("tile over the SBUF's partition size", "nl.ndarray((128, 100000), dtype=nl.float32, buffer=nl.sbuf)",
+        match=r"ValueError.*(SBUF|sbuf|exceed|bytes)"),
+    alloc("partition dimension over 128", "nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)",
+        match=r"number of partitions 256 exceed architecture limitation of 128"),
     # --- arguments -----------------------------------------------------------------------------
     py("read-only output argument", """
         @nki.jit
@@ -305,21 +264,10 @@ PROBES = [
         a = np.random.rand(128, 4).astype(np.complex64)
         nki.simulate_kernel(copy_rows, a, 128)
         """, match=r"^(?!.*ncore\.bfloat16).*(TypeError|ValueError).*complex64"),
-    py("output never written", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"probe\.py:\d+:.*[`']out[`'].*(never written|err_tensor_output_not_written_to)"),
-    py("load out of bounds", """
-        @nki.jit
-        def k(a):
-            out = nl.ndarray((128, 4), dtype=a.dtype, buffer=nl.shared_hbm)
-            nl.store(out, nl.load(a[128:256]))
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"probe\.py:\d+:.*(out of bound|exceed|range)"),
+    kernel("output never written", "",
+        match=r"probe\.py:\d+:.*[`']out[`'].*(never written|err_tensor_output_not_written_to)"),
+    kernel("load out of bounds", "nl.store(out, nl.load(a[128:256]))", out="(128, 4)",
+        match=r"probe\.py:\d+:.*(out of bound|exceed|range)"),
     py("shape mismatch in add", """
         @nki.jit
         def k(a, b):
@@ -328,13 +276,8 @@ PROBES = [
             return out
         nki.simulate_kernel(k, np.ones((128, 4), np.float32), np.ones((128, 3), np.float32))
         """, match=r"probe\.py:\d+:.*(shape|broadcast)"),
-    py("unknown dtype name", """
-        @nki.jit
-        def k(a):
-            t = nl.ndarray((128, 4), dtype='float128', buffer=nl.sbuf)
-            return a
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
-        """, match=r"(TypeError|ValueError).*float128"),
+    alloc("unknown dtype name", "nl.ndarray((128, 4), dtype='float128', buffer=nl.sbuf)",
+        match=r"(TypeError|ValueError).*float128"),
     py("integer operand of nc_matmul", """
         @nki.jit
         def k(a):
@@ -348,36 +291,21 @@ PROBES = [
         nki.simulate_kernel(copy_rows, [1.0, 2.0], 128)
         """, match=r"(TypeError|ValueError|AttributeError).*list"),
     # --- options ------------------------------------------------------------------------------
-    py("waves option not a path", """
-        import ncore
-        ncore.set_options(waves=42)
-        a = np.random.rand(128, 4).astype(np.float32)
-        nki.baremetal(copy_rows)(a, 128)
-        """, match=r"(TypeError|ValueError).*waves.*42"),
-    py("profile path in a missing folder", """
-        a = np.random.rand(128, 4).astype(np.float32)
-        nki.baremetal(copy_rows)(a, 128)
-        """, match=r"(ValueError|FileNotFoundError|OSError).*NCORE_PROFILE.*nonexistent", env={"NCORE_PROFILE": "/nonexistent/x"}),
-    py("waves path in a missing folder", """
-        a = np.random.rand(128, 4).astype(np.float32)
-        nki.baremetal(copy_rows)(a, 128)
-        """, match=r"(ValueError|FileNotFoundError|OSError).*NCORE_WAVES.*nonexistent", env={"NCORE_WAVES": "/nonexistent/x.fst", "NCORE_BACKEND": "rtl"}),
-    py("golden backend with waves asked for", """
-        a = np.random.rand(128, 4).astype(np.float32)
-        nki.baremetal(copy_rows)(a, 128)
-        """, match=r"ValueError.*NCORE_WAVES.*golden", env={"NCORE_BACKEND": "golden", "NCORE_WAVES": "x.fst"}),
-    py("golden backend with check asked for", """
-        a = np.random.rand(128, 4).astype(np.float32)
-        nki.baremetal(copy_rows)(a, 128)
-        """, match=r"ValueError.*NCORE_CHECK.*golden", env={"NCORE_BACKEND": "golden", "NCORE_CHECK": "1"}),
-    py("unknown backend", """
-        a = np.random.rand(128, 4).astype(np.float32)
-        nki.baremetal(copy_rows)(a, 128)
-        """, match=r"ValueError.*NCORE_BACKEND.*fpga", env={"NCORE_BACKEND": "fpga"}),
-    py("dma queues not a number", """
-        a = np.random.rand(128, 4).astype(np.float32)
-        nki.baremetal(copy_rows)(a, 128)
-        """, match=r"ValueError.*NCORE_DMA_QUEUES.*four", env={"NCORE_DMA_QUEUES": "four"}),
+    baremetal_copy("waves option not a path", before="import ncore\nncore.set_options(waves=42)\n",
+        match=r"(TypeError|ValueError).*waves.*42"),
+    baremetal_copy("profile path in a missing folder",
+        match=r"(ValueError|FileNotFoundError|OSError).*NCORE_PROFILE.*nonexistent",
+        env={"NCORE_PROFILE": "/nonexistent/x"}),
+    baremetal_copy("waves path in a missing folder",
+        match=r"(ValueError|FileNotFoundError|OSError).*NCORE_WAVES.*nonexistent",
+        env={"NCORE_WAVES": "/nonexistent/x.fst", "NCORE_BACKEND": "rtl"}),
+    baremetal_copy("golden backend with waves asked for", match=r"ValueError.*NCORE_WAVES.*golden",
+        env={"NCORE_BACKEND": "golden", "NCORE_WAVES": "x.fst"}),
+    baremetal_copy("golden backend with check asked for", match=r"ValueError.*NCORE_CHECK.*golden",
+        env={"NCORE_BACKEND": "golden", "NCORE_CHECK": "1"}),
+    baremetal_copy("unknown backend", match=r"ValueError.*NCORE_BACKEND.*fpga", env={"NCORE_BACKEND": "fpga"}),
+    baremetal_copy("dma queues not a number", match=r"ValueError.*NCORE_DMA_QUEUES.*four",
+        env={"NCORE_DMA_QUEUES": "four"}),
     py("unknown option", """
         import ncore
         ncore.set_options(thread=2)
@@ -395,77 +323,59 @@ PROBES = [
     # --- ncore-sim: numbers ----------------------------------------------------------------------
     cli("-n at the int64 maximum", ["--kernel", "stream", "-n", "9223372036854775807"],
         match=r"9223372036854775807.*(more than 2\^60|does not fit)"),
-    cli("--batch 2**43", ["--kernel", "conv", "--batch", "8796093022208"], match=r"8796093022208.*(more than 2\^60|does not fit)"),
+    cli("--batch 2**43", ["--kernel", "conv", "--batch", "8796093022208"],
+        match=r"8796093022208.*(more than 2\^60|does not fit)"),
     cli("-n not a number", ["--kernel", "stream", "-n", "abc"], match=r"-n.*abc.*not an integer"),
     cli("-n a float", ["--kernel", "stream", "-n", "1.5"], match=r"-n.*1\.5.*not an integer"),
     cli("-n beyond int64", ["--kernel", "stream", "-n", "99999999999999999999"],
         match=r"-n.*99999999999999999999.*(not an integer|range)"),
     cli("-n negative", ["--kernel", "stream", "-n", "-5"], match=r"positive integer"),
-    cli("--seed negative", ["--kernel", "stream", "-n", "25600", "--seed", "-1"], match=r"--seed.*-1"),
-    cli("--dma-queues 17", ["--kernel", "stream", "-n", "25600", "--dma-queues", "17"], match=r"--dma-queues.*17"),
-    cli("--threads 3", ["--kernel", "stream", "-n", "25600", "--threads", "3"], match=r"--threads 3"),
-    cli("--waves-window backwards", ["--kernel", "stream", "-n", "25600", "--waves", "{tmp}/w.fst",
+    cli("--seed negative", [*STREAM, "--seed", "-1"], match=r"--seed.*-1"),
+    cli("--dma-queues 17", [*STREAM, "--dma-queues", "17"], match=r"--dma-queues.*17"),
+    cli("--threads 3", [*STREAM, "--threads", "3"], match=r"--threads 3"),
+    cli("--waves-window backwards", [*STREAM, "--waves", "{tmp}/w.fst",
                                      "--waves-window", "10:5"], match=r"--waves-window.*10:5"),
     cli("--example with -n (the given -n replaces the example's)", ["--kernel", "stream", "--example", "-n", "51200"],
         exit=0, ok=True, match=r"n=51200"),
-    cli("an option given twice", ["--kernel", "stream", "-n", "25600", "-n", "51200"], match=r"-n is given twice"),
+    cli("an option given twice", [*STREAM, "-n", "51200"], match=r"-n is given twice"),
     cli("transpose not a multiple of 128", ["--kernel", "transpose", "-n", "100"], match=r"multiple of 128|128"),
     cli("conv pool size 0", ["--kernel", "conv", "--pool-size", "0"], match=r"--pool-size.*positive"),
     # --- ncore-sim: files ----------------------------------------------------------------------
-    cli("--a a directory", ["--kernel", "stream", "-n", "25600", "--a", "{tmp}"], match=r"--a.*directory"),
-    cli("--a missing", ["--kernel", "stream", "-n", "25600", "--a", "{tmp}/missing.npy"], match=r"cannot open"),
-    cli("--a empty file", ["--kernel", "stream", "-n", "25600", "--a", "{tmp}/empty.npy"], setup=make_files,
-        match=r"empty\.npy.*(not a \.npy|truncated|magic|header)"),
-    cli("--a corrupt header", ["--kernel", "stream", "-n", "25600", "--a", "{tmp}/garbage.npy"], setup=make_files,
-        match=r"garbage\.npy"),
-    cli("--a wrong size", ["--kernel", "stream", "-n", "25600", "--a", "{tmp}/short.npy"], setup=make_files,
-        match=r"short\.npy.*100"),
-    cli("--a float64", ["--kernel", "stream", "-n", "25600", "--a", "{tmp}/a64.npy"], setup=make_files,
-        match=r"a64\.npy.*(float64|<f8)"),
-    cli("--a big-endian float32", ["--kernel", "stream", "-n", "25600", "--a", "{tmp}/abe.npy"], setup=make_files,
-        match=r"abe\.npy.*(byte order|big-endian)"),
-    cli("--input unknown name", ["--kernel", "stream", "-n", "25600", "--input", "zz={tmp}/a.npy"], setup=make_files,
+    cli("--a a directory", [*STREAM, "--a", "{tmp}"], match=r"--a.*directory"),
+    cli("--a missing", [*STREAM, "--a", "{tmp}/missing.npy"], match=r"cannot open"),
+    a_file("--a empty file", "empty.npy", match=r"empty\.npy.*(not a \.npy|truncated|magic|header)"),
+    a_file("--a corrupt header", "garbage.npy", match=r"garbage\.npy"),
+    a_file("--a wrong size", "short.npy", match=r"short\.npy.*100"),
+    a_file("--a float64", "a64.npy", match=r"a64\.npy.*(float64|<f8)"),
+    a_file("--a big-endian float32", "abe.npy", match=r"abe\.npy.*(byte order|big-endian)"),
+    cli("--input unknown name", [*STREAM, "--input", "zz={tmp}/a.npy"], setup=make_files,
         match=r"--input.*zz"),
-    cli("--input and --a for one tensor", ["--kernel", "stream", "-n", "25600", "--a", "{tmp}/a.npy", "--input",
-                                           "a_vec={tmp}/a.npy"], setup=make_files, match=r"--input a_vec.*--a|--a.*--input"),
+    cli("--input and --a for one tensor", [*STREAM, "--a", "{tmp}/a.npy", "--input",
+                                           "a_vec={tmp}/a.npy"], setup=make_files,
+        match=r"--input a_vec.*--a|--a.*--input"),
     cli("--bias with --no-bias", ["--kernel", "conv", "--bias", "{tmp}/bias.npy", "--no-bias"], setup=make_files,
         match=r"--bias.*--no-bias|--no-bias.*--bias"),
-    cli("--image missing", ["--kernel", "stream", "-n", "25600", "--image", "{tmp}/missing.img"], match=r"missing\.img"),
-    cli("--image not an image", ["--kernel", "stream", "-n", "25600", "--image", HERE + "/probes.py"], match=r"image"),
-    cli("--image truncated", ["--kernel", "stream", "-n", "25600", "--image", "{tmp}/trunc.img"], match=r"trunc\.img",
+    cli("--image missing", [*STREAM, "--image", "{tmp}/missing.img"], match=r"missing\.img"),
+    cli("--image not an image", [*STREAM, "--image", HERE + "/probes.py"], match=r"image"),
+    cli("--image truncated", [*STREAM, "--image", "{tmp}/trunc.img"], match=r"trunc\.img",
         setup="truncated_image"),
-    cli("--image with a flipped bit in its HBM size", ["--kernel", "stream", "-n", "25600", "--image",
+    cli("--image with a flipped bit in its HBM size", [*STREAM, "--image",
                                                            "{tmp}/huge.img"],
         match=r"huge\.img.*(damaged|hbm_bytes.*exceeds)", setup="huge_image"),
     # --- ncore-sim: output paths are checked before the run ------------------------------------
-    cli("--out in a missing folder", ["--kernel", "stream", "-n", "25600", "--out", "/nonexistent/o.npy"],
-        match=r"^(?![\s\S]*Latency)[\s\S]*--out /nonexistent/o\.npy"),
-    cli("--json in a missing folder", ["--kernel", "stream", "-n", "25600", "--json", "/nonexistent/o.json"],
-        match=r"^(?![\s\S]*Latency)[\s\S]*--json /nonexistent/o\.json"),
-    cli("--records in a missing folder", ["--kernel", "stream", "-n", "25600", "--records", "/nonexistent/o.csv"],
-        match=r"^(?![\s\S]*Latency)[\s\S]*--records /nonexistent/o\.csv"),
-    cli("--profile in a missing folder", ["--kernel", "stream", "-n", "25600", "--profile", "/nonexistent/p"],
-        match=r"^(?![\s\S]*Latency)[\s\S]*--profile /nonexistent/p"),
-    cli("--listing in a missing folder", ["--kernel", "stream", "-n", "25600", "--listing", "/nonexistent/l.txt"],
-        match=r"--listing /nonexistent/l\.txt"),
-    cli("--save-image in a missing folder", ["--kernel", "stream", "-n", "25600", "--save-image", "/nonexistent/i.img"],
-        match=r"--save-image /nonexistent/i\.img"),
-    cli("--waves in a missing folder", ["--kernel", "stream", "-n", "25600", "--waves", "/nonexistent/x.fst"],
-        match=r"--waves /nonexistent/x\.fst"),
+    *[missing_folder(option, path, before_run) for option, path, before_run in [
+        ("--out", "o.npy", True), ("--json", "o.json", True), ("--records", "o.csv", True), ("--profile", "p", True),
+        ("--listing", "l.txt", False), ("--save-image", "i.img", False), ("--waves", "x.fst", False)]],
     # --- ncore-sim: options the golden backend cannot honour ----------------------------------
-    cli("golden backend with --waves", ["--kernel", "stream", "-n", "25600", "--backend", "golden", "--waves",
-                                        "{tmp}/w.fst"], match=r"--waves.*golden|golden.*--waves"),
-    cli("golden backend with --records", ["--kernel", "stream", "-n", "25600", "--backend", "golden", "--records",
-                                          "{tmp}/r.csv"], match=r"--records.*golden|golden.*--records"),
-    cli("golden backend with --check", ["--kernel", "stream", "-n", "25600", "--backend", "golden", "--check"],
-        match=r"--check.*golden|golden.*--check"),
+    *[golden_with(option, *args) for option, *args in [("--waves", "{tmp}/w.fst"), ("--records", "{tmp}/r.csv"),
+                                                         ("--check",)]],
     # --- ncore-sim: names ----------------------------------------------------------------------
     cli("unknown kernel", ["--kernel", "bogus", "-n", "128"], match=r"--kernel.*bogus"),
-    cli("unknown dtype", ["--kernel", "stream", "-n", "25600", "--dtype", "fp64"], match=r"--dtype.*fp64"),
-    cli("unknown config", ["--kernel", "stream", "-n", "25600", "--config", "trn9"], match=r"--config.*trn9"),
-    cli("option of another kernel", ["--kernel", "stream", "-n", "25600", "--row-chunk", "4"],
+    cli("unknown dtype", [*STREAM, "--dtype", "fp64"], match=r"--dtype.*fp64"),
+    cli("unknown config", [*STREAM, "--config", "trn9"], match=r"--config.*trn9"),
+    cli("option of another kernel", [*STREAM, "--row-chunk", "4"],
         match=r"--row-chunk is an option of kernel"),
-    cli("a legal run is right", ["--kernel", "stream", "-n", "25600", "--backend", "golden"], exit=0, ok=True,
+    cli("a legal run is right", [*STREAM, "--backend", "golden"], exit=0, ok=True,
         match=r"Correctness passed\? True"),
 ]
 

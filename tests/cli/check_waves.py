@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 import sys
-from checklist import check, finish
+from checklist import check, finish, vcd_records
 
 SIM, FST2VCD, DIR, WAVES = sys.argv[1:5]
 os.makedirs(DIR, exist_ok=True)
@@ -21,20 +21,14 @@ def dump(name, *extra, kernel=("--kernel", "stream", "-n", "25600", "--free-dim"
     path = os.path.join(DIR, name)
     p = subprocess.run([SIM, *kernel, "--waves", path, *extra], capture_output=True, text=True)
     check(p.returncode == 0, f"run with {' '.join(extra) or 'a full dump'} exits 0 ({p.returncode}) {p.stderr.strip()}")
-    vcd = subprocess.run([FST2VCD, path], capture_output=True, text=True).stdout
-    scopes, stack, times = set(), [], []
-    for line in vcd.splitlines():
-        if line.startswith("$scope"):
-            stack.append(line.split()[2])
-        elif line.startswith("$upscope"):
-            stack.pop()
-        elif line.startswith("$var"):
-            scopes.add(".".join(stack))
+    scopes, times = set(), []
+    for rec in vcd_records(FST2VCD, path):
+        if rec[0] == "var":
+            scopes.add(rec[1])
             if names is not None:  # GTKWave's name: the path, and the range of a vector
-                t = line.split()
-                names.add(".".join(stack + [t[4]]) + (t[5] if t[5].startswith("[") else ""))
-        elif line.startswith("#"):
-            times.append(int(line[1:]))
+                names.add(rec[2])
+        elif rec[0] == "time":
+            times.append(rec[1])
     return os.path.getsize(path), scopes, times
 
 

@@ -20,7 +20,7 @@ import os
 import re
 import subprocess
 import sys
-from checklist import check, finish
+from checklist import check, finish, vcd_records
 
 SIM, GTKWAVE, XVFB_RUN, FST2VCD, ISA, ROOT, DIR = sys.argv[1:8]
 os.makedirs(DIR, exist_ok=True)
@@ -65,24 +65,16 @@ def save_traces(text):
 
 def histories(dump, signals):
     """signal -> [(time, value or None for x/z)] from the dump, read with fst2vcd."""
-    vcd = subprocess.run([FST2VCD, dump], capture_output=True, text=True).stdout
-    stack, ids, hist, t = [], {}, {s: [] for s in signals}, 0
-    for line in vcd.splitlines():
-        if line.startswith("$scope"):
-            stack.append(line.split()[2])
-        elif line.startswith("$upscope"):
-            stack.pop()
-        elif line.startswith("$var"):
-            f = line.split()
-            name = ".".join(stack + [f[4]]) + (f[5] if f[5].startswith("[") else "")
-            if name in hist:
-                ids.setdefault(f[3], []).append(name)
-        elif line.startswith("#"):
-            t = int(line[1:])
-        elif line.startswith("b"):
-            bits, code = line[1:].split()
-            for name in ids.get(code, ()):
-                hist[name].append((t, int(bits, 2) if set(bits) <= {"0", "1"} else None))
+    ids, hist, t = {}, {s: [] for s in signals}, 0
+    for rec in vcd_records(FST2VCD, dump):
+        if rec[0] == "var":
+            if rec[2] in hist:
+                ids.setdefault(rec[3], []).append(rec[2])
+        elif rec[0] == "time":
+            t = rec[1]
+        elif rec[0] == "bits":
+            for name in ids.get(rec[2], ()):
+                hist[name].append((t, int(rec[1], 2) if set(rec[1]) <= {"0", "1"} else None))
     end = t
     return hist, end
 

@@ -11,6 +11,7 @@
 #include "ncore/ap.hpp"
 #include "ncore/error.hpp"
 #include "ncore/semaphores.hpp"
+#include "nki/nki.hpp"
 
 namespace fwtest {
 namespace isa = ncore::isa;
@@ -183,6 +184,26 @@ std::string trace_error(const std::function<void(nki::Tracer&)>& body) {
     return e.what();
   }
   return "<no error>";
+}
+
+namespace {
+
+Tiles make_tiles(nki::Tracer& t, const std::vector<Tile>& tiles, nki::Loc loc) {
+  Tiles made;
+  for (const Tile& x : tiles)
+    made.push_back(x.buffer.kind == nki::BufferKind::hbm ? t.input(x.name, x.shape, x.dtype, loc)
+                                                         : nki::nl::ndarray(x.shape, x.dtype, x.buffer, x.name, loc));
+  return made;
+}
+
+}  // namespace
+
+std::string call_error(const std::vector<Tile>& tiles, const std::function<void(const Tiles&)>& call) {
+  return trace_error([&](nki::Tracer& t) { call(make_tiles(t, tiles, nki::Loc::here())); });
+}
+
+std::string alloc_error(const std::vector<Tile>& tiles, nki::Loc loc) {
+  return trace_error([&](nki::Tracer& t) { make_tiles(t, tiles, loc); });
 }
 
 uint64_t count_opcode(const ncore::Program& p, isa::Opcode op) {

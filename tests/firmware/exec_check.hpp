@@ -51,6 +51,22 @@ std::vector<std::string> check_hazards(const ncore::Program& p, const Execution&
 // The message of the KernelError that tracing `body` for trn2 throws, or "<no error>".
 std::string trace_error(const std::function<void(nki::Tracer&)>& body);
 
+// A tensor of an error case: a new tile nl::ndarray(shape, dtype, buffer, name), or for the buffer
+// nl::hbm the kernel input `name` (Tracer::input).
+struct Tile {
+  nki::Shape shape;
+  nki::Dtype dtype;
+  nki::Buffer buffer;
+  const char* name;
+};
+using Tiles = std::vector<nki::Tensor>;
+
+// trace_error of `call` on the tensors of `tiles`, made in their order.
+std::string call_error(const std::vector<Tile>& tiles, const std::function<void(const Tiles&)>& call);
+
+// trace_error of making the tensors of `tiles` in order, at loc (what an allocation error names).
+std::string alloc_error(const std::vector<Tile>& tiles, nki::Loc loc = nki::Loc::here());
+
 // Counts of instructions by opcode over all streams.
 uint64_t count_opcode(const ncore::Program& p, ncore::isa::Opcode op);
 

@@ -20,6 +20,10 @@ namespace nl = nki::nl;
 namespace nisa = nki::nisa;
 using nki::Tensor;
 using Op = isa::Opcode;
+using fwtest::alloc_error;
+using fwtest::call_error;
+using fwtest::Tile;
+using fwtest::Tiles;
 
 inline const ncore::Preset& trn2() { return *ncore::find_preset("trn2"); }
 
@@ -31,6 +35,15 @@ inline ncore::Program run(const std::function<void(nki::Tracer&)>& body, nki::Tr
 }
 
 inline std::string error_of(const std::function<void(nki::Tracer&)>& body) { return fwtest::trace_error(body); }
+
+// The kernel input `name` copied by DMA into a new SBUF tile named `tile`, of the same shape and dtype.
+inline Tensor sbuf_input(nki::Tracer& t, const std::string& name, const nki::Shape& shape, nki::Dtype dtype,
+                         const std::string& tile) {
+  Tensor in = t.input(name, shape, dtype);
+  Tensor s = nl::ndarray(shape, dtype, nl::sbuf, tile);
+  nisa::dma_copy(s, in);
+  return s;
+}
 
 // The "file:line: " prefix of an error raised at `line` of the test file `file` (__FILE__), with
 // the path from the repository's root as the tracer reports it.

@@ -12,6 +12,10 @@ namespace {
 
 namespace nl = nki::nl;
 namespace nisa = nki::nisa;
+using fwtest::alloc_error;
+using fwtest::call_error;
+using fwtest::Tile;
+using fwtest::Tiles;
 using nki::Tensor;
 
 const ncore::Preset& trn2() { return *ncore::find_preset("trn2"); }
@@ -32,11 +36,8 @@ std::string build_error(kernels::Args a) {
 }  // namespace
 
 TEST_CASE("partition dimension above 128", "[firmware][constraints]") {
-  int line = 0;
-  const std::string e = error_of([&](nki::Tracer&) {
-    line = __LINE__ + 1;
-    Tensor t = nl::ndarray({256, 1}, nl::float32, nl::sbuf, "x");
-  });
+  const int line = __LINE__ + 1;
+  const std::string e = alloc_error({{{256, 1}, nl::float32, nl::sbuf, "x"}});
   CHECK(e == at(line) + "number of partitions 256 exceed architecture limitation of 128. (tensor `x` of shape [256, 1])");
   CHECK_THAT(e, Catch::Contains("number of partitions 256 exceed architecture limitation of 128."));
 
@@ -54,45 +55,33 @@ TEST_CASE("partition dimension above 128", "[firmware][constraints]") {
 
 TEST_CASE("partition count mismatch between operands", "[firmware][constraints]") {
   int line = 0;
-  const std::string e = error_of([&](nki::Tracer&) {
-    Tensor a = nl::ndarray({128, 512}, nl::float32, nl::sbuf, "a");
-    Tensor b = nl::ndarray({1, 512}, nl::float32, nl::sbuf, "b");
+  const auto add = [&](const Tiles& t) {
     line = __LINE__ + 1;
-    nisa::tensor_tensor(a, b, nl::add);
-  });
+    nisa::tensor_tensor(t[0], t[1], nl::add);
+  };
+  const Tile a{{128, 512}, nl::float32, nl::sbuf, "a"};
+  const std::string e = call_error({a, {{1, 512}, nl::float32, nl::sbuf, "b"}}, add);
   CHECK(e == at(line) + "number of partitions (dimension 0 size of a tile) mismatch in parameters (data1[128, 512], "
                         "data2[1, 512]) of 'tensor_tensor'");
-  const std::string e2 = error_of([&](nki::Tracer&) {
-    Tensor a = nl::ndarray({128, 512}, nl::float32, nl::sbuf, "a");
-    Tensor b = nl::ndarray({128, 256}, nl::float32, nl::sbuf, "b");
-    nisa::tensor_tensor(a, b, nl::add);
-  });
+  const std::string e2 = call_error({a, {{128, 256}, nl::float32, nl::sbuf, "b"}}, add);
   CHECK_THAT(e2, Catch::Contains("number of elements per partition mismatch in parameters (data1[128, 512], "
                                  "data2[128, 256]) of 'tensor_tensor'"));
 }
 
 TEST_CASE("operand in the wrong buffer", "[firmware][constraints]") {
   int line = 0;
-  std::string e = error_of([&](nki::Tracer& t) {
-    Tensor x = t.input("x", {128, 4}, nl::float32);
-    Tensor b = nl::ndarray({128, 4}, nl::float32, nl::sbuf, "b");
+  const Tile x{{128, 4}, nl::float32, nl::hbm, "x"};  // the kernel input
+  std::string e = call_error({x, {{128, 4}, nl::float32, nl::sbuf, "b"}}, [&](const Tiles& t) {
     line = __LINE__ + 1;
-    nisa::tensor_tensor(x, b, nl::add);
+    nisa::tensor_tensor(t[0], t[1], nl::add);
   });
   CHECK(e == at(line) + "Expected operand 'data1' of 'tensor_tensor' to be in address space 'sbuf' or 'psum', but got "
                         "a tile in 'hbm' instead.");
-  e = error_of([&](nki::Tracer& t) {
-    Tensor x = t.input("x", {128, 4}, nl::float32);
-    Tensor p = nl::ndarray({128, 4}, nl::float32, nl::psum, "p");
-    nisa::dma_copy(x, p);
-  });
+  e = call_error({x, {{128, 4}, nl::float32, nl::psum, "p"}}, [](const Tiles& t) { nisa::dma_copy(t[0], t[1]); });
   CHECK_THAT(e, Catch::Contains("Expected operand 'src' of 'dma_copy' to be in address space 'hbm' or 'sbuf', but got "
                                 "a tile in 'psum' instead."));
-  e = error_of([&](nki::Tracer& t) {
-    Tensor x = t.input("x", {128, 4}, nl::float32);
-    Tensor d = nl::ndarray({128, 4}, nl::float32, nl::sbuf, "d");
-    nisa::tensor_scalar(d, x, nl::add, 1.0f);
-  });
+  e = call_error({x, {{128, 4}, nl::float32, nl::sbuf, "d"}},
+                 [](const Tiles& t) { nisa::tensor_scalar(t[1], t[0], nl::add, 1.0f); });
   CHECK_THAT(e, Catch::Contains("Expected operand 'data' of 'tensor_scalar' to be in address space 'sbuf' or 'psum', "
                                 "but got a tile in 'hbm' instead."));
 }
@@ -183,23 +172,18 @@ TEST_CASE("start partition rules", "[firmware][constraints]") {
 }
 
 TEST_CASE("SBUF capacity", "[firmware][constraints]") {
-  int line = 0;
-  const std::string e = error_of([&](nki::Tracer&) {
-    Tensor a = nl::ndarray({128, 50000}, nl::float32, nl::sbuf, "a");  // 200000 bytes
-    line = __LINE__ + 1;
-    Tensor b = nl::ndarray({128, 4000}, nl::float32, nl::sbuf, "b");  // 16000 more do not fit
-  });
+  const Tile a{{128, 50000}, nl::float32, nl::sbuf, "a"};  // 200000 bytes
+  const Tile b{{128, 4000}, nl::float32, nl::sbuf, "b"};   // 16000 more do not fit
+  const int line = __LINE__ + 1;
+  const std::string e = alloc_error({a, b});
   // 212984 usable - 200000 = 12984 free.
   CHECK(e == at(line) + "SBUF allocation failed for tensor `b`: it needs 16000 bytes per partition, but the largest "
                         "free range is 12984 bytes (12984 of the 212984 usable bytes per partition are free)");
 }
 
 TEST_CASE("unsupported dtypes", "[firmware][constraints]") {
-  int line = 0;
-  std::string e = error_of([&](nki::Tracer&) {
-    line = __LINE__ + 1;
-    Tensor t = nl::ndarray({128, 4}, nl::tfloat32, nl::sbuf, "t");
-  });
+  const int line = __LINE__ + 1;
+  std::string e = alloc_error({{{128, 4}, nl::tfloat32, nl::sbuf, "t"}});
   CHECK(e == at(line) + "dtype tfloat32 of tensor `t` is not supported by this model (supported: float32, bfloat16, "
                         "float16, int8, uint8, int16, uint16, int32, uint32, bool_)");
   e = error_of([&](nki::Tracer& t) { t.input("x", {4}, nl::float8_e4m3); });

@@ -317,18 +317,16 @@ TEST_CASE("fused_conv2d_maxpool errors", "[firmware][conv][constraints]") {
                          Catch::Contains("bytes per partition in the SBUF"));
   CHECK_THAT(err(conv_args(1, 128, 128, 32, 600, 1, isa::Dtype::fp32)),
              Catch::Contains("output rows of 598 elements do not fit one PSUM bank"));
-  CHECK_THAT(error_of([](nki::Tracer& t) {
-               Tensor x = t.input("X", {1, 128, 16, 16}, nl::float32);
-               Tensor w = t.input("W", {128, 128, 3, 2}, nl::float32);
-               Tensor b = t.input("bias", {128}, nl::float32);
-               t.output(kernels::fused_conv2d_maxpool(x, w, b, 1));
-             }),
+  // the kernel traced on a [1, 128, 16, 16] float32 image with these weights
+  const auto weights_err = [](const nki::Shape& w_shape, nki::Dtype w_dtype) {
+    return error_of([&](nki::Tracer& t) {
+      Tensor x = t.input("X", {1, 128, 16, 16}, nl::float32);
+      Tensor w = t.input("W", w_shape, w_dtype);
+      Tensor b = t.input("bias", {128}, nl::float32);
+      t.output(kernels::fused_conv2d_maxpool(x, w, b, 1));
+    });
+  };
+  CHECK_THAT(weights_err({128, 128, 3, 2}, nl::float32),
              Catch::Contains("the filter must be square (Filter Height == Filter Width), got 3 x 2"));
-  CHECK_THAT(error_of([](nki::Tracer& t) {
-               Tensor x = t.input("X", {1, 128, 16, 16}, nl::float32);
-               Tensor w = t.input("W", {128, 128, 3, 3}, nl::float16);
-               Tensor b = t.input("bias", {128}, nl::float32);
-               t.output(kernels::fused_conv2d_maxpool(x, w, b, 1));
-             }),
-             Catch::Contains("X, W and bias must have one dtype"));
+  CHECK_THAT(weights_err({128, 128, 3, 3}, nl::float16), Catch::Contains("X, W and bias must have one dtype"));
 }

@@ -61,6 +61,15 @@ void put_u32(std::string& b, size_t at, uint32_t v) {
 }
 
 // A small hand-made Program: one memset on the vector engine, one location.
+ncore::Program tiny_program();
+
+// read_error of the image of tiny_program() after `damage`.
+std::string damaged_error(const std::function<void(ncore::Program&)>& damage) {
+  ncore::Program p = tiny_program();
+  damage(p);
+  return read_error(image_of(p));
+}
+
 ncore::Program tiny_program() {
   ncore::Program p;
   p.kernel = "k";
@@ -185,15 +194,12 @@ TEST_CASE("image header errors", "[firmware][image]") {
   CHECK_THAT(read_error(b), Catch::Contains("instruction records are 99 bytes"));
   CHECK_THAT(read_error(""), Catch::Contains("truncated"));
 
-  ncore::Program p = tiny_program();
-  p.preset = "nope";
-  CHECK_THAT(read_error(image_of(p)), Catch::Contains("unknown hardware preset 'nope'"));
-  p = tiny_program();
-  p.streams.pop_back();
-  CHECK_THAT(read_error(image_of(p)), Catch::Contains("20 streams, but preset 'trn2' has 21"));
-  p = tiny_program();
-  std::swap(p.streams[0].name, p.streams[1].name);
-  CHECK_THAT(read_error(image_of(p)), Catch::Contains("expected 'pe'"));
+  CHECK_THAT(damaged_error([](ncore::Program& p) { p.preset = "nope"; }),
+             Catch::Contains("unknown hardware preset 'nope'"));
+  CHECK_THAT(damaged_error([](ncore::Program& p) { p.streams.pop_back(); }),
+             Catch::Contains("20 streams, but preset 'trn2' has 21"));
+  CHECK_THAT(damaged_error([](ncore::Program& p) { std::swap(p.streams[0].name, p.streams[1].name); }),
+             Catch::Contains("expected 'pe'"));
 }
 
 TEST_CASE("image counts beyond sane limits", "[firmware][image]") {
@@ -235,50 +241,44 @@ TEST_CASE("a damaged image is refused by its checksum", "[firmware][image]") {
 }
 
 TEST_CASE("image instruction errors", "[firmware][image]") {
+  // the first instruction of the dve stream (3)
+  const auto first = [](ncore::Program& p) -> isa::Insn& { return p.streams[3].insns[0].insn; };
   SECTION("location index out of range") {
-    ncore::Program p = tiny_program();
-    p.streams[3].insns[0].loc = 5;
-    CHECK_THAT(read_error(image_of(p)),
+    CHECK_THAT(damaged_error([](ncore::Program& p) { p.streams[3].insns[0].loc = 5; }),
                Catch::Contains("location index 5 is out of range (the table has 1 entries)"));
   }
   SECTION("invalid opcode") {
-    ncore::Program p = tiny_program();
-    p.streams[3].insns[0].insn.opcode = static_cast<isa::Opcode>(77);
-    CHECK_THAT(read_error(image_of(p)), Catch::Contains("field opcode holds an invalid value"));
+    CHECK_THAT(damaged_error([&](ncore::Program& p) { first(p).opcode = static_cast<isa::Opcode>(77); }),
+               Catch::Contains("field opcode holds an invalid value"));
   }
   SECTION("invalid dtype in an operand") {
-    ncore::Program p = tiny_program();
-    p.streams[3].insns[0].insn.dst.dtype = static_cast<isa::Dtype>(9);
-    CHECK_THAT(read_error(image_of(p)), Catch::Contains("field dst.dtype holds an invalid value"));
+    CHECK_THAT(damaged_error([&](ncore::Program& p) { first(p).dst.dtype = static_cast<isa::Dtype>(9); }),
+               Catch::Contains("field dst.dtype holds an invalid value"));
   }
   SECTION("invalid semaphore op") {
-    ncore::Program p = tiny_program();
-    p.streams[3].insns[0].insn.upd_op = static_cast<isa::SemOp>(7);
-    CHECK_THAT(read_error(image_of(p)), Catch::Contains("field upd_op holds an invalid value"));
+    CHECK_THAT(damaged_error([&](ncore::Program& p) { first(p).upd_op = static_cast<isa::SemOp>(7); }),
+               Catch::Contains("field upd_op holds an invalid value"));
   }
   SECTION("engine does not match the stream") {
-    ncore::Program p = tiny_program();
-    std::swap(p.streams[0].insns, p.streams[3].insns);  // a vector-engine memset in the pe stream
-    CHECK_THAT(read_error(image_of(p)),
+    // a vector-engine memset in the pe stream
+    CHECK_THAT(damaged_error([](ncore::Program& p) { std::swap(p.streams[0].insns, p.streams[3].insns); }),
                Catch::Contains("memset instruction for engine dve in the stream of engine pe"));
   }
   SECTION("instruction outside SBUF") {
-    ncore::Program p = tiny_program();
-    p.streams[3].insns[0].insn.dst.offset = trn2().sbuf_bytes;
-    const std::string e = read_error(image_of(p));
+    const std::string e = damaged_error([&](ncore::Program& p) { first(p).dst.offset = trn2().sbuf_bytes; });
     CHECK_THAT(e, Catch::Contains("stream dve instruction 0"));
     CHECK_THAT(e, Catch::Contains("outside the"));
   }
   SECTION("access pattern whose extent overflows 64-bit arithmetic") {
-    ncore::Program p = tiny_program();
-    p.streams[3].insns[0].insn.dst.size = {0xffffffffu, 0xffffffffu, 1, 1};
-    p.streams[3].insns[0].insn.dst.stride = {0x7fffffff, 0x7fffffff, 0, 0};
-    CHECK_THAT(read_error(image_of(p)), Catch::Contains("operand dst: its free sizes hold more elements than any memory"));
+    CHECK_THAT(damaged_error([&](ncore::Program& p) {
+                 first(p).dst.size = {0xffffffffu, 0xffffffffu, 1, 1};
+                 first(p).dst.stride = {0x7fffffff, 0x7fffffff, 0, 0};
+               }),
+               Catch::Contains("operand dst: its free sizes hold more elements than any memory"));
   }
   SECTION("tensor outside hbm_bytes") {
-    ncore::Program p = tiny_program();
-    p.hbm_tensors[0].offset = 64;
-    CHECK_THAT(read_error(image_of(p)), Catch::Contains("lies outside hbm_bytes 256"));
+    CHECK_THAT(damaged_error([](ncore::Program& p) { p.hbm_tensors[0].offset = 64; }),
+               Catch::Contains("lies outside hbm_bytes 256"));
   }
   SECTION("trailing bytes") {
     CHECK_THAT(read_error_raw(sealed(body_of(image_of(tiny_program())) + "xy")), Catch::Contains("2 unexpected bytes"));

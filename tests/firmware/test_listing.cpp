@@ -26,34 +26,16 @@ bool has_line_starting(const std::vector<std::string>& lines, const std::string&
 }  // namespace
 
 TEST_CASE("format_ap", "[firmware][listing]") {
-  isa::Ap a{};
-  a.mem = isa::Buffer::sbuf;
-  a.dtype = isa::Dtype::fp32;
-  a.start_part = 0;
-  a.num_part = 128;
-  a.offset = 0x1f40;
-  a.size = {1000, 1, 1, 1};
-  a.stride = {1, 0, 0, 0};
+  // {mem, dtype, start_part, num_part, part_stride, offset, size, stride}
+  isa::Ap a{isa::Buffer::sbuf, isa::Dtype::fp32, 0, 128, 0, 0x1f40, {1000, 1, 1, 1}, {1, 0, 0, 0}};
   CHECK(ncore::format_ap(a) == "sbuf[0:128]+0x1f40 fp32 <1000>");
 
-  a.start_part = 32;
-  a.num_part = 32;
-  a.dtype = isa::Dtype::bf16;
-  a.offset = 0;
-  a.size = {200, 4, 1, 1};
-  a.stride = {1, 1000, 0, 0};
+  a = {isa::Buffer::sbuf, isa::Dtype::bf16, 32, 32, 0, 0, {200, 4, 1, 1}, {1, 1000, 0, 0}};
   CHECK(ncore::format_ap(a) == "sbuf[32:64]+0x0 bf16 <4x200 /1000,1>");
   a.stride = {1, 200, 0, 0};  // plain row-major: no strides printed
   CHECK(ncore::format_ap(a) == "sbuf[32:64]+0x0 bf16 <4x200>");
 
-  isa::Ap h{};
-  h.mem = isa::Buffer::hbm;
-  h.dtype = isa::Dtype::fp32;
-  h.num_part = 128;
-  h.part_stride = 200;
-  h.offset = 0x400;
-  h.size = {2, 1, 1, 1};
-  h.stride = {1, 0, 0, 0};
+  isa::Ap h{isa::Buffer::hbm, isa::Dtype::fp32, 0, 128, 200, 0x400, {2, 1, 1, 1}, {1, 0, 0, 0}};
   CHECK(ncore::format_ap(h) == "hbm[128 rows/200]+0x400 fp32 <2>");
   h.num_part = 1;
   CHECK(ncore::format_ap(h) == "hbm+0x400 fp32 <2>");

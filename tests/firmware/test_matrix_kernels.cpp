@@ -135,6 +135,12 @@ void check_close(const Run& r, const kernels::Args& a) {
 
 uint64_t count(const ncore::Program& p, Op op) { return fwtest::count_opcode(p, op); }
 
+// A matrix_transpose case: n x m elements of dt.
+struct TransposeCase {
+  int64_t n, m;
+  isa::Dtype dt;
+};
+
 int64_t largest_divisor(int64_t n, int64_t cap) {
   for (int64_t d = std::min(n, cap); d > 1; --d)
     if (n % d == 0) return d;
@@ -144,14 +150,10 @@ int64_t largest_divisor(int64_t n, int64_t cap) {
 }  // namespace
 
 TEST_CASE("matrix_transpose: instruction counts for several shapes and dtypes", "[firmware][kernels][matrix]") {
-  struct Case {
-    int64_t n, m;
-    isa::Dtype dt;
-  };
-  for (const Case& c : {Case{128, 128, isa::Dtype::fp32}, Case{256, 384, isa::Dtype::fp32},
-                        Case{640, 256, isa::Dtype::bf16}, Case{1024, 128, isa::Dtype::fp16},
-                        Case{128, 2048, isa::Dtype::bf16}, Case{4096, 4096, isa::Dtype::fp32},
-                        Case{2048, 4096, isa::Dtype::bf16}}) {
+  for (const TransposeCase& c : std::initializer_list<TransposeCase>{
+       {128, 128, isa::Dtype::fp32}, {256, 384, isa::Dtype::fp32}, {640, 256, isa::Dtype::bf16},
+       {1024, 128, isa::Dtype::fp16}, {128, 2048, isa::Dtype::bf16}, {4096, 4096, isa::Dtype::fp32},
+       {2048, 4096, isa::Dtype::bf16}}) {
     INFO(c.n << " x " << c.m << " " << isa::to_string(c.dt));
     const ncore::Program p = kernels::build(transpose_args(c.n, c.m, c.dt), trn2());
     // Input rows n = M of the kernel, columns m = N. Groups of ROWS x COLS blocks.
@@ -253,16 +255,12 @@ TEST_CASE("kernel size checks, as the handout's asserts", "[firmware][kernels][m
 }
 
 TEST_CASE("matrix_transpose on the golden model equals the reference exactly", "[firmware][kernels][matrix][golden]") {
-  struct Case {
-    int64_t n, m;
-    isa::Dtype dt;
-  };
   // Groups of ROWS x COLS blocks: 2x3 (one group), 5x2 (two PSUM banks per row tile), 3x1 (one
   // bank), 1x16, 8x1, 3x2 in three row groups, 1x6 in three column groups.
-  for (const Case& c : {Case{256, 384, isa::Dtype::fp32}, Case{640, 256, isa::Dtype::bf16},
-                        Case{384, 128, isa::Dtype::fp16}, Case{128, 2048, isa::Dtype::bf16},
-                        Case{1024, 128, isa::Dtype::fp32}, Case{1152, 256, isa::Dtype::fp32},
-                        Case{128, 2304, isa::Dtype::fp32}}) {
+  for (const TransposeCase& c : std::initializer_list<TransposeCase>{
+       {256, 384, isa::Dtype::fp32}, {640, 256, isa::Dtype::bf16}, {384, 128, isa::Dtype::fp16},
+       {128, 2048, isa::Dtype::bf16}, {1024, 128, isa::Dtype::fp32}, {1152, 256, isa::Dtype::fp32},
+       {128, 2304, isa::Dtype::fp32}}) {
     INFO(c.n << " x " << c.m << " " << isa::to_string(c.dt));
     const kernels::Args a = transpose_args(c.n, c.m, c.dt);
     const Run r = run_golden(a, 7, -1000.0f, 1000.0f);

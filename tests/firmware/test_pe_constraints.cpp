@@ -17,6 +17,17 @@ namespace {
 
 std::string at(int line) { return at_line(__FILE__, line); }
 
+// The destination of most nc_matmul error cases: a [128, 512] float32 PSUM tile.
+const Tile kPsumD{{128, 512}, nl::float32, nl::psum, "d"};
+
+// call_error of nisa::nc_matmul(dst, stationary, moving) on new tiles; *line: the line of the call.
+std::string matmul_error(const Tile& stationary, const Tile& moving, const Tile& dst, int* line = nullptr) {
+  return call_error({stationary, moving, dst}, [&](const Tiles& t) {
+    if (line) *line = __LINE__ + 1;
+    nisa::nc_matmul(t[2], t[0], t[1]);
+  });
+}
+
 }  // namespace
 
 // --- PSUM allocation ----------------------------------------------------------------------------
@@ -44,11 +55,8 @@ TEST_CASE("PSUM tiles take whole banks, and the ninth does not fit", "[firmware]
 }
 
 TEST_CASE("a PSUM tile must fit one bank (psum_fmax), and block dimensions take a bank each", "[firmware][pe][allocator]") {
-  int line = 0;
-  std::string e = error_of([&](nki::Tracer&) {
-    line = __LINE__ + 1;
-    nl::ndarray({128, 513}, nl::float32, nl::psum, "big");
-  });
+  const int line = __LINE__ + 1;
+  std::string e = alloc_error({{{128, 513}, nl::float32, nl::psum, "big"}});
   CHECK(e == at(line) + "PSUM tile `big` of shape [128, 513] float32 needs 2052 bytes per partition, but a PSUM tile "
                         "must fit one 2048-byte bank (psum_fmax: 512 float32 per partition); a tile may not cross a "
                         "bank");
@@ -102,32 +110,23 @@ TEST_CASE("PSUM tiles in loops rotate over banks, and the ring shrinks to the fr
 
 TEST_CASE("nc_matmul: moving free size above 512 (gemm_moving_fmax)", "[firmware][pe][constraints]") {
   int line = 0;
-  const std::string e = error_of([&](nki::Tracer&) {
-    Tensor s = nl::ndarray({128, 128}, nl::bfloat16, nl::sbuf, "lhsT_tile");
-    Tensor m = nl::ndarray({128, 1024}, nl::bfloat16, nl::sbuf, "rhs_tile");
-    Tensor d = nl::ndarray({128, 512}, nl::float32, nl::psum, "d");
-    line = __LINE__ + 1;
-    nisa::nc_matmul(d, s, m);
-  });
+  const std::string e = matmul_error({{128, 128}, nl::bfloat16, nl::sbuf, "lhsT_tile"},
+                                     {{128, 1024}, nl::bfloat16, nl::sbuf, "rhs_tile"}, kPsumD, &line);
   CHECK(e == at(line) + "size of dimension 1 in 'rhs_tile[128, 1024]' of 'nc_matmul' exceed architecture limitation "
                         "of 512. (operand 'moving' of 'nc_matmul': gemm_moving_fmax)");
-  CHECK_THAT(error_of([&](nki::Tracer&) {
-               Tensor s = nl::ndarray({128, 128}, nl::bfloat16, nl::sbuf, "s");
-               Tensor m = nl::ndarray({128, 2, 300}, nl::bfloat16, nl::sbuf, "m3");
-               (void)nki::Tensor(nisa::nc_matmul(s, m));
-             }),
+  CHECK_THAT(call_error({{{128, 128}, nl::bfloat16, nl::sbuf, "s"}, {{128, 2, 300}, nl::bfloat16, nl::sbuf, "m3"}},
+                        [](const Tiles& t) { (void)nki::Tensor(nisa::nc_matmul(t[0], t[1])); }),
              Catch::Contains("free size 600 (dimensions 1 to 2, flattened) in 'm3[128, 2, 300]' of 'nc_matmul' exceed "
                              "architecture limitation of 512."));
 }
 
 TEST_CASE("nc_matmul: stationary free size above 128 (gemm_stationary_fmax)", "[firmware][pe][constraints]") {
   int line = 0;
-  const std::string e = error_of([&](nki::Tracer&) {
-    Tensor s = nl::ndarray({128, 256}, nl::float32, nl::sbuf, "w");
-    Tensor m = nl::ndarray({128, 512}, nl::float32, nl::sbuf, "x");
-    line = __LINE__ + 1;
-    Tensor r = nisa::nc_matmul(s, m);
-  });
+  const std::string e = call_error({{{128, 256}, nl::float32, nl::sbuf, "w"}, {{128, 512}, nl::float32, nl::sbuf, "x"}},
+                                   [&](const Tiles& t) {
+                                     line = __LINE__ + 1;
+                                     Tensor r = nisa::nc_matmul(t[0], t[1]);
+                                   });
   CHECK(e == at(line) + "size of dimension 1 in 'w[128, 256]' of 'nc_matmul' exceed architecture limitation of 128. "
                         "(operand 'stationary' of 'nc_matmul': gemm_stationary_fmax)");
 }
@@ -149,28 +148,15 @@ TEST_CASE("nc_matmul: partitions above 128 and contraction dimensions that diffe
 
 TEST_CASE("nc_matmul: operands in the wrong buffer", "[firmware][pe][constraints]") {
   int line = 0;
-  std::string e = error_of([&](nki::Tracer&) {
-    Tensor s = nl::ndarray({128, 128}, nl::float32, nl::psum, "s");
-    Tensor m = nl::ndarray({128, 512}, nl::float32, nl::sbuf, "m");
-    Tensor d = nl::ndarray({128, 512}, nl::float32, nl::psum, "d");
-    line = __LINE__ + 1;
-    nisa::nc_matmul(d, s, m);
-  });
+  std::string e =
+      matmul_error({{128, 128}, nl::float32, nl::psum, "s"}, {{128, 512}, nl::float32, nl::sbuf, "m"}, kPsumD, &line);
   CHECK(e == at(line) + "Expected operand 'stationary' of 'nc_matmul' to be in address space 'sbuf', but got a tile "
                         "in 'psum' instead.");
-  e = error_of([&](nki::Tracer& t) {
-    Tensor s = nl::ndarray({128, 128}, nl::float32, nl::sbuf, "s");
-    Tensor m = t.input("m", {128, 512}, nl::float32);
-    Tensor d = nl::ndarray({128, 512}, nl::float32, nl::psum, "d");
-    nisa::nc_matmul(d, s, m);
-  });
+  e = matmul_error({{128, 128}, nl::float32, nl::sbuf, "s"}, {{128, 512}, nl::float32, nl::hbm, "m"}, kPsumD);
   CHECK_THAT(e, Catch::Contains("Expected operand 'moving' of 'nc_matmul' to be in address space 'sbuf', but got a "
                                 "tile in 'hbm' instead."));
-  e = error_of([&](nki::Tracer&) {
-    Tensor s = nl::ndarray({128, 128}, nl::float32, nl::sbuf, "s");
-    Tensor d = nl::ndarray({128, 128}, nl::float32, nl::sbuf, "d");
-    nisa::nc_matmul(d, s, s);
-  });
+  e = call_error({{{128, 128}, nl::float32, nl::sbuf, "s"}, {{128, 128}, nl::float32, nl::sbuf, "d"}},
+                 [](const Tiles& t) { nisa::nc_matmul(t[1], t[0], t[0]); });
   CHECK_THAT(e, Catch::Contains("Expected operand 'dst' of 'nc_matmul' to be in address space 'psum', but got a "
                                 "tile in 'sbuf' instead."));
   e = error_of([&](nki::Tracer&) {
@@ -183,40 +169,26 @@ TEST_CASE("nc_matmul: operands in the wrong buffer", "[firmware][pe][constraints
 
 TEST_CASE("nc_matmul: dtype pairs and the PSUM result", "[firmware][pe][constraints]") {
   int line = 0;
-  std::string e = error_of([&](nki::Tracer&) {
-    Tensor s = nl::ndarray({128, 128}, nl::float32, nl::sbuf, "s");
-    Tensor m = nl::ndarray({128, 512}, nl::bfloat16, nl::sbuf, "m");
-    line = __LINE__ + 1;
-    Tensor r = nisa::nc_matmul(s, m);
-  });
+  std::string e = call_error({{{128, 128}, nl::float32, nl::sbuf, "s"}, {{128, 512}, nl::bfloat16, nl::sbuf, "m"}},
+                             [&](const Tiles& t) {
+                               line = __LINE__ + 1;
+                               Tensor r = nisa::nc_matmul(t[0], t[1]);
+                             });
   CHECK(e == at(line) + "'nc_matmul' cannot multiply a float32 stationary (s[128, 128]) by a bfloat16 moving "
                         "(m[128, 512]) operand: float32 pairs only with float32");
-  CHECK_THAT(error_of([&](nki::Tracer&) {
-               Tensor s = nl::ndarray({128, 128}, nl::float16, nl::sbuf, "s");
-               Tensor m = nl::ndarray({128, 512}, nl::float32, nl::sbuf, "m");
-               Tensor r = nisa::nc_matmul(s, m);
-             }),
+  CHECK_THAT(call_error({{{128, 128}, nl::float16, nl::sbuf, "s"}, {{128, 512}, nl::float32, nl::sbuf, "m"}},
+                        [](const Tiles& t) { Tensor r = nisa::nc_matmul(t[0], t[1]); }),
              Catch::Contains("cannot multiply a float16 stationary"));
   CHECK(error_of([&](nki::Tracer&) {
           Tensor s = nl::zeros({128, 128}, nl::float16, nl::sbuf, "s");
           Tensor m = nl::zeros({128, 512}, nl::bfloat16, nl::sbuf, "m");
           Tensor r = nisa::nc_matmul(s, m);
         }) == "<no error>");
-  e = error_of([&](nki::Tracer&) {
-    Tensor s = nl::ndarray({128, 128}, nl::bfloat16, nl::sbuf, "s");
-    Tensor m = nl::ndarray({128, 512}, nl::bfloat16, nl::sbuf, "m");
-    Tensor d = nl::ndarray({128, 512}, nl::bfloat16, nl::psum, "d");
-    line = __LINE__ + 1;
-    nisa::nc_matmul(d, s, m);
-  });
+  e = matmul_error({{128, 128}, nl::bfloat16, nl::sbuf, "s"}, {{128, 512}, nl::bfloat16, nl::sbuf, "m"},
+                   {{128, 512}, nl::bfloat16, nl::psum, "d"}, &line);
   CHECK(e == at(line) + "operand 'dst' of 'nc_matmul' (d[128, 512]) is bfloat16, but the tensor engine writes float32 "
                         "to PSUM");
-  e = error_of([&](nki::Tracer&) {
-    Tensor s = nl::ndarray({128, 64}, nl::bfloat16, nl::sbuf, "s");
-    Tensor m = nl::ndarray({128, 512}, nl::bfloat16, nl::sbuf, "m");
-    Tensor d = nl::ndarray({128, 512}, nl::float32, nl::psum, "d");
-    nisa::nc_matmul(d, s, m);
-  });
+  e = matmul_error({{128, 64}, nl::bfloat16, nl::sbuf, "s"}, {{128, 512}, nl::bfloat16, nl::sbuf, "m"}, kPsumD);
   CHECK_THAT(e, Catch::Contains("operand 'dst' of 'nc_matmul' (d[128, 512]) has 128 partitions x 512 elements, but "
                                 "stationary.T @ moving is [64, 512]"));
   e = error_of([&](nki::Tracer&) {
@@ -232,52 +204,40 @@ TEST_CASE("nc_matmul: dtype pairs and the PSUM result", "[firmware][pe][constrai
                         "[0, 128), bytes [256, 768)) overlaps, without being the same region, the accumulation group "
                         "of an earlier matmul (partitions [0, 128), bytes [0, 1024)) that has not been read; pass "
                         "accumulate=true or false explicitly");
-  e = error_of([&](nki::Tracer&) {
-    Tensor s = nl::ndarray({128, 128}, nl::bfloat16, nl::sbuf, "s");
-    Tensor m = nl::ndarray({128, 128}, nl::bfloat16, nl::sbuf, "m");
-    Tensor d = nl::ndarray({128, 512}, nl::float32, nl::psum, "d");
-    nisa::nc_matmul(d(nl::all, nl::ds(0, 256)), s, m(nl::all, nl::ds(0, 64)), true);
-  });
+  e = call_error({{{128, 128}, nl::bfloat16, nl::sbuf, "s"}, {{128, 128}, nl::bfloat16, nl::sbuf, "m"}, kPsumD},
+                 [](const Tiles& t) {
+                   nisa::nc_matmul(t[2](nl::all, nl::ds(0, 256)), t[0], t[1](nl::all, nl::ds(0, 64)), true);
+                 });
   CHECK_THAT(e, Catch::Contains("(d[128, 256]) has 128 partitions x 256 elements, but stationary.T @ moving is "
                                 "[128, 64]"));
 }
 
 TEST_CASE("nc_transpose: input above [128, 128], more than 2 dimensions, the destination", "[firmware][pe][constraints]") {
   int line = 0;
-  std::string e = error_of([&](nki::Tracer&) {
-    Tensor x = nl::ndarray({128, 512}, nl::bfloat16, nl::sbuf, "x");
+  std::string e = call_error({{{128, 512}, nl::bfloat16, nl::sbuf, "x"}}, [&](const Tiles& t) {
     line = __LINE__ + 1;
-    Tensor r = nisa::nc_transpose(x);
+    Tensor r = nisa::nc_transpose(t[0]);
   });
   CHECK(e == at(line) + "size of dimension 1 in 'x[128, 512]' of 'transpose' exceed architecture limitation of 128. "
                         "(operand 'data' of 'nc_transpose')");
   CHECK_THAT(e, Catch::Contains("size of dimension 1 in 'x[128, 512]' of 'transpose' exceed architecture limitation "
                                 "of 128."));
-  e = error_of([&](nki::Tracer&) {
-    Tensor x = nl::ndarray({64, 32, 2}, nl::float32, nl::sbuf, "x");
+  e = call_error({{{64, 32, 2}, nl::float32, nl::sbuf, "x"}}, [&](const Tiles& t) {
     line = __LINE__ + 1;
-    Tensor r = nisa::nc_transpose(x);
+    Tensor r = nisa::nc_transpose(t[0]);
   });
   CHECK(e == at(line) + "parameter 'x[64, 32, 2]' of 'transpose' exceed max supported number of dimensions of 2.");
-  e = error_of([&](nki::Tracer&) {
-    Tensor x = nl::ndarray({128, 64}, nl::float32, nl::sbuf, "x");
-    Tensor d = nl::ndarray({64, 128}, nl::bfloat16, nl::psum, "d");
-    nisa::nc_transpose(d, x);
-  });
+  const auto transpose_error = [](const Tile& dst) {
+    return call_error({{{128, 64}, nl::float32, nl::sbuf, "x"}, dst},
+                      [](const Tiles& t) { nisa::nc_transpose(t[1], t[0]); });
+  };
+  e = transpose_error({{64, 128}, nl::bfloat16, nl::psum, "d"});
   CHECK_THAT(e, Catch::Contains("operand 'dst' of 'nc_transpose' (d[64, 128]) is bfloat16, but the tensor engine "
                                 "writes float32 to PSUM"));
-  e = error_of([&](nki::Tracer&) {
-    Tensor x = nl::ndarray({128, 64}, nl::float32, nl::sbuf, "x");
-    Tensor d = nl::ndarray({128, 64}, nl::float32, nl::psum, "d");
-    nisa::nc_transpose(d, x);
-  });
+  e = transpose_error({{128, 64}, nl::float32, nl::psum, "d"});
   CHECK_THAT(e, Catch::Contains("(d[128, 64]) has 128 partitions x 64 elements, but the transpose of data is [64, "
                                 "128]"));
-  e = error_of([&](nki::Tracer&) {
-    Tensor x = nl::ndarray({128, 64}, nl::float32, nl::sbuf, "x");
-    Tensor d = nl::ndarray({64, 128}, nl::float32, nl::sbuf, "d");
-    nisa::nc_transpose(d, x);
-  });
+  e = transpose_error({{64, 128}, nl::float32, nl::sbuf, "d"});
   CHECK_THAT(e, Catch::Contains("Expected operand 'dst' of 'nc_transpose' to be in address space 'psum', but got a "
                                 "tile in 'sbuf' instead."));
 }

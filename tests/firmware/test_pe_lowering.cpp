@@ -36,13 +36,9 @@ constexpr Op LS = Op::load_stationary, MM = Op::multiply_moving;
 
 TEST_CASE("nc_matmul lowers to load_stationary + multiply_moving on the tensor engine", "[firmware][pe]") {
   ncore::Program p = run([&](nki::Tracer& t) {
-    Tensor a = t.input("a", {128, 64}, nl::bfloat16);
-    Tensor b = t.input("b", {128, 512}, nl::float16);
-    Tensor s = nl::ndarray({128, 64}, nl::bfloat16, nl::sbuf, "s");
-    Tensor m = nl::ndarray({128, 512}, nl::float16, nl::sbuf, "m");
+    Tensor s = sbuf_input(t, "a", {128, 64}, nl::bfloat16, "s");
+    Tensor m = sbuf_input(t, "b", {128, 512}, nl::float16, "m");
     Tensor d = nl::ndarray({64, 512}, nl::float32, nl::psum, "d");
-    nisa::dma_copy(s, a);
-    nisa::dma_copy(m, b);
     nisa::nc_matmul(d, s, m);
   });
   REQUIRE(opcodes(p, kPe) == std::vector<Op>{LS, MM});
@@ -186,11 +182,9 @@ TEST_CASE("load_stationary is skipped while the array holds the same unchanged o
 
 TEST_CASE("nc_transpose: a matmul against an identity loaded once from a constant", "[firmware][pe]") {
   ncore::Program p = run([&](nki::Tracer& t) {
-    Tensor x = t.input("x", {128, 96}, nl::float32);
+    Tensor xs = sbuf_input(t, "x", {128, 96}, nl::float32, "xs");
     Tensor y = t.input("y", {64, 128}, nl::float16);
-    Tensor xs = nl::ndarray({128, 96}, nl::float32, nl::sbuf, "xs");
     Tensor ys = nl::ndarray({128, 128}, nl::float16, nl::sbuf, "ys");
-    nisa::dma_copy(xs, x);
     nisa::dma_copy(ys(nl::ds(64, 64)), y);
     Tensor t1 = nisa::nc_transpose(xs);                // [96, 128] fp32 PSUM
     Tensor t2 = nisa::nc_transpose(xs(nl::all, nl::ds(0, 32)));
@@ -296,12 +290,8 @@ TEST_CASE("nl.zeros in PSUM: the memset waits for the tile's first use and is dr
   // comes just before the read. 3: never used: no memset.
   auto body = [](int mode) {
     return [mode](nki::Tracer& t) {
-      Tensor a = t.input("a", {128, 128}, nl::bfloat16);
-      Tensor b = t.input("b", {128, 512}, nl::bfloat16);
-      Tensor s = nl::ndarray({128, 128}, nl::bfloat16, nl::sbuf, "s");
-      Tensor m = nl::ndarray({128, 512}, nl::bfloat16, nl::sbuf, "m");
-      nisa::dma_copy(s, a);
-      nisa::dma_copy(m, b);
+      Tensor s = sbuf_input(t, "a", {128, 128}, nl::bfloat16, "s");
+      Tensor m = sbuf_input(t, "b", {128, 512}, nl::bfloat16, "m");
       Tensor z = nl::zeros({128, 512}, nl::float32, nl::psum, "z");
       Tensor out = nl::ndarray({128, 512}, nl::float32, nl::shared_hbm, "out");
       if (mode == 0) {

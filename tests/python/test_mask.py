@@ -124,17 +124,24 @@ def test_mask_on_a_free_axis_leaves_the_rest_of_the_destination():
     np.testing.assert_array_equal(nki.simulate_kernel(k, a, b), want)
 
 
-def test_masked_load_reads_only_the_rows_inside_the_tensor():
+def _rows_from_100(masked):
+    """A kernel that loads rows 100..227 of its (n, 8) input into a zeroed tile and stores it; masked:
+    only the rows that exist."""
     @nki.jit
     def k(a):
         out = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.shared_hbm)
         ip = nl.arange(128)[:, None]
         jf = nl.arange(8)[None, :]
         t = nl.zeros((128, 8), dtype=a.dtype)
-        t[...] = nl.load(a[100 + ip, jf], mask=(100 + ip < a.shape[0]))  # rows 100..129: 30 exist
+        t[...] = nl.load(a[100 + ip, jf], mask=(100 + ip < a.shape[0]) if masked else None)
         nl.store(out, t)
         return out
 
+    return k
+
+
+def test_masked_load_reads_only_the_rows_inside_the_tensor():
+    k = _rows_from_100(masked=True)  # rows 100..129 of 130: 30 exist
     a = rng.uniform(-1, 1, (130, 8)).astype(np.float32)
     want = np.zeros((128, 8), np.float32)
     want[:30] = a[100:]
@@ -158,16 +165,8 @@ def test_a_masked_call_is_one_instruction_and_an_empty_mask_none():
 
 
 def test_an_index_past_the_end_without_a_mask_is_still_an_error():
-    @nki.jit
-    def k(a):
-        out = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.shared_hbm)
-        ip = nl.arange(128)[:, None]
-        jf = nl.arange(8)[None, :]
-        nl.store(out, nl.load(a[100 + ip, jf]))
-        return out
-
     with pytest.raises(ValueError, match="test_mask.py"):
-        nki.simulate_kernel(k, np.zeros((130, 8), np.float32))
+        nki.simulate_kernel(_rows_from_100(masked=False), np.zeros((130, 8), np.float32))
 
 
 def test_a_mask_relating_two_axes_runs_box_by_box():
@@ -190,31 +189,13 @@ def test_a_mask_relating_two_axes_runs_box_by_box():
 
 def test_max_pool_with_padding_masks_the_windows_at_the_edges():
     # A strided max pool whose windows start one element before the image: the mask drops the
-    # window elements outside it, a bound on the window axis that depends on the output axis.
-    def pool_kernel(size, stride, pad):
-        @nki.jit
-        def k(a):
-            c, h, w = a.shape
-            ho, wo = (h + 2 * pad - size) // stride + 1, (w + 2 * pad - size) // stride + 1
-            out = nl.ndarray((c, ho, wo), dtype=a.dtype, buffer=nl.shared_hbm)
-            i0 = nl.arange(c)[:, None, None, None, None]
-            i1 = nl.arange(ho)[None, :, None, None, None]
-            i2 = nl.arange(wo)[None, None, :, None, None]
-            i3 = nl.arange(size)[None, None, None, :, None]
-            i4 = nl.arange(size)[None, None, None, None, :]
-            t = nl.load(a)
-            r = nl.max(t[i0, stride * i1 - pad + i3, stride * i2 - pad + i4], axis=[3, 4],
-                       mask=(stride * i1 - pad + i3 >= 0) & (stride * i2 - pad + i4 >= 0)
-                       & (stride * i1 - pad + i3 < h) & (stride * i2 - pad + i4 < w))
-            nl.store(out, value=r)
-            return out
-        return k
-
+    # window elements outside it, a bound on the window axis that depends on the output axis
+    # (_maxpool below).
     import torch
     a = rng.standard_normal((32, 15, 14)).astype(np.float32)
     for size, stride, pad in [(4, 2, 1), (3, 2, 1), (3, 1, 1)]:
         want = torch.nn.functional.max_pool2d(torch.from_numpy(a)[None], size, stride, pad)[0].numpy()
-        np.testing.assert_array_equal(nki.simulate_kernel(pool_kernel(size, stride, pad), a), want)
+        np.testing.assert_array_equal(nki.simulate_kernel(_maxpool(*a.shape, size, stride, pad), a), want)
 
 
 def test_masks_the_model_cannot_split_are_refused_in_nki_terms():

@@ -210,21 +210,24 @@ def test_activation_reduce_sums_the_function():
     assert ulp_error(e, np.exp(a.astype(np.float64))).max() <= 1.0
 
 
-def test_divide_and_comparisons_against_numpy():
+def binary_ops_kernel(*ops):
+    """A kernel of two inputs of one shape that stores op(x, y) of each of `ops` as one plane of its
+    float32 output, in order."""
     @nki.jit
     def k(a, b):
-        out = nl.ndarray((9, 128, 40), dtype=nl.float32, buffer=nl.shared_hbm)
+        out = nl.ndarray((len(ops), *a.shape), dtype=nl.float32, buffer=nl.shared_hbm)
         x, y = nl.load(a), nl.load(b)
-        nl.store(out[0], value=nl.divide(x, y))
-        nl.store(out[1], value=x / y)
-        nl.store(out[2], value=nl.equal(x, y))
-        nl.store(out[3], value=nl.not_equal(x, y))
-        nl.store(out[4], value=nl.greater(x, y))
-        nl.store(out[5], value=nl.greater_equal(x, 0.5))
-        nl.store(out[6], value=nl.less(x, y))
-        nl.store(out[7], value=x <= y)
-        nl.store(out[8], value=2.0 / x)
+        for j, op in enumerate(ops):
+            nl.store(out[j], value=op(x, y))
         return out
+
+    return k
+
+
+def test_divide_and_comparisons_against_numpy():
+    k = binary_ops_kernel(nl.divide, lambda x, y: x / y, nl.equal, nl.not_equal, nl.greater,
+                          lambda x, y: nl.greater_equal(x, 0.5), nl.less, lambda x, y: x <= y,
+                          lambda x, y: 2.0 / x)
 
     a = rng.uniform(-2, 2, size=(128, 40)).astype(np.float32)
     b = rng.uniform(-2, 2, size=(128, 40)).astype(np.float32)
@@ -241,25 +244,11 @@ def test_divide_and_comparisons_against_numpy():
 
 
 def test_power_mod_fmod_and_logical_ops_against_numpy():
-    @nki.jit
-    def k(a, b):
-        out = nl.ndarray((14, 128, 48), dtype=nl.float32, buffer=nl.shared_hbm)
-        x, y = nl.load(a), nl.load(b)
-        nl.store(out[0], value=nl.power(x, y))
-        nl.store(out[1], value=x ** 2.0)
-        nl.store(out[2], value=2.0 ** y)
-        nl.store(out[3], value=nl.mod(x, y))
-        nl.store(out[4], value=x % 3.0)
-        nl.store(out[5], value=7.5 % y)
-        nl.store(out[6], value=nl.fmod(x, y))
-        nl.store(out[7], value=nisa.tensor_scalar(x, np.fmod, -2.5))
-        nl.store(out[8], value=nl.logical_and(x, y))
-        nl.store(out[9], value=nl.logical_or(x, y))
-        nl.store(out[10], value=nl.logical_xor(x, y))
-        nl.store(out[11], value=nl.logical_not(x))
-        nl.store(out[12], value=nisa.tensor_tensor(x, y, op=np.power))
-        nl.store(out[13], value=nisa.tensor_tensor(x, y, op=np.remainder))
-        return out
+    k = binary_ops_kernel(nl.power, lambda x, y: x ** 2.0, lambda x, y: 2.0 ** y, nl.mod, lambda x, y: x % 3.0,
+                          lambda x, y: 7.5 % y, nl.fmod, lambda x, y: nisa.tensor_scalar(x, np.fmod, -2.5),
+                          nl.logical_and, nl.logical_or, nl.logical_xor, lambda x, y: nl.logical_not(x),
+                          lambda x, y: nisa.tensor_tensor(x, y, op=np.power),
+                          lambda x, y: nisa.tensor_tensor(x, y, op=np.remainder))
 
     a = rng.uniform(-8, 8, size=(128, 48)).astype(np.float32)
     b = rng.uniform(-4, 4, size=(128, 48)).astype(np.float32)

@@ -10,11 +10,30 @@
 
 namespace ncore {
 
+// n contiguous elements of dt from byte `offset` of partitions [start_part, start_part + num_part)
+// of an on-chip buffer: one free dimension.
+inline isa::Ap sbuf_ap(isa::Dtype dt, uint32_t start_part, uint32_t num_part, uint64_t offset, uint32_t n,
+                       isa::Buffer mem = isa::Buffer::sbuf) {
+  return {mem, dt, start_part, num_part, 0, offset, {n, 1, 1, 1}, {1, 0, 0, 0}};
+}
+
+// rows x n contiguous elements of dt in HBM from byte `offset`, the rows `row_stride` elements apart.
+inline isa::Ap hbm_ap(isa::Dtype dt, uint32_t rows, int32_t row_stride, uint64_t offset, uint32_t n) {
+  return {isa::Buffer::hbm, dt, 0, rows, row_stride, offset, {n, 1, 1, 1}, {1, 0, 0, 0}};
+}
+
 // Elements per partition: the product of the free sizes.
 inline uint64_t ap_free_elems(const isa::Ap& ap) {
   uint64_t n = 1;
   for (auto s : ap.size) n *= s;
   return n;
+}
+
+// The free dimensions in use: 1 + the outermost one whose size is not 1 (at least 1).
+inline int ap_used_dims(const isa::Ap& ap) {
+  for (int d = 3; d > 0; --d)
+    if (ap.size[d] != 1) return d + 1;
+  return 1;
 }
 
 // All elements (partitions x free).

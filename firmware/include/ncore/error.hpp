@@ -8,29 +8,21 @@
 
 namespace ncore {
 
+// An error of one kind (Tag): a std::runtime_error with the message, caught by its kind.
+template <class Tag>
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // A kernel breaks a hardware or API constraint while it is traced. Messages follow NKI's
 // wording, e.g. "number of partitions 256 exceed architecture limitation of 128."
-class KernelError : public std::runtime_error {
- public:
-  explicit KernelError(const std::string& msg) : std::runtime_error(msg) {}
-};
-
+using KernelError = Error<struct KernelErrorTag>;
 // A Program image that cannot be read: wrong magic, version, truncated, bad field values.
-class ImageError : public std::runtime_error {
- public:
-  explicit ImageError(const std::string& msg) : std::runtime_error(msg) {}
-};
-
+using ImageError = Error<struct ImageErrorTag>;
 // A run that cannot go on: out-of-range addresses, deadlock, RTL/golden mismatch.
-class SimError : public std::runtime_error {
- public:
-  explicit SimError(const std::string& msg) : std::runtime_error(msg) {}
-};
-
+using SimError = Error<struct SimErrorTag>;
 // Bad user input outside a kernel: a malformed .npy file, a bad command-line value.
-class InputError : public std::runtime_error {
- public:
-  explicit InputError(const std::string& msg) : std::runtime_error(msg) {}
-};
+using InputError = Error<struct InputErrorTag>;
 
 }  // namespace ncore

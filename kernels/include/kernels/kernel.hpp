@@ -177,5 +177,7 @@ Param vector_length();
 // The parameters of a kernel of one matrix input: -n, its rows (a multiple of 128), and -m, its
 // columns (default: n), each also taken from the input's file; `what` begins -m's help.
 std::vector<Param> matrix_dims(const std::string& input, const std::string& what);
+// That one matrix input `name`, of shape (n, m): its dimensions are the rows and the columns.
+TensorDecl matrix_input(const std::string& name, const std::string& help);
 
 }  // namespace kernels

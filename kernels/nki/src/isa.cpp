@@ -512,9 +512,15 @@ Lowered pe_result(TracerImpl& tr, const Ctx& c, const Tensor& dst, uint64_t m, u
   return ld;
 }
 
-// load_stationary (unless the array holds the operand already) and multiply_moving.
-void emit_matmul(TracerImpl& tr, const Ctx& c, const Tensor& dst, const Lowered& ls, const Lowered& lm,
-                 const Lowered& ld, std::optional<bool> accumulate) {
+// stationary.T @ moving (`what`) into dst_in, or into a new float32 PSUM tile [m, n] named `name`:
+// load_stationary (unless the array holds the operand already) and multiply_moving. Returns the
+// destination.
+Tensor emit_matmul(TracerImpl& tr, const Ctx& c, const Tensor* dst_in, uint64_t m, uint64_t n, const char* name,
+                   const char* what, const Lowered& ls, const Lowered& lm, std::optional<bool> accumulate) {
+  const Tensor dst = dst_in ? *dst_in
+                            : tr.new_tile(Shape{static_cast<int64_t>(m), static_cast<int64_t>(n)}, Dtype::float32,
+                                          BufferKind::psum, name, c.loc);
+  const Lowered ld = pe_result(tr, c, dst, m, n, what);
   const bool acc = tr.psum_accumulate(ld.region.box, accumulate, c, dst);
   if (!tr.reuse_stationary(ls.ap)) {
     isa::Insn l{};
@@ -525,14 +531,15 @@ void emit_matmul(TracerImpl& tr, const Ctx& c, const Tensor& dst, const Lowered&
     tr.emit(kPeStream, l, c.loc, a, 1);
     tr.note_stationary(ls.ap, ls.region);
   }
-  isa::Insn m{};
-  m.opcode = isa::Opcode::multiply_moving;
-  m.engine = isa::Engine::pe;
-  m.dst = ld.ap;
-  m.src0 = lm.ap;
-  m.acc = acc;
+  isa::Insn mm{};
+  mm.opcode = isa::Opcode::multiply_moving;
+  mm.engine = isa::Engine::pe;
+  mm.dst = ld.ap;
+  mm.src0 = lm.ap;
+  mm.acc = acc;
   const ncore::Access a[3] = {{lm.region, false}, {ld.region, true}, {ld.region, false}};
-  tr.emit(kPeStream, m, c.loc, a, acc ? 3 : 2);
+  tr.emit(kPeStream, mm, c.loc, a, acc ? 3 : 2);
+  return dst;
 }
 
 Tensor matmul_impl(const Tensor* dst_in, const Tensor& stationary, const Tensor& moving,
@@ -554,12 +561,7 @@ Tensor matmul_impl(const Tensor* dst_in, const Tensor& stationary, const Tensor&
                              to_string(stationary.dtype()), tile_str(stationary), to_string(moving.dtype()),
                              tile_str(moving)));
   const uint64_t m = ncore::ap_free_elems(ls.ap), n = ncore::ap_free_elems(lm.ap);
-  const Tensor dst = dst_in ? *dst_in
-                            : tr.new_tile(Shape{static_cast<int64_t>(m), static_cast<int64_t>(n)}, Dtype::float32,
-                                          BufferKind::psum, "nc_matmul_result", loc);
-  const Lowered ld = pe_result(tr, c, dst, m, n, "stationary.T @ moving");
-  emit_matmul(tr, c, dst, ls, lm, ld, accumulate);
-  return dst;
+  return emit_matmul(tr, c, dst_in, m, n, "nc_matmul_result", "stationary.T @ moving", ls, lm, accumulate);
 }
 
 Tensor transpose_impl(const Tensor* dst_in, const Tensor& data, const Loc& loc) {
@@ -577,12 +579,7 @@ Tensor transpose_impl(const Tensor* dst_in, const Tensor& data, const Loc& loc) 
   // The identity on the data's own partitions (any diagonal block of an identity is one).
   const Tensor id = tr.identity(ls.ap.dtype, loc)(nl::ds(ls.ap.start_part, p), nl::ds(ls.ap.start_part, p));
   const Lowered lm = tr.lower_onchip(id, c, "identity");
-  const Tensor dst = dst_in ? *dst_in
-                            : tr.new_tile(Shape{static_cast<int64_t>(f), static_cast<int64_t>(p)}, Dtype::float32,
-                                          BufferKind::psum, "nc_transpose_result", loc);
-  const Lowered ld = pe_result(tr, c, dst, f, p, "the transpose of data");
-  emit_matmul(tr, c, dst, ls, lm, ld, false);
-  return dst;
+  return emit_matmul(tr, c, dst_in, f, p, "nc_transpose_result", "the transpose of data", ls, lm, false);
 }
 
 }  // namespace

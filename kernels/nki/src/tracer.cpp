@@ -146,9 +146,9 @@ uint32_t TracerImpl::loc_index(const Loc& loc) {
 
 // --- HBM tensors ----------------------------------------------------------------------------
 
-// The view of a new on-chip tensor: dims before `par` are blocks (tiles), `par` is the
-// partition dim, the rest are free dims laid out row-major.
-static View on_chip_view(const Shape& shape, Dtype dtype, int par) {
+// The view of a new tensor: dims before `par` are blocks (tiles), `par` is the
+// partition dim, the rest are free dims laid out row-major (all of them for par -1: an HBM tensor).
+static View new_view(const Shape& shape, Dtype dtype, int par) {
   View v;
   v.dtype = dtype;
   v.nd = static_cast<uint8_t>(shape.size());
@@ -192,12 +192,7 @@ Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype
                           at));
   hbm_end_ = at + bytes;
 
-  auto st = std::make_shared<Storage>();
-  st->kind = BufferKind::hbm;
-  st->name = name;
-  st->trace = id_;
-  st->dtype = dtype;
-  st->loc = loc;
+  auto st = new_storage(BufferKind::hbm, name, dtype, loc);
   st->hbm_addr = at;
   st->hbm_index = static_cast<int>(hbm_.size());
   st->hbm_elems = elems;
@@ -211,17 +206,7 @@ Tensor TracerImpl::new_hbm(const std::string& name_in, const Shape& shape, Dtype
   hbm_.push_back(h);
   hbm_locs_.push_back(loc);
 
-  View v;
-  v.dtype = dtype;
-  v.nd = static_cast<uint8_t>(shape.size());
-  int64_t stride = 1;
-  for (int d = v.nd - 1; d >= 0; --d) {
-    v.size[d] = shape[d];
-    v.stride[d] = stride;
-    v.kind[d] = DimKind::free;
-    stride *= shape[d];
-  }
-  return Tensor(std::move(st), v);
+  return Tensor(std::move(st), new_view(shape, dtype, -1));  // every dimension free, row-major
 }
 
 void TracerImpl::mark_output(const Tensor& t, const Loc& loc) {
@@ -357,16 +342,35 @@ int64_t TracerImpl::check_new(const Shape& shape, Dtype dtype, const std::string
   return *n;
 }
 
-Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name_in,
-                            const Loc& loc, uint32_t part_base, bool persistent) {
+std::shared_ptr<Storage> TracerImpl::new_storage(BufferKind kind, const std::string& name, Dtype dtype,
+                                                 const Loc& loc) {
+  auto st = std::make_shared<Storage>();
+  st->kind = kind;
+  st->name = name;
+  st->trace = id_;
+  st->dtype = dtype;
+  st->loc = loc;
+  return st;
+}
+
+std::string TracerImpl::start_on_chip(const Shape& shape, Dtype dtype, const std::string& name_in, const Loc& loc,
+                                      int& par) {
   ++events_;
   const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
   check_new(shape, dtype, name, loc, "on-chip tensor");
-  const int par = shape.par_index() >= 0 ? shape.par_index() : 0;
+  par = shape.par_index() >= 0 ? shape.par_index() : 0;
   const int64_t parts = shape[par];
   if (parts > static_cast<int64_t>(preset_.num_partitions))
     fail(loc, fmt::format("number of partitions {} exceed architecture limitation of {}. (tensor `{}` of shape {})",
                           parts, preset_.num_partitions, name, shape.str()));
+  return name;
+}
+
+Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, const std::string& name_in,
+                            const Loc& loc, uint32_t part_base, bool persistent) {
+  int par = 0;
+  const std::string name = start_on_chip(shape, dtype, name_in, loc, par);
+  const int64_t parts = shape[par];
   int64_t tiles = 1, free = 1;
   for (int d = 0; d < par; ++d) tiles *= shape[d];
   for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
@@ -382,12 +386,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
     slot = static_cast<uint64_t>(tiles) * bank;
   }
 
-  auto st = std::make_shared<Storage>();
-  st->kind = kind;
-  st->name = name;
-  st->trace = id_;
-  st->dtype = dtype;
-  st->loc = loc;
+  auto st = new_storage(kind, name, dtype, loc);
   st->part_base = part_base;
   st->nblock = par;
   for (int d = 0; d < par; ++d) st->free_tiles.push_back(shape[d]);
@@ -467,19 +466,14 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
                        psum_groups_.end());
   }
 
-  return Tensor(std::move(st), on_chip_view(shape, dtype, par));
+  return Tensor(std::move(st), new_view(shape, dtype, par));
 }
 
 Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, const std::string& name_in,
                               const Loc& loc) {
-  ++events_;
-  const std::string name = name_in.empty() ? fmt::format("tensor@{}", where(loc)) : name_in;
-  check_new(shape, dtype, name, loc, "on-chip tensor");
-  const int par = shape.par_index() >= 0 ? shape.par_index() : 0;
+  int par = 0;
+  const std::string name = start_on_chip(shape, dtype, name_in, loc, par);
   const int64_t parts = shape[par];
-  if (parts > static_cast<int64_t>(preset_.num_partitions))
-    fail(loc, fmt::format("number of partitions {} exceed architecture limitation of {}. (tensor `{}` of shape {})",
-                          parts, preset_.num_partitions, name, shape.str()));
   const int64_t esz = dtype_bytes(dtype);
   int64_t free = 1;
   for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
@@ -521,12 +515,7 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
                           lo, hi, name, it != auto_names_.end() ? it->second : "?", clash->first, clash->second));
   }
 
-  auto st = std::make_shared<Storage>();
-  st->kind = BufferKind::sbuf;
-  st->name = name;
-  st->trace = id_;
-  st->dtype = dtype;
-  st->loc = loc;
+  auto st = new_storage(BufferKind::sbuf, name, dtype, loc);
   st->direct = true;
   st->part_base = static_cast<uint32_t>(al.base_partition);
   st->byte_base = static_cast<uint64_t>(al.base_addr);
@@ -536,7 +525,7 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
   st->tile_parts = parts;
   st->tile_bytes = tile_bytes;
 
-  return Tensor(std::move(st), on_chip_view(shape, dtype, par));
+  return Tensor(std::move(st), new_view(shape, dtype, par));
 }
 
 Tensor TracerImpl::new_result(const Tensor& like, Dtype dtype, const char* op, const Loc& loc) {
@@ -590,6 +579,40 @@ void TracerImpl::loop_exit(uint64_t frame) noexcept {
 
 // --- lowering -------------------------------------------------------------------------------
 
+namespace {
+
+// The free dimensions of a view, added innermost first, each merged into the one before it when
+// the two are contiguous: what an access pattern's sizes and strides (at most 4) hold.
+struct FreeDims {
+  int64_t size[kMaxDims], stride[kMaxDims];
+  int n = 0;
+
+  void add(int64_t sz, int64_t st) {
+    if (sz == 1) return;
+    if (n > 0 && stride[n - 1] * size[n - 1] == st) {
+      size[n - 1] *= sz;
+    } else {
+      size[n] = sz;
+      stride[n] = st;
+      ++n;
+    }
+  }
+  void check(const TracerImpl& tr, const Ctx& c, const char* param, const Tensor& t) const {
+    if (n > 4)
+      tr.fail(c.loc, fmt::format("{} ({}) needs {} free dimensions after merging the contiguous ones; an access "
+                                 "pattern has at most 4",
+                                 operand_str(c, param), t.str(), n));
+  }
+  void fill(ncore::isa::Ap& ap) const {
+    for (int i = 0; i < 4; ++i) {
+      ap.size[i] = i < n ? static_cast<uint32_t>(size[i]) : 1;
+      ap.stride[i] = i < n ? static_cast<int32_t>(stride[i]) : 0;
+    }
+  }
+};
+
+}  // namespace
+
 void TracerImpl::check_alive(const Tensor& t, const Ctx& c, const char* param) const {
   if (!t.valid()) fail(c.loc, fmt::format("{} is an empty tensor", operand_str(c, param)));
   const Storage& st = *t.storage();
@@ -610,8 +633,7 @@ Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* para
   namespace isa = ncore::isa;
   const int64_t esz = dtype_bytes(v.dtype);
   int64_t parts = 1;
-  int64_t sizes[kMaxDims], strides[kMaxDims];
-  int nf = 0;
+  FreeDims f;
   for (int d = v.nd - 1; d >= 0; --d) {  // innermost first
     switch (v.kind[d]) {
       case DimKind::block:
@@ -621,22 +643,10 @@ Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* para
                                   operand_str(c, param), t.str(), v.size[d], d));
         break;
       case DimKind::part: parts = v.size[d]; break;
-      case DimKind::free:
-        if (v.size[d] == 1) break;
-        if (nf > 0 && strides[nf - 1] * sizes[nf - 1] == v.stride[d]) {
-          sizes[nf - 1] *= v.size[d];
-        } else {
-          sizes[nf] = v.size[d];
-          strides[nf] = v.stride[d];
-          ++nf;
-        }
-        break;
+      case DimKind::free: f.add(v.size[d], v.stride[d]); break;
     }
   }
-  if (nf > 4)
-    fail(c.loc, fmt::format("{} ({}) needs {} free dimensions after merging the contiguous ones; an access pattern "
-                            "has at most 4",
-                            operand_str(c, param), t.str(), nf));
+  f.check(*this, c, param, t);
   const int64_t ptile = mod_linear(st.par_tiles, v.block.data(), st.nblock);
   const int64_t ftile = mod_linear(st.free_tiles, v.block.data(), st.nblock);
   Lowered l;
@@ -647,10 +657,7 @@ Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* para
   ap.num_part = static_cast<uint32_t>(parts);
   ap.part_stride = 0;
   ap.offset = st.byte_base + static_cast<uint64_t>(ftile * st.tile_bytes + v.offset * esz);
-  for (int i = 0; i < 4; ++i) {
-    ap.size[i] = i < nf ? static_cast<uint32_t>(sizes[i]) : 1;
-    ap.stride[i] = i < nf ? static_cast<int32_t>(strides[i]) : 0;
-  }
+  f.fill(ap);
   l.region = ncore::region_of(ap);
   return l;
 }
@@ -668,27 +675,14 @@ Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) 
     row_stride = rows > 1 ? v.stride[0] : 0;
     first_free = 1;
   }
-  int64_t sizes[kMaxDims], strides[kMaxDims];
-  int nf = 0;
-  for (int d = v.nd - 1; d >= first_free; --d) {
-    if (v.size[d] == 1) continue;
-    if (nf > 0 && strides[nf - 1] * sizes[nf - 1] == v.stride[d]) {
-      sizes[nf - 1] *= v.size[d];
-    } else {
-      sizes[nf] = v.size[d];
-      strides[nf] = v.stride[d];
-      ++nf;
-    }
-  }
-  if (nf > 4)
-    fail(c.loc, fmt::format("{} ({}) needs {} free dimensions after merging the contiguous ones; an access pattern "
-                            "has at most 4",
-                            operand_str(c, param), t.str(), nf));
-  for (int i = 0; i < nf; ++i)
-    if (sizes[i] > INT32_MAX || strides[i] > INT32_MAX || strides[i] < INT32_MIN)
+  FreeDims f;
+  for (int d = v.nd - 1; d >= first_free; --d) f.add(v.size[d], v.stride[d]);
+  f.check(*this, c, param, t);
+  for (int i = 0; i < f.n; ++i)
+    if (f.size[i] > INT32_MAX || f.stride[i] > INT32_MAX || f.stride[i] < INT32_MIN)
       fail(c.loc, fmt::format("{} ({}): a free dimension of {} elements with stride {} does not fit the access "
                               "pattern's 32-bit fields",
-                              operand_str(c, param), t.str(), sizes[i], strides[i]));
+                              operand_str(c, param), t.str(), f.size[i], f.stride[i]));
   if (row_stride > INT32_MAX || row_stride < INT32_MIN)
     fail(c.loc, fmt::format("{} ({}): a row stride of {} elements does not fit the access pattern's 32-bit field",
                             operand_str(c, param), t.str(), row_stride));
@@ -700,10 +694,7 @@ Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) 
   ap.num_part = static_cast<uint32_t>(rows);
   ap.part_stride = static_cast<int32_t>(row_stride);
   ap.offset = st.hbm_addr + static_cast<uint64_t>(v.offset * esz);
-  for (int i = 0; i < 4; ++i) {
-    ap.size[i] = i < nf ? static_cast<uint32_t>(sizes[i]) : 1;
-    ap.stride[i] = i < nf ? static_cast<int32_t>(strides[i]) : 0;
-  }
+  f.fill(ap);
   l.region = ncore::region_of(ap);
   return l;
 }

@@ -131,6 +131,12 @@ class TracerImpl {
   // element count within ncore::kMaxCount (refused in the kernel's words, never wrapped).
   // Returns the element count.
   int64_t check_new(const Shape& shape, Dtype dtype, const std::string& name, const Loc& loc, const char* kind);
+  // The start of new_tile and new_direct: counts the event, checks the on-chip tensor (check_new
+  // and its partitions), sets `par` to its partition dimension and returns its name (name_in, or
+  // one from the location).
+  // The storage of a new tensor of this trace, its placement left to the caller.
+  std::shared_ptr<Storage> new_storage(BufferKind kind, const std::string& name, Dtype dtype, const Loc& loc);
+  std::string start_on_chip(const Shape& shape, Dtype dtype, const std::string& name_in, const Loc& loc, int& par);
   // A result tile shaped like `like` (block dimensions dropped) on the same partitions.
   Tensor new_result(const Tensor& like, Dtype dtype, const char* op, const Loc& loc);
   void mark_output(const Tensor& t, const Loc& loc);

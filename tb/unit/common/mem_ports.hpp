@@ -7,7 +7,9 @@
 // relative to the element; data bits above the enabled bytes are junk and must not land.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <random>
 
 #include "bench_dut.hpp"
@@ -22,6 +24,12 @@ bool request_starts(Req& q, std::mt19937_64& rng, double p_req) {
   q.on = true;
   q.wait = 0;
   return true;
+}
+
+// Whether any port of these arrays has a request pending (its field `on`).
+template <class... Ports>
+bool any_request_on(const Ports&... ports) {
+  return (std::any_of(std::begin(ports), std::end(ports), [](const auto& q) { return q.on; }) || ...);
 }
 
 // The kinds of element engine_write_element draws.

@@ -30,6 +30,8 @@
 #include "ncore/validate.hpp"
 
 using namespace dma_tb;
+using ncore::hbm_ap;
+using ncore::sbuf_ap;
 
 namespace {
 
@@ -134,25 +136,6 @@ void random_run(uint64_t scale, uint64_t seed, Totals& tot) {
   tot.tally["other SBUF accesses"] += b.noise_grants_total();
 }
 
-// An SBUF operand: n contiguous elements from byte `off` of partitions [sp, sp + np).
-Ap sbuf_ap(Dtype dt, uint32_t sp, uint32_t np, uint64_t off, uint32_t n) {
-  Ap a;
-  a.mem = Buffer::sbuf;
-  a.dtype = dt;
-  a.start_part = sp;
-  a.num_part = np;
-  a.offset = off;
-  a.size = {n, 1, 1, 1};
-  a.stride = {1, 0, 0, 0};
-  return a;
-}
-// np rows of n contiguous elements in HBM from byte `off`, `pitch` elements apart.
-Ap hbm_ap(Dtype dt, uint32_t np, int32_t pitch, uint64_t off, uint32_t n) {
-  Ap a = sbuf_ap(dt, 0, np, off, n);
-  a.mem = Buffer::hbm;
-  a.part_stride = pitch;
-  return a;
-}
 Insn copy(unsigned q, const Ap& dst, const Ap& src) {
   Insn i;
   i.opcode = Opcode::dma_copy;

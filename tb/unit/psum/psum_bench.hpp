@@ -264,11 +264,7 @@ class Bench {
     return true;
   }
 
-  bool pending() const {
-    for (const auto& q : er_) if (q.on) return true;
-    for (const auto& q : ew_) if (q.on) return true;
-    return false;
-  }
+  bool pending() const { return ncore::tb::any_request_on(er_, ew_); }
 
   // Direct access for the directed tests.
   RdReq& er(unsigned r) { return er_[r]; }

@@ -296,13 +296,7 @@ class Bench {
     return true;
   }
 
-  bool pending() const {
-    for (const auto& q : er_) if (q.on) return true;
-    for (const auto& q : ew_) if (q.on) return true;
-    for (const auto& q : dr_) if (q.on) return true;
-    for (const auto& q : dw_) if (q.on) return true;
-    return false;
-  }
+  bool pending() const { return any_request_on(er_, ew_, dr_, dw_); }
 
   // Direct access for the directed tests.
   EngRd& er(unsigned r) { return er_[r]; }

@@ -450,100 +450,17 @@ class Tensor:
     def expand_dims(self, axis):
         return _expand_dims(self, axis, caller())
 
-    # -- arithmetic (nl's element-wise calls, which nki.language registers in OPS)
+    # -- arithmetic (nl's element-wise calls, which nki.language registers in OPS; the binary
+    # operators are set after the class, from one table)
     def _ew(self, op, other, reverse=False):
         fn = OPS[op]
         return fn(other, self) if reverse else fn(self, other)
 
-    def __add__(self, o):
-        return self._ew("add", o)
-
-    def __radd__(self, o):
-        return self._ew("add", o, True)
-
-    def __sub__(self, o):
-        return self._ew("subtract", o)
-
-    def __rsub__(self, o):
-        return self._ew("subtract", o, True)
-
-    def __mul__(self, o):
-        return self._ew("multiply", o)
-
-    def __rmul__(self, o):
-        return self._ew("multiply", o, True)
-
-    def __truediv__(self, o):
-        return self._ew("divide", o)
-
-    def __and__(self, o):
-        return self._ew("bitwise_and", o)
-
-    def __rand__(self, o):
-        return self._ew("bitwise_and", o, True)
-
-    def __or__(self, o):
-        return self._ew("bitwise_or", o)
-
-    def __ror__(self, o):
-        return self._ew("bitwise_or", o, True)
-
-    def __xor__(self, o):
-        return self._ew("bitwise_xor", o)
-
-    def __rxor__(self, o):
-        return self._ew("bitwise_xor", o, True)
-
-    def __lshift__(self, o):
-        return self._ew("left_shift", o)
-
-    def __rshift__(self, o):
-        return self._ew("right_shift", o)
-
     def __invert__(self):
         return OPS["invert"](self)
 
-    def __rtruediv__(self, o):
-        return self._ew("divide", o, True)
-
-    def __mod__(self, o):
-        return self._ew("mod", o)
-
-    def __rmod__(self, o):
-        return self._ew("mod", o, True)
-
-    def __pow__(self, o):
-        return self._ew("power", o)
-
-    def __rpow__(self, o):
-        return self._ew("power", o, True)
-
     def __neg__(self):
         return OPS["negative"](self)
-
-    def __lt__(self, o):
-        return self._ew("less", o)
-
-    def __le__(self, o):
-        return self._ew("less_equal", o)
-
-    def __gt__(self, o):
-        return self._ew("greater", o)
-
-    def __ge__(self, o):
-        return self._ew("greater_equal", o)
-
-    def __iadd__(self, o):
-        return self._inplace("add", o)
-
-    def __isub__(self, o):
-        return self._inplace("subtract", o)
-
-    def __imul__(self, o):
-        return self._inplace("multiply", o)
-
-    def __itruediv__(self, o):
-        return self._inplace("divide", o)
 
     def _inplace(self, op, o):
         require_trace(f"'{op}' in place")
@@ -554,6 +471,27 @@ class Tensor:
         # x op= y is x[...] = x op y: the instruction writes into x.
         emit_into(OPS[op](self, o), self._native(), False)
         return self
+
+
+def _operator(op, reverse=False):
+    return lambda self, o: self._ew(op, o, reverse)
+
+
+def _inplace_operator(op):
+    return lambda self, o: self._inplace(op, o)
+
+
+# x + y and y + x, ... (and x < y, ...; x += y, ...): nl's element-wise calls
+for _name, _op in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide"),
+                   ("and", "bitwise_and"), ("or", "bitwise_or"), ("xor", "bitwise_xor"), ("mod", "mod"),
+                   ("pow", "power")]:
+    setattr(Tensor, f"__{_name}__", _operator(_op))
+    setattr(Tensor, f"__r{_name}__", _operator(_op, True))
+for _name, _op in [("lshift", "left_shift"), ("rshift", "right_shift"), ("lt", "less"), ("le", "less_equal"),
+                   ("gt", "greater"), ("ge", "greater_equal")]:
+    setattr(Tensor, f"__{_name}__", _operator(_op))
+for _name, _op in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"), ("truediv", "divide")]:
+    setattr(Tensor, f"__i{_name}__", _inplace_operator(_op))
 
 
 def broadcast_partitions(t, partitions, loc):

@@ -25,19 +25,9 @@ from ._core import Tensor, dtype as _dtype
 from ._index import AffinePredicate, IndexExpr, arange, mgrid  # noqa: F401
 
 # --- dtypes -------------------------------------------------------------------------------------
-float32 = _core._DTYPES["float32"]
-bfloat16 = _core._DTYPES["bfloat16"]
-float16 = _core._DTYPES["float16"]
-tfloat32 = _core._DTYPES["tfloat32"]
-float8_e4m3 = _core._DTYPES["float8_e4m3"]
-float8_e5m2 = _core._DTYPES["float8_e5m2"]
-int8 = _core._DTYPES["int8"]
-uint8 = _core._DTYPES["uint8"]
-int16 = _core._DTYPES["int16"]
-uint16 = _core._DTYPES["uint16"]
-int32 = _core._DTYPES["int32"]
-uint32 = _core._DTYPES["uint32"]
-bool_ = _core._DTYPES["bool_"]
+# nl.float32, nl.bfloat16, ..., nl.bool_: one for each dtype of kernels/nki's one table (the names
+# the native module's dtypes() gives)
+globals().update(_core._DTYPES)
 
 
 # --- buffers ------------------------------------------------------------------------------------
