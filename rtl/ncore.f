@@ -2,6 +2,7 @@ ncore_isa_pkg.sv
 ncore_cfg_pkg.sv
 ncore_fp_pkg.sv
 ncore_ap_pkg.sv
+ncore_mem_pkg.sv
 ncore_assert_pkg.sv
 ncore_clk_en.sv
 ncore_ap_iter.sv

@@ -4,7 +4,7 @@
 // a per-partition (P,1) vector (s0), the bias an immediate (imm1) or a per-partition vector (s1),
 // and optionally the add-reduce of func's outputs along the free axis into a (P,1) result dst2
 // (NKI activation_reduce / reduce_res). Operands are in the SBUF or the PSUM; each access says
-// which (rd_psum_o, wr_psum_o) and the core routes it, as for the vector engine. Every lane
+// which (the requests' psum) and the core routes it, as for the vector engine. Every lane
 // widens its input to fp32 exactly and computes in fp32 (ncore_fp_pkg) in this order, which the
 // golden model (tb/golden) follows bit for bit:
 //
@@ -56,11 +56,11 @@
 module ncore_act
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
+  import ncore_mem_pkg::*;
   import ncore_fp_pkg::*;
 #(
   parameter cfg_t         Cfg   = CfgTrn2,
-  localparam int unsigned P     = Cfg.NumPartitions,
-  localparam int unsigned AddrW = $clog2(Cfg.SbufBytes)
+  localparam int unsigned P     = Cfg.NumPartitions
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -72,21 +72,11 @@ module ncore_act
   output logic                 rd_start_o,   // pulse: the instruction reads its first input
   output logic                 done_o,       // pulse: the instruction has written everything
   output logic                 busy_o,
-  // engine read port, to the SBUF or (rd_psum_o) the PSUM
-  output logic                 rd_req_o,
-  output logic                 rd_psum_o,
-  output logic [AddrW-1:0]     rd_addr_o,
-  output logic [P-1:0]         rd_mask_o,
-  input  logic                 rd_gnt_i,
-  input  logic [P-1:0][31:0]   rd_data_i,
-  // engine write port, to the SBUF or (wr_psum_o) the PSUM
-  output logic                 wr_req_o,
-  output logic                 wr_psum_o,
-  output logic [AddrW-1:0]     wr_addr_o,
-  output logic [P-1:0]         wr_mask_o,
-  output logic [3:0]           wr_ben_o,
-  output logic [P-1:0][31:0]   wr_data_o,
-  input  logic                 wr_gnt_i
+  // engine read and write ports (ncore_mem_pkg), each access to the SBUF or (psum) the PSUM
+  output eng_rd_req_t          rd_req_o,
+  input  eng_rd_rsp_t          rd_rsp_i,
+  output eng_wr_req_t          wr_req_o,
+  input  eng_wr_rsp_t          wr_rsp_i
 );
   localparam logic [31:0] F32NegZero = 32'h8000_0000;
 
@@ -117,8 +107,7 @@ module ncore_act
     .RedCycles(Cfg.ActReduceCycles)
   ) u_front (
     .clk_i, .rst_ni, .ce_i, .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
-    .rd_req_o, .rd_psum_o, .rd_addr_o, .rd_mask_o, .rd_gnt_i, .rd_data_i,
-    .wr_req_o, .wr_psum_o, .wr_addr_o, .wr_mask_o, .wr_ben_o, .wr_gnt_i,
+    .rd_req_o, .rd_rsp_i, .wr_req_o, .wr_rsp_i, .wr_data_i(result),
     .insn_o(insn), .mask_o(mask), .accept_o(accept), .data_o(cvt), .data_boff_o(unused_data_boff), .bits_o(unused_bits),
     .data_dt_o(unused_data_dt), .s0_o(scale), .s1_o(bias), .src0_o(unused_src0), .fold_o(unused_fold),
     .first_o(unused_first), .elem_o(compute), .elem_wr_o(elem_wr), .red_o(red_wr));
@@ -153,8 +142,6 @@ module ncore_act
       end
     end
   end
-
-  assign wr_data_o = result;  // sampled at the grant, in the cycle it is computed
 
   // The engine runs activation only; an element and the add-reduce result are never offered in
   // one cycle, and the result only for an instruction with dst2.

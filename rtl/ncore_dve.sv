@@ -35,12 +35,12 @@
 module ncore_dve
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
+  import ncore_mem_pkg::*;
   import ncore_fp_pkg::*;
   import ncore_ap_pkg::*;
 #(
   parameter cfg_t         Cfg   = CfgTrn2,
-  localparam int unsigned P     = Cfg.NumPartitions,
-  localparam int unsigned AddrW = $clog2(Cfg.SbufBytes)
+  localparam int unsigned P     = Cfg.NumPartitions
 ) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
@@ -52,21 +52,11 @@ module ncore_dve
   output logic                 rd_start_o,   // pulse: the instruction reads its first input
   output logic                 done_o,       // pulse: the instruction has written everything
   output logic                 busy_o,
-  // engine read port, to the SBUF or (rd_psum_o) the PSUM
-  output logic                 rd_req_o,
-  output logic                 rd_psum_o,
-  output logic [AddrW-1:0]     rd_addr_o,
-  output logic [P-1:0]         rd_mask_o,
-  input  logic                 rd_gnt_i,
-  input  logic [P-1:0][31:0]   rd_data_i,
-  // engine write port, to the SBUF or (wr_psum_o) the PSUM
-  output logic                 wr_req_o,
-  output logic                 wr_psum_o,
-  output logic [AddrW-1:0]     wr_addr_o,
-  output logic [P-1:0]         wr_mask_o,
-  output logic [3:0]           wr_ben_o,
-  output logic [P-1:0][31:0]   wr_data_o,
-  input  logic                 wr_gnt_i
+  // engine read and write ports (ncore_mem_pkg), each access to the SBUF or (psum) the PSUM
+  output eng_rd_req_t          rd_req_o,
+  input  eng_rd_rsp_t          rd_rsp_i,
+  output eng_wr_req_t          wr_req_o,
+  input  eng_wr_rsp_t          wr_rsp_i
 );
   insn_t              insn;          // the instruction taken (ncore_eng_front)
   logic [P-1:0]       mask;          // its lanes
@@ -87,8 +77,7 @@ module ncore_dve
     .Cfg(Cfg), .StartCycles(Cfg.DveAccessStartCycles), .MinIi(Cfg.DveMinIi), .TwoSrc(1'b1)
   ) u_front (
     .clk_i, .rst_ni, .ce_i, .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
-    .rd_req_o, .rd_psum_o, .rd_addr_o, .rd_mask_o, .rd_gnt_i, .rd_data_i,
-    .wr_req_o, .wr_psum_o, .wr_addr_o, .wr_mask_o, .wr_ben_o, .wr_gnt_i,
+    .rd_req_o, .rd_rsp_i, .wr_req_o, .wr_rsp_i, .wr_data_i(result),
     .insn_o(insn), .mask_o(mask), .accept_o(unused_accept), .data_o(cvt), .data_boff_o(data_boff), .bits_o(bits),
     .data_dt_o(data_dt), .s0_o(o0), .s1_o(o1), .src0_o(src0), .fold_o(fold), .first_o(first),
     .elem_o(compute), .elem_wr_o(unused_elem_wr), .red_o(unused_red));
@@ -121,7 +110,7 @@ module ncore_dve
     r  = '0;
     rd = '0;
     result = '0;
-    if (compute && insn.opcode == OP_TENSOR_COPY) rd = rd_data_i;
+    if (compute && insn.opcode == OP_TENSOR_COPY) rd = rd_rsp_i.data[P*32-1:0];
     if (compute) begin
       for (int p = 0; p < P; p++) begin
         if (mask[p]) begin
@@ -152,9 +141,6 @@ module ncore_dve
       end
     end
   end
-
-  // The SBUF samples the write data at the grant, in the cycle it is computed.
-  assign wr_data_o = result;
 
   always_ff @(posedge clk_i) begin
     if (src0) a_q <= cvt;

@@ -4,7 +4,8 @@
 //
 // It takes one instruction at a time (valid/ready), walks the instruction's operands (one
 // ncore_ap_iter per streamed operand), issues the reads and the writes on the engine's one read
-// and one write port, each to the SBUF or the PSUM as its operand says (rd_psum_o, wr_psum_o),
+// and one write port (ncore_mem_pkg's request and response structs; the write data is the lanes'
+// result, wr_data_i), each to the SBUF or the PSUM as its operand says (the requests' psum),
 // widens the data on the read port to fp32 per lane, and paces the instruction on the cycles its
 // clock enable allows:
 //
@@ -45,6 +46,7 @@ module ncore_eng_front
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
   import ncore_ap_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter cfg_t         Cfg         = CfgTrn2,
   parameter int unsigned  StartCycles = 1,
@@ -65,19 +67,12 @@ module ncore_eng_front
   output logic                 rd_start_o,
   output logic                 done_o,
   output logic                 busy_o,
-  output logic                 rd_req_o,
-  output logic                 rd_psum_o,
-  output logic [AddrW-1:0]     rd_addr_o,
-  output logic [P-1:0]         rd_mask_o,
-  input  logic                 rd_gnt_i,
-  input  logic [P-1:0][31:0]   rd_data_i,
-  output logic                 wr_req_o,
-  output logic                 wr_psum_o,
-  output logic [AddrW-1:0]     wr_addr_o,
-  output logic [P-1:0]         wr_mask_o,
-  output logic [3:0]           wr_ben_o,
-  input  logic                 wr_gnt_i,
+  output eng_rd_req_t          rd_req_o,
+  input  eng_rd_rsp_t          rd_rsp_i,
+  output eng_wr_req_t          wr_req_o,
+  input  eng_wr_rsp_t          wr_rsp_i,
   // the lanes' side
+  input  logic [P-1:0][31:0]   wr_data_i,  // the lanes' result: the write port's data
   output insn_t                insn_o,     // the instruction taken
   output logic [P-1:0]         mask_o,     // its lanes (dst's partitions)
   output logic                 accept_o,   // an instruction is taken at this edge (from insn_i)
@@ -94,6 +89,12 @@ module ncore_eng_front
   output logic                 elem_wr_o,  // ... and its write is granted
   output logic                 red_o       // the lanes' dst2 result is offered to the write port
 );
+  // The memory ports' structs are as wide as the largest preset (ncore_mem_pkg).
+  if (P > MemLanes || AddrW > MemAddrW) begin : g_fits
+    $error("%0d lanes and %0d address bits do not fit ncore_mem_pkg's ports (%0d, %0d)", P, AddrW, MemLanes,
+           MemAddrW);
+  end
+
   typedef enum logic [2:0] {S_IDLE, S_START, S_SCAL, S_RUN, S_RED, S_HOLD} state_e;
   // What the data on the read port belongs to.
   typedef enum logic [2:0] {D_NONE, D_SRC0, D_LAST, D_SCAL, D_PART} data_e;
@@ -239,7 +240,7 @@ module ncore_eng_front
     rd     = '0;
     e      = '0;
     if (use_data) begin
-      rd = rd_data_i;
+      rd = rd_rsp_i.data[P*32-1:0];
       for (int p = 0; p < P; p++) begin
         if (mask_q[p]) begin
           e = ap_elem_of_word(rd[p], data_boff_q, data_dt_q);
@@ -266,39 +267,42 @@ module ncore_eng_front
   // Ports
   // ---------------------------------------------------------------------------------------
   logic want_rd, rd_fire, rd_is_src1, want_wr, wr_fire, in_red;
+  logic rd_psum, wr_psum;
+  logic [AddrW-1:0] rd_addr, wr_addr;
+  logic [3:0] wr_ben;
 
   always_comb begin : p_rd_port
     want_rd    = 1'b0;
     rd_is_src1 = 1'b0;
-    rd_addr_o  = s0_addr;
-    rd_psum_o  = 1'b0;
+    rd_addr  = s0_addr;
+    rd_psum  = 1'b0;
     if (ce_i && state_q == S_RUN) begin
       // A new read is allowed unless it would overwrite data still waiting to be written.
-      if (!gen_q && rd_cnt_q < n_q && (data_q != D_LAST || wr_gnt_i)) begin
+      if (!gen_q && rd_cnt_q < n_q && (data_q != D_LAST || wr_rsp_i.gnt)) begin
         want_rd    = 1'b1;
         rd_is_src1 = TwoSrc && two_q && rd_phase_q;
-        rd_addr_o  = rd_is_src1 ? s1_addr : s0_addr;
-        rd_psum_o  = (rd_is_src1 ? insn_q.src1.mem : insn_q.src0.mem) == BUF_PSUM;
+        rd_addr  = rd_is_src1 ? s1_addr : s0_addr;
+        rd_psum  = (rd_is_src1 ? insn_q.src1.mem : insn_q.src0.mem) == BUF_PSUM;
       end
     end else if (ce_i && state_q == S_SCAL && data_q == D_NONE) begin
       want_rd   = 1'b1;
-      rd_addr_o = AddrW'(scal_phase_q ? insn_q.s1.offset : insn_q.s0.offset);
-      rd_psum_o = (scal_phase_q ? insn_q.s1.mem : insn_q.s0.mem) == BUF_PSUM;
+      rd_addr = AddrW'(scal_phase_q ? insn_q.s1.offset : insn_q.s0.offset);
+      rd_psum = (scal_phase_q ? insn_q.s1.mem : insn_q.s0.mem) == BUF_PSUM;
     end
   end
 
-  assign rd_req_o  = want_rd;
-  assign rd_mask_o = mask_q;
-  assign rd_fire   = want_rd && rd_gnt_i;
+  assign rd_req_o  = '{req: want_rd, psum: rd_psum, addr: MemAddrW'(rd_addr), mask: MemLanes'(mask_q)};
+  assign rd_fire   = want_rd && rd_rsp_i.gnt;
 
   assign in_red    = state_q == S_RED;
   assign want_wr   = (ce_i && state_q == S_RUN && (gen_q ? wr_cnt_q < nw_q : data_q == D_LAST)) || red_o;
-  assign wr_req_o  = want_wr;
-  assign wr_addr_o = in_red ? AddrW'(insn_q.dst2.offset) : d_addr;
-  assign wr_psum_o = (in_red ? insn_q.dst2.mem : insn_q.dst.mem) == BUF_PSUM;
-  assign wr_mask_o = mask_q;
-  assign wr_ben_o  = ap_elem_ben(in_red ? insn_q.dst2.dtype : insn_q.dst.dtype);
-  assign wr_fire   = want_wr && wr_gnt_i;
+  assign wr_addr   = in_red ? AddrW'(insn_q.dst2.offset) : d_addr;
+  assign wr_psum   = (in_red ? insn_q.dst2.mem : insn_q.dst.mem) == BUF_PSUM;
+  assign wr_ben    = ap_elem_ben(in_red ? insn_q.dst2.dtype : insn_q.dst.dtype);
+  // The lanes' result is sampled at the grant, in the cycle it is computed.
+  assign wr_req_o  = '{req: want_wr, psum: wr_psum, addr: MemAddrW'(wr_addr), mask: MemLanes'(mask_q), ben: wr_ben,
+                       data: (MemLanes * 32)'(wr_data_i)};
+  assign wr_fire   = want_wr && wr_rsp_i.gnt;
   assign elem_wr_o = wr_fire && state_q == S_RUN;
 
   assign it_init = accept_o;
@@ -327,24 +331,24 @@ module ncore_eng_front
       chk_wr_addr_q <= '0;
       chk_wr_ben_q  <= '0;
     end else if (ce_i) begin
-      chk_rd_q      <= rd_req_o && !rd_gnt_i;
-      chk_rd_psum_q <= rd_psum_o;
-      chk_rd_addr_q <= rd_addr_o;
-      chk_wr_q      <= wr_req_o && !wr_gnt_i;
-      chk_wr_psum_q <= wr_psum_o;
-      chk_wr_addr_q <= wr_addr_o;
-      chk_wr_ben_q  <= wr_ben_o;
+      chk_rd_q      <= want_rd && !rd_rsp_i.gnt;
+      chk_rd_psum_q <= rd_psum;
+      chk_rd_addr_q <= rd_addr;
+      chk_wr_q      <= want_wr && !wr_rsp_i.gnt;
+      chk_wr_psum_q <= wr_psum;
+      chk_wr_addr_q <= wr_addr;
+      chk_wr_ben_q  <= wr_ben;
     end
   end
 `endif
-  `ASSERT_IF(a_rd_held, rd_req_o && rd_addr_o == chk_rd_addr_q && rd_psum_o == chk_rd_psum_q, ce_i && chk_rd_q,
+  `ASSERT_IF(a_rd_held, want_rd && rd_addr == chk_rd_addr_q && rd_psum == chk_rd_psum_q, ce_i && chk_rd_q,
              $sformatf("refused read (addr %0h, psum %0d) not held: req %0d addr %0h psum %0d",
-                       chk_rd_addr_q, chk_rd_psum_q, rd_req_o, rd_addr_o, rd_psum_o))
-  `ASSERT_IF(a_wr_held, wr_req_o && wr_addr_o == chk_wr_addr_q && wr_psum_o == chk_wr_psum_q && wr_ben_o == chk_wr_ben_q,
+                       chk_rd_addr_q, chk_rd_psum_q, want_rd, rd_addr, rd_psum))
+  `ASSERT_IF(a_wr_held, want_wr && wr_addr == chk_wr_addr_q && wr_psum == chk_wr_psum_q && wr_ben == chk_wr_ben_q,
              ce_i && chk_wr_q,
              $sformatf("refused write (addr %0h, psum %0d) not held: req %0d addr %0h psum %0d",
-                       chk_wr_addr_q, chk_wr_psum_q, wr_req_o, wr_addr_o, wr_psum_o))
-  `ASSERT_IF(a_req_busy, busy_o, rd_req_o || wr_req_o, "memory request while idle")
+                       chk_wr_addr_q, chk_wr_psum_q, want_wr, wr_addr, wr_psum))
+  `ASSERT_IF(a_req_busy, busy_o, want_rd || want_wr, "memory request while idle")
 
   // ---------------------------------------------------------------------------------------
   // The state machine
@@ -455,13 +459,13 @@ module ncore_eng_front
             if (!scal_phase_q && need_s1_q) scal_phase_d = 1'b1;
           end else if (rd_fire) begin
             data_d      = D_SCAL;
-            data_boff_d = rd_addr_o[1:0];
+            data_boff_d = rd_addr[1:0];
             data_dt_d   = scal_phase_q ? insn_q.s1.dtype : insn_q.s0.dtype;
           end
         end
         S_RUN: begin
           if (rd_fire) begin
-            data_boff_d = rd_addr_o[1:0];
+            data_boff_d = rd_addr[1:0];
             if (two_q && !rd_is_src1) begin
               data_d    = D_SRC0;
               data_dt_d = insn_q.src0.dtype;
@@ -586,8 +590,8 @@ module ncore_eng_front
   // Back-pressure on the engine's ports: a read or a write refused (the memories' arbitration).
   always_ff @(posedge clk_i) begin
     if (rst_ni && ce_i) begin
-      c_rd_refused: cover (rd_req_o && !rd_gnt_i);
-      c_wr_refused: cover (wr_req_o && !wr_gnt_i);
+      c_rd_refused: cover (want_rd && !rd_rsp_i.gnt);
+      c_wr_refused: cover (want_wr && !wr_rsp_i.gnt);
     end
   end
 `endif

@@ -49,7 +49,8 @@ module ncore_pe_array
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
 #(
-  parameter cfg_t         Cfg    = CfgTrn2,
+  parameter int unsigned  Preset = 0,  // the preset by number, for a bench that Verilates this alone (-GPreset)
+  parameter cfg_t         Cfg    = preset(Preset),
   parameter int unsigned  Groups = 2,    // independent column groups (Verilator threads)
   parameter int unsigned  TagW   = 8,    // bits of the tag returned with each result
   localparam int unsigned P      = Cfg.NumPartitions,

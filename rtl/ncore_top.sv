@@ -23,9 +23,10 @@
 // tensor engine's moving operand (so the array keeps streaming), the vector engine, the scalar
 // engine, the tensor engine's stationary operand (a load has slack: it runs in the shadow of a
 // multiply); write ports: the vector engine, then the scalar engine. The PSUM has the same two
-// engines on its engine ports, in the same order. The vector and scalar engines' accesses go to
-// the SBUF or the PSUM as each operand says (rd_psum_o, wr_psum_o); read data comes back from
-// the memory the last granted read went to.
+// engines on its engine ports, in the same order. The vector and scalar engines' accesses (their
+// ports are ncore_mem_pkg's request and response structs) go to the SBUF or the PSUM as each
+// operand says (the requests' psum, ncore_eng_route); read data comes back from the memory the
+// last granted read went to.
 //
 // Every input is registered here before any logic sees it, so nothing in the core is
 // combinational from a port: the ports' protocols allow the one cycle (instruction ports
@@ -38,6 +39,7 @@
 module ncore_top
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter int unsigned  Preset = 0,
   localparam cfg_t        Cfg    = preset(Preset),
@@ -178,25 +180,27 @@ module ncore_top
   // The vector engine ([0]) and the scalar engine ([1]): each has one read and one write port
   // that go to the SBUF or the PSUM per access (ncore_eng_route).
   logic dve_busy, dma_busy, pe_busy, act_busy;
-  logic [1:0]              en_rd_req, en_rd_psum, en_wr_req, en_wr_psum, en_rd_gnt, en_wr_gnt;
-  logic [1:0][AddrW-1:0]   en_rd_addr, en_wr_addr;
-  logic [1:0][P-1:0]       en_rd_mask;
-  logic [1:0][P-1:0][31:0] en_rd_data;
+  eng_rd_req_t             en_rd_req [2];
+  eng_rd_rsp_t             en_rd_rsp [2];
+  eng_wr_req_t             en_wr_req [2];
+  eng_wr_rsp_t             en_wr_rsp [2];
 
   for (genvar e = 0; e < 2; e++) begin : g_eng
     localparam int unsigned SbRd = e + 1;   // SBUF read port: DVE 1, ACT 2
-    assign er_addr[SbRd] = en_rd_addr[e];
-    assign er_mask[SbRd] = en_rd_mask[e];
-    assign ew_addr[e]    = en_wr_addr[e];
-    ncore_eng_route #(.P(P), .AddrW(AddrW), .PAddrW(PAddrW)) u_route (
-      .clk_i, .rst_ni,
-      .rd_req_i(en_rd_req[e]), .rd_psum_i(en_rd_psum[e]), .rd_addr_i(en_rd_addr[e]), .rd_gnt_o(en_rd_gnt[e]),
-      .rd_data_o(en_rd_data[e]), .wr_req_i(en_wr_req[e]), .wr_psum_i(en_wr_psum[e]), .wr_addr_i(en_wr_addr[e]),
-      .wr_gnt_o(en_wr_gnt[e]),
-      .sb_rd_req_o(er_req[SbRd]), .sb_rd_gnt_i(er_gnt[SbRd]), .sb_rd_data_i(er_rdata[SbRd]),
-      .sb_wr_req_o(ew_req[e]), .sb_wr_gnt_i(ew_gnt[e]),
-      .ps_rd_req_o(pr_req[e]), .ps_rd_addr_o(pr_addr[e]), .ps_rd_gnt_i(pr_gnt[e]), .ps_rd_data_i(pr_rdata[e]),
-      .ps_wr_req_o(pw_req[e]), .ps_wr_addr_o(pw_addr[e]), .ps_wr_gnt_i(pw_gnt[e]));
+    // What both memories see of the engine's requests: the preset's address bits and lanes.
+    assign er_addr[SbRd] = AddrW'(en_rd_req[e].addr);
+    assign er_mask[SbRd] = P'(en_rd_req[e].mask);
+    assign pr_addr[e]    = PAddrW'(en_rd_req[e].addr);
+    assign ew_addr[e]    = AddrW'(en_wr_req[e].addr);
+    assign ew_mask[e]    = P'(en_wr_req[e].mask);
+    assign ew_ben[e]     = en_wr_req[e].ben;
+    assign ew_wdata[e]   = (P * 32)'(en_wr_req[e].data);
+    assign pw_addr[e]    = PAddrW'(en_wr_req[e].addr);
+    ncore_eng_route #(.P(P)) u_route (
+      .clk_i, .rst_ni, .rd_req_i(en_rd_req[e]), .rd_rsp_o(en_rd_rsp[e]), .wr_req_i(en_wr_req[e]), .wr_rsp_o(en_wr_rsp[e]),
+      .sb_rd_req_o(er_req[SbRd]), .sb_wr_req_o(ew_req[e]), .sb_rd_gnt_i(er_gnt[SbRd]), .sb_wr_gnt_i(ew_gnt[e]),
+      .sb_rd_data_i(er_rdata[SbRd]), .ps_rd_req_o(pr_req[e]), .ps_wr_req_o(pw_req[e]), .ps_rd_gnt_i(pr_gnt[e]),
+      .ps_wr_gnt_i(pw_gnt[e]), .ps_rd_data_i(pr_rdata[e]));
   end
 
   // A registered instruction or HBM response not yet seen by its engine counts as busy too.
@@ -230,7 +234,7 @@ module ncore_top
   ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(2)) u_psum (
     .clk_i, .rst_ni,
     .pe_valid_i(tw_valid), .pe_addr_i(tw_addr), .pe_data_i(tw_data), .pe_acc_i(tw_acc),
-    .er_req_i(pr_req), .er_addr_i(pr_addr), .er_mask_i(en_rd_mask), .er_gnt_o(pr_gnt),
+    .er_req_i(pr_req), .er_addr_i(pr_addr), .er_mask_i(er_mask[2:1]), .er_gnt_o(pr_gnt),
     .er_rdata_o(pr_rdata),
     .ew_req_i(pw_req), .ew_addr_i(pw_addr), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben),
     .ew_wdata_i(ew_wdata), .ew_gnt_o(pw_gnt), .perf_rd_bytes_o(perf_psum_rd_bytes_o),
@@ -252,19 +256,13 @@ module ncore_top
     .clk_i, .rst_ni, .ce_i(dve_ce),
     .insn_valid_i(dve_valid_q), .insn_i(dve_insn_q), .insn_ready_o(dve_ready_o),
     .rd_start_o(dve_rd_start_o), .done_o(dve_done_o), .busy_o(dve_busy),
-    .rd_req_o(en_rd_req[0]), .rd_psum_o(en_rd_psum[0]), .rd_addr_o(en_rd_addr[0]), .rd_mask_o(en_rd_mask[0]),
-    .rd_gnt_i(en_rd_gnt[0]), .rd_data_i(en_rd_data[0]),
-    .wr_req_o(en_wr_req[0]), .wr_psum_o(en_wr_psum[0]), .wr_addr_o(en_wr_addr[0]), .wr_mask_o(ew_mask[0]),
-    .wr_ben_o(ew_ben[0]), .wr_data_o(ew_wdata[0]), .wr_gnt_i(en_wr_gnt[0]));
+    .rd_req_o(en_rd_req[0]), .rd_rsp_i(en_rd_rsp[0]), .wr_req_o(en_wr_req[0]), .wr_rsp_i(en_wr_rsp[0]));
 
   ncore_act #(.Cfg(Cfg)) u_act (
     .clk_i, .rst_ni, .ce_i(act_ce),
     .insn_valid_i(act_valid_q), .insn_i(act_insn_q), .insn_ready_o(act_ready_o),
     .rd_start_o(act_rd_start_o), .done_o(act_done_o), .busy_o(act_busy),
-    .rd_req_o(en_rd_req[1]), .rd_psum_o(en_rd_psum[1]), .rd_addr_o(en_rd_addr[1]), .rd_mask_o(en_rd_mask[1]),
-    .rd_gnt_i(en_rd_gnt[1]), .rd_data_i(en_rd_data[1]),
-    .wr_req_o(en_wr_req[1]), .wr_psum_o(en_wr_psum[1]), .wr_addr_o(en_wr_addr[1]), .wr_mask_o(ew_mask[1]),
-    .wr_ben_o(ew_ben[1]), .wr_data_o(ew_wdata[1]), .wr_gnt_i(en_wr_gnt[1]));
+    .rd_req_o(en_rd_req[1]), .rd_rsp_i(en_rd_rsp[1]), .wr_req_o(en_wr_req[1]), .wr_rsp_i(en_wr_rsp[1]));
 
   ncore_dma #(.Cfg(Cfg)) u_dma (
     .clk_i, .rst_ni, .ce_i(dma_ce),

@@ -25,7 +25,8 @@
 module ncore_pe_array
   import ncore_cfg_pkg::*;
 #(
-  parameter cfg_t         Cfg    = CfgTrn2,
+  parameter int unsigned  Preset = 0,  // the preset by number, for a bench that Verilates this alone (-GPreset)
+  parameter cfg_t         Cfg    = preset(Preset),
   /* verilator lint_off UNUSEDPARAM */
   parameter int unsigned  Groups = 2,    // unused here (the RTL's column groups)
   /* verilator lint_on UNUSEDPARAM */

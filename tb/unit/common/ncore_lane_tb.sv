@@ -1,8 +1,10 @@
 // Test-bench wrapper of a lane engine, the vector engine (rtl/ncore_dve.sv) or the scalar engine
 // (rtl/ncore_act.sv) as Engine says (its ncore_isa_pkg::engine_e id: ENGINE_DVE, ENGINE_ACT),
-// for the Catch2 benches of tb/unit/dve and tb/unit/act: the engine on one engine read and one
-// engine write port of an SBUF (rtl/ncore_sbuf.sv) and of a PSUM (rtl/ncore_psum.sv), routed by
-// operand as in ncore_top (rtl/ncore_eng_route.sv). The benches load and read both memories
+// for the Catch2 benches of tb/unit/dve and tb/unit/act: the engine's read and write ports
+// (rtl/ncore_mem_pkg.sv's structs) on one engine read and one engine write port of an SBUF
+// (rtl/ncore_sbuf.sv) and of a PSUM (rtl/ncore_psum.sv), routed by operand as in ncore_top
+// (rtl/ncore_eng_route.sv); the requests' req and psum and the responses' gnt are on the
+// wrapper's ports for the timing checks. The benches load and read both memories
 // through u_sbuf.mem_q and u_psum.mem_q (public_flat_rd).
 //
 // Other traffic, on the wrapper's ports, makes the engine lose arbitration: the SBUF's DMA ports
@@ -19,6 +21,7 @@
 module ncore_lane_tb
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter int unsigned  Preset = 2,
   parameter int unsigned  Engine = 32'(ENGINE_DVE),
@@ -71,12 +74,12 @@ module ncore_lane_tb
   input  logic [P-1:0][31:0]        tw_data_i
 );
   logic               ce_div, ce, ce_sel_q, ce_q;
-  logic [AddrW-1:0]   rd_addr, wr_addr;
-  logic [P-1:0]       rd_mask, wr_mask;
-  logic [3:0]         wr_ben;
-  logic [P-1:0][31:0] rd_data, wr_data, s_rdata;
+  eng_rd_req_t        rd_req;
+  eng_rd_rsp_t        rd_rsp;
+  eng_wr_req_t        wr_req;
+  eng_wr_rsp_t        wr_rsp;
+  logic [P-1:0][31:0] s_rdata;
   logic               s_rd_req, s_wr_req, p_rd_req, p_wr_req, s_rd_gnt, s_wr_gnt, p_wr_gnt;
-  logic [PAddrW-1:0]  p_rd_addr, p_wr_addr;
   logic [1:0]         p_rd_gnt;
   logic [1:0][P-1:0][31:0]   p_rdata;
   logic [E-1:0][LineB*8-1:0] unused_dr_rdata;
@@ -99,13 +102,19 @@ module ncore_lane_tb
   assign ce_o = ce;
 
   // PSUM read port 1 is the engine's, port 0 the other traffic's (it wins bank conflicts).
-  ncore_eng_route #(.P(P), .AddrW(AddrW), .PAddrW(PAddrW)) u_route (
-    .clk_i, .rst_ni,
-    .rd_req_i(rd_req_o), .rd_psum_i(rd_psum_o), .rd_addr_i(rd_addr), .rd_gnt_o, .rd_data_o(rd_data),
-    .wr_req_i(wr_req_o), .wr_psum_i(wr_psum_o), .wr_addr_i(wr_addr), .wr_gnt_o,
-    .sb_rd_req_o(s_rd_req), .sb_rd_gnt_i(s_rd_gnt), .sb_rd_data_i(s_rdata), .sb_wr_req_o(s_wr_req),
-    .sb_wr_gnt_i(s_wr_gnt), .ps_rd_req_o(p_rd_req), .ps_rd_addr_o(p_rd_addr), .ps_rd_gnt_i(p_rd_gnt[1]),
-    .ps_rd_data_i(p_rdata[1]), .ps_wr_req_o(p_wr_req), .ps_wr_addr_o(p_wr_addr), .ps_wr_gnt_i(p_wr_gnt));
+  // What both memories see of the engine's requests: the preset's address bits and lanes.
+  logic [AddrW-1:0]   rd_addr, wr_addr;
+  logic [P-1:0]       rd_mask, wr_mask;
+  logic [P-1:0][31:0] wr_data;
+  assign {rd_addr, rd_mask} = {AddrW'(rd_req.addr), P'(rd_req.mask)};
+  assign {wr_addr, wr_mask, wr_data} = {AddrW'(wr_req.addr), P'(wr_req.mask), (P * 32)'(wr_req.data)};
+  ncore_eng_route #(.P(P)) u_route (
+    .clk_i, .rst_ni, .rd_req_i(rd_req), .rd_rsp_o(rd_rsp), .wr_req_i(wr_req), .wr_rsp_o(wr_rsp),
+    .sb_rd_req_o(s_rd_req), .sb_wr_req_o(s_wr_req), .sb_rd_gnt_i(s_rd_gnt), .sb_wr_gnt_i(s_wr_gnt), .sb_rd_data_i(s_rdata),
+    .ps_rd_req_o(p_rd_req), .ps_wr_req_o(p_wr_req), .ps_rd_gnt_i(p_rd_gnt[1]), .ps_wr_gnt_i(p_wr_gnt),
+    .ps_rd_data_i(p_rdata[1]));
+  assign {rd_req_o, rd_psum_o, rd_gnt_o} = {rd_req.req, rd_req.psum, rd_rsp.gnt};
+  assign {wr_req_o, wr_psum_o, wr_gnt_o} = {wr_req.req, wr_req.psum, wr_rsp.gnt};
   assign pn_gnt_o        = p_rd_gnt[0];
   assign unused_pn_rdata = p_rdata[0];
 
@@ -113,7 +122,7 @@ module ncore_lane_tb
   ncore_sbuf #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_sbuf (
     .clk_i, .rst_ni,
     .er_req_i(s_rd_req), .er_addr_i(rd_addr), .er_mask_i(rd_mask), .er_gnt_o(s_rd_gnt), .er_rdata_o(s_rdata),
-    .ew_req_i(s_wr_req), .ew_addr_i(wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_ben), .ew_wdata_i(wr_data),
+    .ew_req_i(s_wr_req), .ew_addr_i(wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_req.ben), .ew_wdata_i(wr_data),
     .ew_gnt_o(s_wr_gnt),
     .dr_req_i, .dr_part_i, .dr_line_i, .dr_gnt_o, .dr_rdata_o(unused_dr_rdata),
     .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o,
@@ -122,24 +131,20 @@ module ncore_lane_tb
   ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(1)) u_psum (
     .clk_i, .rst_ni,
     .pe_valid_i(tw_valid_i), .pe_addr_i(tw_addr_i), .pe_data_i(tw_data_i), .pe_acc_i('0),
-    .er_req_i({p_rd_req, pn_req_i}), .er_addr_i({p_rd_addr, pn_addr_i}), .er_mask_i({rd_mask, pn_mask_i}),
+    .er_req_i({p_rd_req, pn_req_i}), .er_addr_i({PAddrW'(rd_addr), pn_addr_i}), .er_mask_i({rd_mask, pn_mask_i}),
     .er_gnt_o(p_rd_gnt), .er_rdata_o(p_rdata),
-    .ew_req_i(p_wr_req), .ew_addr_i(p_wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_ben), .ew_wdata_i(wr_data),
+    .ew_req_i(p_wr_req), .ew_addr_i(PAddrW'(wr_addr)), .ew_mask_i(wr_mask), .ew_ben_i(wr_req.ben), .ew_wdata_i(wr_data),
     .ew_gnt_o(p_wr_gnt),
     .perf_rd_bytes_o(unused_perf[2]), .perf_wr_bytes_o(unused_perf[3]));
 
   if (Act) begin : g_act
     ncore_act #(.Cfg(Cfg)) u_act (
       .clk_i, .rst_ni, .ce_i(ce), .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
-      .rd_req_o, .rd_psum_o, .rd_addr_o(rd_addr), .rd_mask_o(rd_mask), .rd_gnt_i(rd_gnt_o), .rd_data_i(rd_data),
-      .wr_req_o, .wr_psum_o, .wr_addr_o(wr_addr), .wr_mask_o(wr_mask), .wr_ben_o(wr_ben), .wr_data_o(wr_data),
-      .wr_gnt_i(wr_gnt_o));
+      .rd_req_o(rd_req), .rd_rsp_i(rd_rsp), .wr_req_o(wr_req), .wr_rsp_i(wr_rsp));
   end else begin : g_dve
     ncore_dve #(.Cfg(Cfg)) u_dve (
       .clk_i, .rst_ni, .ce_i(ce), .insn_valid_i, .insn_i, .insn_ready_o, .rd_start_o, .done_o, .busy_o,
-      .rd_req_o, .rd_psum_o, .rd_addr_o(rd_addr), .rd_mask_o(rd_mask), .rd_gnt_i(rd_gnt_o), .rd_data_i(rd_data),
-      .wr_req_o, .wr_psum_o, .wr_addr_o(wr_addr), .wr_mask_o(wr_mask), .wr_ben_o(wr_ben), .wr_data_o(wr_data),
-      .wr_gnt_i(wr_gnt_o));
+      .rd_req_o(rd_req), .rd_rsp_i(rd_rsp), .wr_req_o(wr_req), .wr_rsp_i(wr_rsp));
   end
 
 endmodule
