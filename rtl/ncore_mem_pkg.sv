@@ -15,14 +15,23 @@
 // As in OpenTitan (top_pkg's TL_AW, TL_DW), the widths are fixed here, by the largest preset:
 // MemLanes lanes (NumPartitions) and MemAddrW address bits ($clog2(SbufBytes)); a preset with
 // fewer partitions or a smaller SBUF uses the low lanes and the low address bits, the others are
-// zero (ncore_eng_front checks that its preset fits). Lane p of mask and data is partition p
+// zero (ncore_eng_front checks that its preset fits). A model of one small preset may narrow them
+// with +define+NCORE_MEM_LANES=N +define+NCORE_MEM_ADDR_W=A (the build does for tiny: its lane
+// benches and core then move 16 lanes, not 128). Lane p of mask and data is partition p
 // (data is one vector, lane p at [32*p +: 32], so that a waveform shows it as one signal); a
 // lane's data is the 32-bit word holding its element (reads), or the element in the low bits
 // (writes, with the byte enables ben relative to it).
+`ifndef NCORE_MEM_LANES
+`define NCORE_MEM_LANES 128  // NumPartitions of trn2 and trn1
+`endif
+`ifndef NCORE_MEM_ADDR_W
+`define NCORE_MEM_ADDR_W 18  // $clog2(SbufBytes) of trn2 and trn1
+`endif
+
 package ncore_mem_pkg;
 
-  localparam int unsigned MemLanes = 128;  // NumPartitions of trn2 and trn1
-  localparam int unsigned MemAddrW = 18;   // $clog2(SbufBytes) of trn2 and trn1
+  localparam int unsigned MemLanes = `NCORE_MEM_LANES;
+  localparam int unsigned MemAddrW = `NCORE_MEM_ADDR_W;
 
   // A read: every lane of mask reads the word at byte address addr of its partition, in the SBUF
   // or (psum) in the PSUM.
