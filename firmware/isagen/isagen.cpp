@@ -131,7 +131,7 @@ std::string sv_prefix(const std::string& enum_name) {
 uint64_t parse_word(const json& v, const std::string& name, unsigned bits) {
   const std::string h = v.get<std::string>();
   if (h.empty() || h.size() > bits / 4 || h.find_first_not_of("0123456789ABCDEFabcdef") != std::string::npos)
-    fail("act constant " + name + ": \"" + h + "\" is not " + std::to_string(bits / 4) + " hex digits");
+    fail("act constant " + name + ": \"" + h + "\" is not a hex number of at most " + std::to_string(bits / 4) + " digits");
   return std::stoull(h, nullptr, 16);
 }
 
