@@ -156,6 +156,19 @@ def test_dma_transpose_refuses_five_axes():
         sim(k, rand(2, 2, 2, 2, 2))
 
 
+def test_dma_transpose_into_psum_refused_by_name():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((64, 32), dtype=a.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((64, 32), dtype=a.dtype, buffer=nl.psum)
+        t[...] = nisa.dma_transpose(a)
+        nl.store(out, t)
+        return out
+
+    with pytest.raises(Exception, match="operand 'dst' of 'dma_transpose' to be in address space 'hbm' or 'sbuf'"):
+        sim(k, rand(32, 64))
+
+
 def test_tensor_engine_result_named_then_assigned_to_sbuf():
     @nki.jit
     def k(a):

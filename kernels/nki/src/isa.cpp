@@ -671,7 +671,13 @@ Tensor dma_transpose(const Tensor& src, Dtype dtype, Loc loc) {
   return dst;
 }
 
-void dma_transpose(const Tensor& dst, const Tensor& src, Loc loc) { dma_copy(dst, dma_transpose_source(src, loc), loc); }
+void dma_transpose(const Tensor& dst, const Tensor& src, Loc loc) {
+  if (dst.buffer() == BufferKind::psum)
+    detail::require("dma_transpose", loc)
+        .fail(loc, "Expected operand 'dst' of 'dma_transpose' to be in address space 'hbm' or 'sbuf', but got a tile "
+                   "in 'psum' instead.");
+  dma_copy(dst, dma_transpose_source(src, loc), loc);
+}
 
 Tensor tensor_tensor(const Tensor& data1, const Tensor& data2, AluOp op, Loc loc) {
   return tensor_tensor_impl(nullptr, data1, data2, op, promote(data1.dtype(), data2.dtype()), loc);
