@@ -62,21 +62,9 @@ module ncore_act
   parameter cfg_t         Cfg   = CfgTrn2,
   localparam int unsigned P     = Cfg.NumPartitions
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_ni,
-  input  logic                 ce_i,
-  // instruction interface (from the scalar engine's sequencer)
-  input  logic                 insn_valid_i,
-  input  insn_t                insn_i,
-  output logic                 insn_ready_o,
-  output logic                 rd_start_o,   // pulse: the instruction reads its first input
-  output logic                 done_o,       // pulse: the instruction has written everything
-  output logic                 busy_o,
+  // clock, reset and clock enable; the instruction port (from the scalar engine's sequencer); the
   // engine read and write ports (ncore_mem_pkg), each access to the SBUF or (psum) the PSUM
-  output eng_rd_req_t          rd_req_o,
-  input  eng_rd_rsp_t          rd_rsp_i,
-  output eng_wr_req_t          wr_req_o,
-  input  eng_wr_rsp_t          wr_rsp_i
+`include "ncore_lane_ports.svh"
 );
   localparam logic [31:0] F32NegZero = 32'h8000_0000;
 
@@ -177,21 +165,17 @@ module ncore_act
   // ---------------------------------------------------------------------------------------
 `ifdef NCORE_COVER
   // activation x destination dtype; its functions, per-partition scale and bias, the add-reduce
-  // result dst2, operands in the PSUM.
-  logic cov_take;
-  assign cov_take = insn_valid_i && insn_ready_o;
+  // result dst2, operands in the PSUM; sampled as an instruction is taken (accept).
   // (Bins are written out one per label: Verilator's coverage file merges the instances of a
   // generate loop into one point.)
   always_ff @(posedge clk_i) begin
-    if (rst_ni && cov_take) begin
-      c_activation_fp32: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_FP32);
-      c_activation_bf16: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_BF16);
-      c_activation_fp16: cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype == DT_FP16);
+    if (rst_ni && accept) begin
+      `COVER_DTYPES(c_activation, insn_i.opcode == OP_ACTIVATION, insn_i.dst.dtype)
       c_activation_int:  cover (insn_i.opcode == OP_ACTIVATION && insn_i.dst.dtype >= DT_INT8);
     end
   end
   always_ff @(posedge clk_i) begin
-    if (rst_ni && cov_take) begin
+    if (rst_ni && accept) begin
       c_relu:     cover (insn_i.func == ACT_FUNC_RELU);
       c_copy:     cover (insn_i.func == ACT_FUNC_COPY);
       c_scale_vec: cover (insn_i.s0_vec);

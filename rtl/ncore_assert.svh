@@ -20,6 +20,12 @@
 //                                      64 bits, which a concurrent assertion of Verilator 5.006
 //                                      cannot sample (its generated C++ does not compile)
 //
+// And one for the functional cover points (coverage builds: NCORE_COVER, Verilator
+// --coverage-user), written in a clocked block's cover list:
+//
+//   `COVER_DTYPES(name, cond, dt)      three bins, name_fp32, name_bf16 and name_fp16: cond with dt
+//                                      (an ncore_isa_pkg::dtype_e) each of the float dtypes
+//
 // msg is a string (a $sformatf(...) for values). Each takes the clock and the active-low reset
 // as two optional last arguments, clk_i and rst_ni by default; `disable iff` reads the reset
 // at the clock while the flops reset asynchronously on it (rtl/lint.vlt's SYNCASYNCNET waiver).
@@ -57,5 +63,10 @@
 `define ASSERT_WIDE(__name, __prop, __msg, __clk = clk_i, __rst_n = rst_ni)
 
 `endif
+
+`define COVER_DTYPES(__name, __cond, __dt) \
+  __name``_fp32: cover ((__cond) && (__dt) == ncore_isa_pkg::DT_FP32); \
+  __name``_bf16: cover ((__cond) && (__dt) == ncore_isa_pkg::DT_BF16); \
+  __name``_fp16: cover ((__cond) && (__dt) == ncore_isa_pkg::DT_FP16);
 
 `endif

@@ -18,16 +18,11 @@
 module ncore_dma
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter cfg_t         Cfg    = CfgTrn2,
   localparam int unsigned Q      = Cfg.DmaQueues,
-  localparam int unsigned E      = Cfg.DmaEngines,
-  localparam int unsigned P      = Cfg.NumPartitions,
-  localparam int unsigned PartW  = $clog2(P),
-  localparam int unsigned LineB  = Cfg.SbufLineBytes,
-  localparam int unsigned LineW  = LineB * 8,
-  localparam int unsigned SLineW = $clog2(Cfg.SbufBytes) - $clog2(LineB),
-  localparam int unsigned HLineW = Cfg.HbmAddrBits - $clog2(LineB)
+  localparam int unsigned E      = Cfg.DmaEngines
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,
@@ -42,28 +37,14 @@ module ncore_dma
   // performance counter, cleared by rst_ni: clock cycles in which some engine generated a
   // descriptor
   output logic [63:0]               perf_desc_cycles_o,
-  // SBUF DMA ports, one per engine
-  output logic [E-1:0]              sr_req_o,
-  output logic [E-1:0][PartW-1:0]   sr_part_o,
-  output logic [E-1:0][SLineW-1:0]  sr_line_o,
-  input  logic [E-1:0]              sr_gnt_i,
-  input  logic [E-1:0][LineW-1:0]   sr_rdata_i,
-  output logic [E-1:0]              sw_req_o,
-  output logic [E-1:0][PartW-1:0]   sw_part_o,
-  output logic [E-1:0][SLineW-1:0]  sw_line_o,
-  output logic [E-1:0][LineB-1:0]   sw_ben_o,
-  output logic [E-1:0][LineW-1:0]   sw_wdata_o,
-  input  logic [E-1:0]              sw_gnt_i,
-  // HBM ports, one per engine
-  output logic [E-1:0]              hq_valid_o,
-  input  logic [E-1:0]              hq_credit_i,
-  output logic [E-1:0]              hq_we_o,
-  output logic [E-1:0][HLineW-1:0]  hq_line_o,
-  output logic [E-1:0][LineB-1:0]   hq_ben_o,
-  output logic [E-1:0][LineW-1:0]   hq_wdata_o,
-  input  logic [E-1:0]              hr_valid_i,
-  input  logic [E-1:0][LineW-1:0]   hr_rdata_i,
-  input  logic [E-1:0]              ha_valid_i
+  // SBUF DMA ports (a line read and a line write port) and HBM ports, one of each per engine
+  // (ncore_mem_pkg)
+  output line_rd_req_t              sr_req_o [E],
+  input  line_rd_rsp_t              sr_rsp_i [E],
+  output line_wr_req_t              sw_req_o [E],
+  input  line_wr_rsp_t              sw_rsp_i [E],
+  output hbm_req_t                  hbm_req_o [E],
+  input  hbm_rsp_t                  hbm_rsp_i [E]
 );
   localparam int unsigned QW = (Q > 1) ? $clog2(Q) : 1;
 
@@ -100,13 +81,8 @@ module ncore_dma
       .new_i(new_q), .new_q_i(new_qid_q), .new_sp_i(new_sp_q), .new_np_i(new_np_q),
       .ap_req_o(ap_req), .ap_req_q_o(ap_req_q), .ap_src_i(ap_src_q), .ap_dst_i(ap_dst_q),
       .done_o(eng_done[e]), .busy_o(eng_busy[e]), .desc_o(eng_desc[e]),
-      .sr_req_o(sr_req_o[e]), .sr_part_o(sr_part_o[e]), .sr_line_o(sr_line_o[e]),
-      .sr_gnt_i(sr_gnt_i[e]), .sr_rdata_i(sr_rdata_i[e]),
-      .sw_req_o(sw_req_o[e]), .sw_part_o(sw_part_o[e]), .sw_line_o(sw_line_o[e]),
-      .sw_ben_o(sw_ben_o[e]), .sw_wdata_o(sw_wdata_o[e]), .sw_gnt_i(sw_gnt_i[e]),
-      .hq_valid_o(hq_valid_o[e]), .hq_credit_i(hq_credit_i[e]), .hq_we_o(hq_we_o[e]),
-      .hq_line_o(hq_line_o[e]), .hq_ben_o(hq_ben_o[e]), .hq_wdata_o(hq_wdata_o[e]),
-      .hr_valid_i(hr_valid_i[e]), .hr_rdata_i(hr_rdata_i[e]), .ha_valid_i(ha_valid_i[e]));
+      .sr_req_o(sr_req_o[e]), .sr_rsp_i(sr_rsp_i[e]), .sw_req_o(sw_req_o[e]), .sw_rsp_i(sw_rsp_i[e]),
+      .hbm_req_o(hbm_req_o[e]), .hbm_rsp_i(hbm_rsp_i[e]));
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

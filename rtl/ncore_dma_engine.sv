@@ -34,6 +34,7 @@ module ncore_dma_engine
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
   import ncore_ap_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter cfg_t         Cfg      = CfgTrn2,
   localparam int unsigned Q        = Cfg.DmaQueues,
@@ -68,30 +69,16 @@ module ncore_dma_engine
   output logic [Q-1:0]           done_o,       // pulse: this engine's share of queue q is done
   output logic                   busy_o,
   output logic                   desc_o,       // generating a row's descriptor (R_DESC)
-  // SBUF DMA port
-  output logic                   sr_req_o,
-  output logic [PartW-1:0]       sr_part_o,
-  output logic [SLineW-1:0]      sr_line_o,
-  input  logic                   sr_gnt_i,
-  input  logic [LineW-1:0]       sr_rdata_i,
-  output logic                   sw_req_o,
-  output logic [PartW-1:0]       sw_part_o,
-  output logic [SLineW-1:0]      sw_line_o,
-  output logic [LineB-1:0]       sw_ben_o,
-  output logic [LineW-1:0]       sw_wdata_o,
-  input  logic                   sw_gnt_i,
-  // HBM port: line requests, in-order read responses and write acknowledgements. A request
-  // needs a credit; the HBM side hands credits out at its bandwidth and accepts every
-  // request sent with one, so no ready signal crosses back combinationally.
-  output logic                   hq_valid_o,
-  input  logic                   hq_credit_i,
-  output logic                   hq_we_o,
-  output logic [HLineW-1:0]      hq_line_o,
-  output logic [LineB-1:0]       hq_ben_o,
-  output logic [LineW-1:0]       hq_wdata_o,
-  input  logic                   hr_valid_i,
-  input  logic [LineW-1:0]       hr_rdata_i,
-  input  logic                   ha_valid_i
+  // SBUF DMA port: a line read port and a line write port (ncore_mem_pkg)
+  output line_rd_req_t           sr_req_o,
+  input  line_rd_rsp_t           sr_rsp_i,
+  output line_wr_req_t           sw_req_o,
+  input  line_wr_rsp_t           sw_rsp_i,
+  // HBM port (ncore_mem_pkg): line requests, in-order read responses and write
+  // acknowledgements. A request needs a credit; the HBM side hands credits out at its bandwidth
+  // and accepts every request sent with one, so no ready signal crosses back combinationally.
+  output hbm_req_t               hbm_req_o,
+  input  hbm_rsp_t               hbm_rsp_i
 );
   localparam int unsigned PPE    = P / Cfg.DmaEngines;
   localparam int unsigned Depth  = Cfg.DmaOutstanding;
@@ -100,6 +87,12 @@ module ncore_dma_engine
   localparam int unsigned MaxK   = LineB;         // elements per chunk at most (1-byte dtypes)
   localparam int unsigned KW     = $clog2(MaxK + 1);
   localparam int unsigned DescW  = (Cfg.DmaDescCycles > 1) ? $clog2(Cfg.DmaDescCycles + 1) : 1;
+
+  // The ports' structs are as wide as the largest preset (ncore_mem_pkg).
+  if (PartW > MemPartW || SLineW > MemLineW || HLineW > HbmLineW || LineB != MemLineBytes) begin : g_fits
+    $error("%0d partitions, %0d SBUF and %0d HBM line address bits, %0d-byte lines do not fit ncore_mem_pkg's ports",
+           P, SLineW, HLineW, LineB);
+  end
 
   // ---------------------------------------------------------------------------------------
   // State (_q registers, _d their next values)
@@ -110,15 +103,19 @@ module ncore_dma_engine
   logic [Q-1:0][7:0]      row_end_q, row_end_d;
   logic [Q-1:0][CntW-1:0] pend_q, pend_d;        // chunks issued and not yet written
   logic [Q-1:0]           done_d;
-  // The row being moved: the row state machine (R_FETCH: its access patterns are on ap_*_i;
-  // R_DESC: its descriptor is being generated; R_RUN: its chunks are issued).
+  // The row being moved (its queue, its row, its elements not yet issued) and the row state
+  // machine (R_FETCH: its access patterns are on ap_*_i; R_DESC: its descriptor is being
+  // generated; R_RUN: its chunks are issued).
   typedef enum logic [1:0] {R_IDLE, R_FETCH, R_DESC, R_RUN} rstate_e;
+  typedef struct packed {
+    logic [QW-1:0] q;
+    logic [7:0]    row;                          // relative partition
+    logic [31:0]   left;
+  } cur_t;
+  cur_t             cur_q, cur_d;
   rstate_e          rs_q, rs_d;
   logic [DescW-1:0] desc_q, desc_d;              // descriptor cycles left (R_DESC)
-  logic [QW-1:0]    cur_q, cur_d;                // queue of the current row
-  logic [7:0]       cur_row_q, cur_row_d;
   logic [QW-1:0]    rr_q, rr_d;                  // round-robin pointer
-  logic [31:0]      left_q, left_d;              // elements of the row not yet issued
   // The fields of the current row's patterns the issue stage needs (the address generators
   // hold the rest), loaded in R_FETCH.
   logic [PartW-1:0] s_part_q, d_part_q;
@@ -133,7 +130,7 @@ module ncore_dma_engine
   logic [IdxW-1:0]  hf_head_q, hf_head_d, hf_tail_q, hf_tail_d;  // entries waiting for HBM data
   logic [IdxW-1:0]  wa_head_q, wa_head_d, wa_tail_q, wa_tail_d;  // HBM writes awaiting their ack
   logic [CntW-1:0]  wa_count_q, wa_count_d;
-  logic             sfill_q, sfill_d;            // SBUF read granted last DMA cycle: its data is on sr_rdata_i now
+  logic             sfill_q, sfill_d;            // SBUF read granted last DMA cycle: its data is on sr_rsp_i now
   logic [IdxW-1:0]  sfill_idx_q, sfill_idx_d;
   logic [CrW-1:0]   credit_q, credit_d;          // HBM credits held, at most DmaHbmCredits
   logic             hq_ok;                       // a credit is available this cycle
@@ -182,8 +179,8 @@ module ncore_dma_engine
   // partition is the row's), HBM rows part_stride elements apart.
   logic signed [HAddrW-1:0] s_row_off, d_row_off;
   logic [HAddrW-1:0]        s_row_base, d_row_base;
-  assign s_row_off  = HAddrW'($signed(ap_src_i.part_stride)) * HAddrW'(cur_row_q);
-  assign d_row_off  = HAddrW'($signed(ap_dst_i.part_stride)) * HAddrW'(cur_row_q);
+  assign s_row_off  = HAddrW'($signed(ap_src_i.part_stride)) * HAddrW'(cur_q.row);
+  assign d_row_off  = HAddrW'($signed(ap_dst_i.part_stride)) * HAddrW'(cur_q.row);
   assign s_row_base = HAddrW'(ap_src_i.offset) +
                       ((ap_src_i.mem == BUF_HBM) ? HAddrW'(s_row_off <<< ap_esz_log2(ap_src_i.dtype)) : '0);
   assign d_row_base = HAddrW'(ap_dst_i.offset) +
@@ -226,7 +223,7 @@ module ncore_dma_engine
       if (ks > s_rem0) ks = s_rem0;
       if (kd > d_rem0) kd = d_rem0;
       kk = (ks < kd) ? ks : kd;
-      if (kk > left_q) kk = left_q;
+      if (kk > cur_q.left) kk = cur_q.left;
       if (kk == 0) kk = 1;
       k = KW'(kk);
     end
@@ -306,45 +303,13 @@ module ncore_dma_engine
 
   assign w_want = ce_i && count_q != 0 && have_q[head_q];
 
-  assign sw_req_o   = w_want && !h.dst_hbm;
-  assign sw_part_o  = h.d_part;
-  assign sw_line_o  = SLineW'(h.d_line);
-  assign sw_ben_o   = w_ben;
-  assign sw_wdata_o = w_data;
+  assign sw_req_o = '{req: w_want && !h.dst_hbm,
+                     addr: '{part: MemPartW'(h.d_part), line: MemLineW'(SLineW'(h.d_line))},
+                     wr: '{ben: w_ben, data: w_data}};
 
   logic hq_write;
   assign hq_write = w_want && h.dst_hbm && wa_count_q != CntW'(Depth);
-  assign w_fire   = h.dst_hbm ? (hq_write && hq_ok) : (sw_req_o && sw_gnt_i);
-
-  // A refused SBUF write is presented again, unchanged, in the next enabled cycle (a 1-bit
-  // comparison: the data is wider than a concurrent assertion of Verilator 5.006 can sample).
-`ifdef NCORE_ASSERT
-  logic              chk_sw_q;                 // an SBUF write refused in the last enabled cycle
-  logic [PartW-1:0]  chk_sw_part_q;
-  logic [SLineW-1:0] chk_sw_line_q;
-  logic [LineB-1:0]  chk_sw_ben_q;
-  logic [LineW-1:0]  chk_sw_data_q;
-  logic              chk_sw_same;              // the write presented is the one refused
-  assign chk_sw_same = sw_req_o && sw_part_o == chk_sw_part_q && sw_line_o == chk_sw_line_q &&
-                       sw_ben_o == chk_sw_ben_q && sw_wdata_o == chk_sw_data_q;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      chk_sw_q      <= 1'b0;
-      chk_sw_part_q <= '0;
-      chk_sw_line_q <= '0;
-      chk_sw_ben_q  <= '0;
-      chk_sw_data_q <= '0;
-    end else if (ce_i) begin
-      chk_sw_q      <= sw_req_o && !sw_gnt_i;
-      chk_sw_part_q <= sw_part_o;
-      chk_sw_line_q <= sw_line_o;
-      chk_sw_ben_q  <= sw_ben_o;
-      chk_sw_data_q <= sw_wdata_o;
-    end
-  end
-`endif
-  `ASSERT_IF(a_sw_held, chk_sw_same, ce_i && chk_sw_q,
-             $sformatf("refused SBUF write (partition %0d, line %0h) not held", chk_sw_part_q, chk_sw_line_q))
+  assign w_fire   = h.dst_hbm ? (hq_write && hq_ok) : (sw_req_o.req && sw_rsp_i.gnt);
 
   // ---------------------------------------------------------------------------------------
   // Issue stage: the active row's next chunk, a read of its source line
@@ -353,33 +318,37 @@ module ncore_dma_engine
   entry_t i_ent;  // what the write stage needs of the chunk
   assign i_hbm   = s_mem_q == BUF_HBM;
   assign i_want  = ce_i && act_q && count_q != CntW'(Depth);
-  assign sr_req_o  = i_want && !i_hbm;
-  assign sr_part_o = s_part_q;
-  assign sr_line_o = SLineW'(s_addr >> LineSh);
-  assign hq_read   = i_want && i_hbm && !hq_write;
-  assign i_fire    = i_hbm ? (hq_read && hq_ok) : (sr_req_o && sr_gnt_i);
+  assign sr_req_o = '{req: i_want && !i_hbm,
+                     addr: '{part: MemPartW'(s_part_q), line: MemLineW'(SLineW'(s_addr >> LineSh))}};
+  assign hq_read  = i_want && i_hbm && !hq_write;
+  assign i_fire   = i_hbm ? (hq_read && hq_ok) : (sr_req_o.req && sr_rsp_i.gnt);
 
-  // A refused SBUF read is presented again, unchanged, in the next enabled cycle.
+  // A refused SBUF read or write (the write stage's, above) is presented again, unchanged, in the
+  // next enabled cycle (the write compared in a 1-bit signal: it is wider than a concurrent
+  // assertion of Verilator 5.006 can sample).
 `ifdef NCORE_ASSERT
-  logic              chk_sr_q;                 // an SBUF read refused in the last enabled cycle
-  logic [PartW-1:0]  chk_sr_part_q;
-  logic [SLineW-1:0] chk_sr_line_q;
+  logic         chk_sr_q, chk_sw_q;  // an SBUF read, an SBUF write refused in the last enabled cycle
+  line_rd_req_t chk_sr_req_q;        // ... the requests
+  line_wr_req_t chk_sw_req_q;
+  logic         chk_sw_same;         // the write presented is the one refused
+  assign chk_sw_same = sw_req_o == chk_sw_req_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      chk_sr_q      <= 1'b0;
-      chk_sr_part_q <= '0;
-      chk_sr_line_q <= '0;
+      {chk_sr_q, chk_sw_q, chk_sr_req_q, chk_sw_req_q} <= '0;
     end else if (ce_i) begin
-      chk_sr_q      <= sr_req_o && !sr_gnt_i;
-      chk_sr_part_q <= sr_part_o;
-      chk_sr_line_q <= sr_line_o;
+      {chk_sr_q, chk_sw_q} <= {sr_req_o.req && !sr_rsp_i.gnt, sw_req_o.req && !sw_rsp_i.gnt};
+      {chk_sr_req_q, chk_sw_req_q} <= {sr_req_o, sw_req_o};
     end
   end
 `endif
-  `ASSERT_IF(a_sr_held, sr_req_o && sr_part_o == chk_sr_part_q && sr_line_o == chk_sr_line_q, ce_i && chk_sr_q,
-             $sformatf("refused SBUF read (partition %0d, line %0h) not held", chk_sr_part_q, chk_sr_line_q))
+  `ASSERT_IF(a_sr_held, sr_req_o == chk_sr_req_q, ce_i && chk_sr_q,
+             $sformatf("refused SBUF read (partition %0d, line %0h) not held", chk_sr_req_q.addr.part,
+                       chk_sr_req_q.addr.line))
+  `ASSERT_IF(a_sw_held, chk_sw_same, ce_i && chk_sw_q,
+             $sformatf("refused SBUF write (partition %0d, line %0h) not held", chk_sw_req_q.addr.part,
+                       chk_sw_req_q.addr.line))
 
-  assign i_ent.q       = cur_q;
+  assign i_ent.q       = cur_q.q;
   assign i_ent.dst_hbm = d_mem_q == BUF_HBM;
   assign i_ent.d_part  = d_part_q;
   assign i_ent.d_line  = HLineW'(d_addr >> LineSh);
@@ -389,11 +358,9 @@ module ncore_dma_engine
   assign i_ent.s_dt    = s_dt_q;
   assign i_ent.d_dt    = d_dt_q;
 
-  assign hq_valid_o = (hq_write || hq_read) && hq_ok;
-  assign hq_we_o    = hq_write;
-  assign hq_line_o  = hq_write ? h.d_line : HLineW'(s_addr >> LineSh);
-  assign hq_ben_o   = w_ben;
-  assign hq_wdata_o = w_data;
+  assign hbm_req_o = '{valid: (hq_write || hq_read) && hq_ok, we: hq_write,
+                      line: HbmLineW'(hq_write ? h.d_line : HLineW'(s_addr >> LineSh)),
+                      wr: '{ben: w_ben, data: w_data}};
 
   assign it_init = ce_i && rs_q == R_FETCH;
   assign it_step = i_fire;
@@ -405,7 +372,7 @@ module ncore_dma_engine
     fin_now = '0;
     if ((own_q & ~has_rows) != '0) begin
       for (int q = 0; q < Q; q++) begin
-        fin_now[q] = own_q[q] && !has_rows[q] && !(rs_q != R_IDLE && 32'(cur_q) == q) && pend_q[q] == '0;
+        fin_now[q] = own_q[q] && !has_rows[q] && !(rs_q != R_IDLE && 32'(cur_q.q) == q) && pend_q[q] == '0;
       end
     end
   end
@@ -421,23 +388,21 @@ module ncore_dma_engine
     rs_d      = rs_q;
     desc_d    = desc_q;
     cur_d     = cur_q;
-    cur_row_d = cur_row_q;
     rr_d      = rr_q;
-    left_d    = left_q;
     if (ce_i) begin
       unique case (rs_q)
         R_IDLE: begin
           if (pick_valid) begin  // patterns requested this cycle (ap_req_o)
             rs_d      = R_FETCH;
-            cur_d     = pick_q;
+            cur_d.q   = pick_q;
             rr_d      = pick_q;
-            cur_row_d = row_q[pick_q];
+            cur_d.row = row_q[pick_q];
           end
         end
         R_FETCH: begin           // patterns on ap_*_i: the address generators load
-          rs_d   = (Cfg.DmaDescCycles != 0) ? R_DESC : R_RUN;
-          desc_d = DescW'(Cfg.DmaDescCycles);
-          left_d = ap_elems(ap_dst_i.size);
+          rs_d       = (Cfg.DmaDescCycles != 0) ? R_DESC : R_RUN;
+          desc_d     = DescW'(Cfg.DmaDescCycles);
+          cur_d.left = ap_elems(ap_dst_i.size);
         end
         R_DESC: begin            // the row's descriptor is being generated
           desc_d = desc_q - 1'b1;
@@ -445,8 +410,8 @@ module ncore_dma_engine
         end
         R_RUN: begin             // chunks issued; the row ends with its last
           if (i_fire) begin
-            left_d = left_q - 32'(k);
-            if (left_q == 32'(k)) rs_d = R_IDLE;
+            cur_d.left = cur_q.left - 32'(k);
+            if (cur_q.left == 32'(k)) rs_d = R_IDLE;
           end
         end
         default: ;
@@ -466,8 +431,8 @@ module ncore_dma_engine
       s_unit_q <= 1'b0;
       d_unit_q <= 1'b0;
     end else if (it_init) begin
-      s_part_q <= PartW'(ap_src_i.start_part + cur_row_q);
-      d_part_q <= PartW'(ap_dst_i.start_part + cur_row_q);
+      s_part_q <= PartW'(ap_src_i.start_part + cur_q.row);
+      d_part_q <= PartW'(ap_dst_i.start_part + cur_q.row);
       s_mem_q  <= ap_src_i.mem;
       d_mem_q  <= ap_dst_i.mem;
       s_dt_q   <= ap_src_i.dtype;
@@ -484,9 +449,9 @@ module ncore_dma_engine
   always_comb begin : p_pend
     pend_inc = '0;
     pend_dec = '0;
-    if (i_fire) pend_inc[cur_q] = 1'b1;
+    if (i_fire) pend_inc[cur_q.q] = 1'b1;
     if (w_fire && !h.dst_hbm) pend_dec[h.q] = 1'b1;
-    if (ha_valid_i && wa_count_q != 0) pend_dec[wack_q[wa_head_q]] = 1'b1;
+    if (hbm_rsp_i.ack && wa_count_q != 0) pend_dec[wack_q[wa_head_q]] = 1'b1;
   end
 
   // The loops run only when there is something for them to do: an idle engine must cost next to
@@ -539,7 +504,7 @@ module ncore_dma_engine
   // counted, not dropped.
   // ---------------------------------------------------------------------------------------
   logic ack;  // an HBM write acknowledged
-  assign ack = ha_valid_i && wa_count_q != 0;
+  assign ack = hbm_rsp_i.ack && wa_count_q != 0;
 
   always_comb begin : p_fifo
     have_d      = have_q;
@@ -562,7 +527,7 @@ module ncore_dma_engine
       if (w_fire) head_d = head_q + 1;
       count_d = count_q + CntW'(i_fire) - CntW'(w_fire);
     end
-    if (hr_valid_i) begin
+    if (hbm_rsp_i.rvalid) begin
       have_d[hfill_q[hf_head_q]] = 1'b1;
       hf_head_d                  = hf_head_q + 1;
     end
@@ -571,7 +536,7 @@ module ncore_dma_engine
   assign wa_tail_d  = (w_fire && h.dst_hbm) ? wa_tail_q + 1 : wa_tail_q;
   assign wa_head_d  = ack ? wa_head_q + 1 : wa_head_q;
   assign wa_count_d = wa_count_q + CntW'(w_fire && h.dst_hbm) - CntW'(ack);
-  assign credit_d   = credit_q + CrW'(hq_credit_i) - CrW'(hq_valid_o);
+  assign credit_d   = credit_q + CrW'(hbm_rsp_i.credit) - CrW'(hbm_req_o.valid);
 
   // HBM credits: never more than DmaHbmCredits held, a request only with one. The in-flight
   // FIFO: no push when full, no pop when empty, the counts within its depth; HBM read data and
@@ -580,19 +545,19 @@ module ncore_dma_engine
   logic [CntW-1:0] chk_hr_q;  // HBM reads issued, data not yet returned
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) chk_hr_q <= '0;
-    else         chk_hr_q <= chk_hr_q + CntW'(ce_i && i_fire && i_hbm) - CntW'(hr_valid_i);
+    else         chk_hr_q <= chk_hr_q + CntW'(ce_i && i_fire && i_hbm) - CntW'(hbm_rsp_i.rvalid);
   end
 `endif
   `ASSERT(a_credit_max, credit_q <= CrW'(Cfg.DmaHbmCredits),
           $sformatf("%0d HBM credits held, more than DmaHbmCredits = %0d", credit_q, Cfg.DmaHbmCredits))
-  `ASSERT_IF(a_credit_spent, credit_q != '0, hq_valid_o, "HBM request without a credit")
+  `ASSERT_IF(a_credit_spent, credit_q != '0, hbm_req_o.valid, "HBM request without a credit")
   `ASSERT(a_fifo_count, count_q <= CntW'(Depth) && wa_count_q <= CntW'(Depth) && chk_hr_q <= count_q,
           $sformatf("FIFO counters out of range: %0d entries, %0d writes awaiting ack, %0d reads awaiting data (depth %0d)",
                     count_q, wa_count_q, chk_hr_q, Depth))
   `ASSERT_IF(a_fifo_push, count_q != CntW'(Depth), ce_i && i_fire, "chunk issued into a full FIFO")
   `ASSERT_IF(a_fifo_pop, count_q != '0 && have_q[head_q], ce_i && w_fire, "chunk written from an empty FIFO entry")
-  `ASSERT_IF(a_hbm_rdata, chk_hr_q != '0, hr_valid_i, "HBM read data with no read in flight")
-  `ASSERT_IF(a_hbm_ack, wa_count_q != '0, ha_valid_i, "HBM write acknowledgement with no write in flight")
+  `ASSERT_IF(a_hbm_rdata, chk_hr_q != '0, hbm_rsp_i.rvalid, "HBM read data with no read in flight")
+  `ASSERT_IF(a_hbm_ack, wa_count_q != '0, hbm_rsp_i.ack, "HBM write acknowledgement with no write in flight")
 
   // The FIFO's storage: an issued chunk's entry, its data as it arrives, the order of HBM reads
   // and of HBM writes.
@@ -601,9 +566,9 @@ module ncore_dma_engine
       ent_q[tail_q] <= i_ent;
       if (i_hbm) hfill_q[hf_tail_q] <= tail_q;
     end
-    if (ce_i && sfill_q) data_q[sfill_idx_q] <= sr_rdata_i;
+    if (ce_i && sfill_q) data_q[sfill_idx_q] <= sr_rsp_i.data;
     if (w_fire && h.dst_hbm) wack_q[wa_tail_q] <= h.q;
-    if (hr_valid_i) data_q[hfill_q[hf_head_q]] <= hr_rdata_i;
+    if (hbm_rsp_i.rvalid) data_q[hfill_q[hf_head_q]] <= hbm_rsp_i.rdata;
   end
 
   // ---------------------------------------------------------------------------------------
@@ -619,9 +584,7 @@ module ncore_dma_engine
       rs_q        <= R_IDLE;
       desc_q      <= '0;
       cur_q       <= '0;
-      cur_row_q   <= '0;
       rr_q        <= QW'(Q - 1);
-      left_q      <= '0;
       have_q      <= '0;
       head_q      <= '0;
       tail_q      <= '0;
@@ -643,9 +606,7 @@ module ncore_dma_engine
       rs_q        <= rs_d;
       desc_q      <= desc_d;
       cur_q       <= cur_d;
-      cur_row_q   <= cur_row_d;
       rr_q        <= rr_d;
-      left_q      <= left_d;
       have_q      <= have_d;
       head_q      <= head_d;
       tail_q      <= tail_d;
@@ -673,15 +634,9 @@ module ncore_dma_engine
   // generate loop into one point.)
   always_ff @(posedge clk_i) begin
     if (rst_ni && ce_i && rs_q == R_FETCH) begin
-      c_cast_fp32_fp32: cover (ap_src_i.dtype == DT_FP32 && ap_dst_i.dtype == DT_FP32);
-      c_cast_fp32_bf16: cover (ap_src_i.dtype == DT_FP32 && ap_dst_i.dtype == DT_BF16);
-      c_cast_fp32_fp16: cover (ap_src_i.dtype == DT_FP32 && ap_dst_i.dtype == DT_FP16);
-      c_cast_bf16_fp32: cover (ap_src_i.dtype == DT_BF16 && ap_dst_i.dtype == DT_FP32);
-      c_cast_bf16_bf16: cover (ap_src_i.dtype == DT_BF16 && ap_dst_i.dtype == DT_BF16);
-      c_cast_bf16_fp16: cover (ap_src_i.dtype == DT_BF16 && ap_dst_i.dtype == DT_FP16);
-      c_cast_fp16_fp32: cover (ap_src_i.dtype == DT_FP16 && ap_dst_i.dtype == DT_FP32);
-      c_cast_fp16_bf16: cover (ap_src_i.dtype == DT_FP16 && ap_dst_i.dtype == DT_BF16);
-      c_cast_fp16_fp16: cover (ap_src_i.dtype == DT_FP16 && ap_dst_i.dtype == DT_FP16);
+      `COVER_DTYPES(c_cast_fp32, ap_src_i.dtype == DT_FP32, ap_dst_i.dtype)
+      `COVER_DTYPES(c_cast_bf16, ap_src_i.dtype == DT_BF16, ap_dst_i.dtype)
+      `COVER_DTYPES(c_cast_fp16, ap_src_i.dtype == DT_FP16, ap_dst_i.dtype)
       // the integer dtypes: bit copies of 1-byte elements, and conversions from and to them
       c_copy_1byte:     cover (dtype_bytes(ap_src_i.dtype) == 3'd1 && ap_dst_i.dtype == ap_src_i.dtype);
       c_cast_from_int:  cover (ap_src_i.dtype >= DT_INT8 && ap_dst_i.dtype != ap_src_i.dtype);
@@ -698,8 +653,8 @@ module ncore_dma_engine
       c_no_credit:   cover ((act_q && i_hbm && count_q != CntW'(Depth) && !hq_write && !hq_ok) ||
                             (w_want && h.dst_hbm && !hq_ok));
       c_ack_full:    cover (w_want && h.dst_hbm && wa_count_q == CntW'(Depth));
-      c_sr_refused:  cover (sr_req_o && !sr_gnt_i);
-      c_sw_refused:  cover (sw_req_o && !sw_gnt_i);
+      c_sr_refused:  cover (sr_req_o.req && !sr_rsp_i.gnt);
+      c_sw_refused:  cover (sw_req_o.req && !sw_rsp_i.gnt);
       c_rd_behind_wr: cover (i_want && i_hbm && hq_write);
       c_desc:        cover (rs_q == R_DESC);
       c_queues_shared: cover ($countones(has_rows) > 1);

@@ -42,21 +42,9 @@ module ncore_dve
   parameter cfg_t         Cfg   = CfgTrn2,
   localparam int unsigned P     = Cfg.NumPartitions
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_ni,
-  input  logic                 ce_i,
-  // instruction interface (from the vector engine's sequencer)
-  input  logic                 insn_valid_i,
-  input  insn_t                insn_i,
-  output logic                 insn_ready_o,
-  output logic                 rd_start_o,   // pulse: the instruction reads its first input
-  output logic                 done_o,       // pulse: the instruction has written everything
-  output logic                 busy_o,
+  // clock, reset and clock enable; the instruction port (from the vector engine's sequencer); the
   // engine read and write ports (ncore_mem_pkg), each access to the SBUF or (psum) the PSUM
-  output eng_rd_req_t          rd_req_o,
-  input  eng_rd_rsp_t          rd_rsp_i,
-  output eng_wr_req_t          wr_req_o,
-  input  eng_wr_rsp_t          wr_rsp_i
+`include "ncore_lane_ports.svh"
 );
   insn_t              insn;          // the instruction taken (ncore_eng_front)
   logic [P-1:0]       mask;          // its lanes
@@ -169,25 +157,15 @@ module ncore_dve
   assign cov_take = insn_valid_i && insn_ready_o;
   always_ff @(posedge clk_i) begin
     if (rst_ni && cov_take) begin
-      c_tensor_tensor_fp32: cover (insn_i.opcode == OP_TENSOR_TENSOR && insn_i.dst.dtype == DT_FP32);
-      c_tensor_tensor_bf16: cover (insn_i.opcode == OP_TENSOR_TENSOR && insn_i.dst.dtype == DT_BF16);
-      c_tensor_tensor_fp16: cover (insn_i.opcode == OP_TENSOR_TENSOR && insn_i.dst.dtype == DT_FP16);
-      c_tensor_scalar_fp32: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.dst.dtype == DT_FP32);
-      c_tensor_scalar_bf16: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.dst.dtype == DT_BF16);
-      c_tensor_scalar_fp16: cover (insn_i.opcode == OP_TENSOR_SCALAR && insn_i.dst.dtype == DT_FP16);
-      c_tensor_copy_fp32: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_FP32);
-      c_tensor_copy_bf16: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_BF16);
-      c_tensor_copy_fp16: cover (insn_i.opcode == OP_TENSOR_COPY && insn_i.dst.dtype == DT_FP16);
+      `COVER_DTYPES(c_tensor_tensor, insn_i.opcode == OP_TENSOR_TENSOR, insn_i.dst.dtype)
+      `COVER_DTYPES(c_tensor_scalar, insn_i.opcode == OP_TENSOR_SCALAR, insn_i.dst.dtype)
+      `COVER_DTYPES(c_tensor_copy, insn_i.opcode == OP_TENSOR_COPY, insn_i.dst.dtype)
       c_vector_int_dst:   cover (insn_i.dst.dtype >= DT_INT8);   // any opcode, an integer result
       c_vector_int_src:   cover (insn_i.opcode != OP_MEMSET && insn_i.src0.dtype >= DT_INT8);
       c_vector_bitvec:    cover (insn_i.opcode != OP_MEMSET && insn_i.opcode != OP_TENSOR_COPY &&
                                  alu_is_bitvec(insn_i.op0));
-      c_memset_fp32: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_FP32);
-      c_memset_bf16: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_BF16);
-      c_memset_fp16: cover (insn_i.opcode == OP_MEMSET && insn_i.dst.dtype == DT_FP16);
-      c_tensor_reduce_fp32: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.dst.dtype == DT_FP32);
-      c_tensor_reduce_bf16: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.dst.dtype == DT_BF16);
-      c_tensor_reduce_fp16: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.dst.dtype == DT_FP16);
+      `COVER_DTYPES(c_memset, insn_i.opcode == OP_MEMSET, insn_i.dst.dtype)
+      `COVER_DTYPES(c_tensor_reduce, insn_i.opcode == OP_TENSOR_REDUCE, insn_i.dst.dtype)
       c_reduce_axes1: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd1);
       c_reduce_axes2: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd2);
       c_reduce_axes3: cover (insn_i.opcode == OP_TENSOR_REDUCE && insn_i.red_axes == 3'd3);

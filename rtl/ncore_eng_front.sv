@@ -57,20 +57,9 @@ module ncore_eng_front
   localparam int unsigned P           = Cfg.NumPartitions,
   localparam int unsigned AddrW       = $clog2(Cfg.SbufBytes)
 ) (
-  input  logic                 clk_i,
-  input  logic                 rst_ni,
-  input  logic                 ce_i,
-  // the engine's instruction and memory ports (see ncore_dve)
-  input  logic                 insn_valid_i,
-  input  insn_t                insn_i,
-  output logic                 insn_ready_o,
-  output logic                 rd_start_o,
-  output logic                 done_o,
-  output logic                 busy_o,
-  output eng_rd_req_t          rd_req_o,
-  input  eng_rd_rsp_t          rd_rsp_i,
-  output eng_wr_req_t          wr_req_o,
-  input  eng_wr_rsp_t          wr_rsp_i,
+  // the engine's clock enable, instruction port and memory ports (as ncore_dve's)
+`include "ncore_lane_ports.svh"
+  ,
   // the lanes' side
   input  logic [P-1:0][31:0]   wr_data_i,  // the lanes' result: the write port's data
   output insn_t                insn_o,     // the instruction taken
@@ -537,7 +526,8 @@ module ncore_eng_front
     end
   end
 
-  // The instruction, loaded as it is taken.
+  // The instruction, loaded as it is taken, and the lanes' operands: the immediates in every lane
+  // from the accept; SCAL replaces them by the per-partition vectors.
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       insn_q    <= '0;
@@ -551,6 +541,8 @@ module ncore_eng_front
       need_s0_q <= 1'b0;
       need_s1_q <= 1'b0;
       red_q     <= 1'b0;
+      s0_q      <= '0;
+      s1_q      <= '0;
     end else if (accept_o) begin
       insn_q    <= insn_i;
       mask_q    <= dec_mask;
@@ -563,18 +555,8 @@ module ncore_eng_front
       need_s0_q <= dec_need_s0;
       need_s1_q <= dec_need_s1;
       red_q     <= dec_red;
-    end
-  end
-
-  // The lanes' operands: the immediates in every lane from the accept; SCAL replaces them by the
-  // per-partition vectors.
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) begin
-      s0_q <= '0;
-      s1_q <= '0;
-    end else if (accept_o) begin
-      s0_q <= {P{insn_i.imm0}};
-      s1_q <= {P{insn_i.imm1}};
+      s0_q      <= {P{insn_i.imm0}};
+      s1_q      <= {P{insn_i.imm1}};
     end else if (s0_cap) begin
       s0_q <= data_o;
     end else if (s1_cap) begin

@@ -20,9 +20,10 @@
 //                                       >--> ncore_pe_array --> writer --> PSUM port
 //   SBUF moving port -----> streamer --/
 //
-// Each read port is an SBUF engine read port (as ncore_dve's): request, byte address, lane mask,
-// grant; data the cycle after the grant. Row k of both operands is partition start_part + k;
-// 2-byte elements sit at byte 0 or 2 of their lane's word. The engine converts every element
+// Each read port is an SBUF engine read port (as ncore_dve's: ncore_mem_pkg's eng_rd_req_t and
+// eng_rd_rsp_t): request, byte address, lane mask, grant; data the cycle after the grant. Row k
+// of both operands is partition start_part + k; 2-byte elements sit at byte 0 or 2 of their
+// lane's word. The engine converts every element
 // to fp32 (ncore_fp_pkg::fp_to_f32) on its way into the array.
 //
 // Ordering and overlap:
@@ -58,6 +59,7 @@ module ncore_pe
   import ncore_cfg_pkg::*;
   import ncore_fp_pkg::*;
   import ncore_ap_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter cfg_t         Cfg     = CfgTrn2,
   parameter int unsigned  Groups  = 2,    // PE array column groups (Verilator threads)
@@ -78,23 +80,13 @@ module ncore_pe
   output logic                        ls_done_o,    // pulse: a load's weights are in the array
   output logic                        mm_done_o,    // pulse: a multiply's results are in PSUM
   output logic                        busy_o,
-  // SBUF engine read port: stationary operand
-  output logic                        sr_req_o,
-  output logic [AddrW-1:0]            sr_addr_o,
-  output logic [P-1:0]                sr_mask_o,
-  input  logic                        sr_gnt_i,
-  input  logic [P-1:0][31:0]          sr_data_i,
-  // SBUF engine read port: moving operand
-  output logic                        mr_req_o,
-  output logic [AddrW-1:0]            mr_addr_o,
-  output logic [P-1:0]                mr_mask_o,
-  input  logic                        mr_gnt_i,
-  input  logic [P-1:0][31:0]          mr_data_i,
+  // SBUF engine read ports: the stationary operand's, the moving operand's
+  output eng_rd_req_t                 sr_req_o,
+  input  eng_rd_rsp_t                 sr_rsp_i,
+  output eng_rd_req_t                 mr_req_o,
+  input  eng_rd_rsp_t                 mr_rsp_i,
   // PSUM write port: one word per partition, each with its own word address
-  output logic [P-1:0]                pw_valid_o,
-  output logic [P-1:0][PwAddrW-1:0]   pw_addr_o,
-  output logic [P-1:0][31:0]          pw_data_o,
-  output logic [P-1:0]                pw_acc_o,
+  output lane_wr_req_t                pw_req_o,
   // performance counters (see below)
   output logic [63:0]                 perf_macs_o,
   output logic [63:0]                 perf_busy_o
@@ -106,6 +98,12 @@ module ncore_pe
   localparam int unsigned TagW   = SlotW + NW;
   localparam int unsigned Passes = Cfg.PeFp32Passes;
   localparam int unsigned LsdW   = 2 * P;                           // load drain, cycles
+
+  // The read ports' structs are as wide as the largest preset (ncore_mem_pkg).
+  if (P > MemLanes || AddrW > MemAddrW || PwAddrW > PsumWordW) begin : g_fits
+    $error("%0d lanes and %0d address bits do not fit ncore_mem_pkg's ports (%0d, %0d)", P, AddrW, MemLanes,
+           MemAddrW);
+  end
 
   // ---------------------------------------------------------------------------------------
   // Helpers
@@ -228,11 +226,10 @@ module ncore_pe
   assign ld_last = ld_fire && ld_rd_q + 1 == ld_m_q;
   assign ls_can  = (!ld_act_q || ld_last) &&
                    mm_cnt_q[!cur_set_q] == 2'((mm_last_rd && ma_set_q == !cur_set_q) ? 1 : 0);
-  assign ld_fire = ld_act_q && sr_gnt_i;
+  assign ld_fire = ld_act_q && sr_rsp_i.gnt;
 
-  assign sr_req_o  = ld_act_q;
-  assign sr_addr_o = ld_addr;
-  assign sr_mask_o = ld_rows_q << ld_start_q;
+  assign sr_req_o = '{req: ld_act_q, psum: 1'b0, addr: MemAddrW'(ld_addr),
+                     mask: MemLanes'(P'(ld_rows_q << ld_start_q))};
 
   ncore_ap_iter #(.AddrW(AddrW)) u_it_ld (
     .clk_i, .rst_ni, .init_i(take_ls), .base_i(AddrW'(cur.src0.offset)),
@@ -280,7 +277,7 @@ module ncore_pe
         ldp_col_q  <= ldd_col_q;
         ldp_last_q <= ldd_last_q;
         ldp_set_q  <= ldd_set_q;
-        ldp_data_q <= to_rows(sr_data_i, ldd_start_q, ldd_rows_q, ldd_hi_q, ldd_dt_q);
+        ldp_data_q <= to_rows(sr_rsp_i.data[P*32-1:0], ldd_start_q, ldd_rows_q, ldd_hi_q, ldd_dt_q);
       end
       if (lsd_q != '0 || (ldp_v_q && ldp_last_q)) lsd_q <= {lsd_q[LsdW-2:0], ldp_v_q && ldp_last_q};
       ls_done_o <= lsd_q[LsdW-1];
@@ -376,10 +373,9 @@ module ncore_pe
   logic             unused_mv_last;
 
   assign mm_can     = !mp_v_q && (sl_alloc_q - sl_head_q) != (SlotW + 1)'(Slots);
-  assign mr_req_o   = ma_v_q && ma_rd_q != ma_n_q && ma_wait_q == '0;
-  assign mr_addr_o  = mv_addr;
-  assign mr_mask_o  = ma_rows_q << ma_start_q;
-  assign mv_fire    = mr_req_o && mr_gnt_i;
+  assign mr_req_o = '{req: ma_v_q && ma_rd_q != ma_n_q && ma_wait_q == '0, psum: 1'b0, addr: MemAddrW'(mv_addr),
+                     mask: MemLanes'(P'(ma_rows_q << ma_start_q))};
+  assign mv_fire  = mr_req_o.req && mr_rsp_i.gnt;
   assign mm_last_rd = mv_fire && ma_rd_q + 1 == ma_n_q;
   // The streaming multiply frees the streamer once every column is read, the fp32 passes of
   // the last one are over and it has held the streamer Cfg.PeMmMinCycles cycles.
@@ -462,7 +458,7 @@ module ncore_pe
         mvp_set_q  <= mvd_set_q;
         mvp_tag_q  <= mvd_tag_q;
         mvp_rows_q <= mvd_rows_q;
-        mvp_data_q <= to_rows(mr_data_i, mvd_start_q, mvd_rows_q, mvd_hi_q, mvd_dt_q);
+        mvp_data_q <= to_rows(mr_rsp_i.data[P*32-1:0], mvd_start_q, mvd_rows_q, mvd_hi_q, mvd_dt_q);
       end
     end
   end
@@ -486,9 +482,7 @@ module ncore_pe
   // ---------------------------------------------------------------------------------------
   // Writer: column j of a multiply to PSUM partition start + j (columns >= M hold no result)
   // ---------------------------------------------------------------------------------------
-  logic [P-1:0]              pw_valid_d, pw_acc_d;
-  logic [P-1:0][PwAddrW-1:0] pw_addr_d;
-  logic [P-1:0][31:0]        pw_data_d;
+  lane_wr_req_t pw_req_d;
 
 `ifdef NCORE_ASSERT
   logic chk_pw_collide;  // two results for one PSUM lane in one cycle
@@ -501,22 +495,20 @@ module ncore_pe
 `ifdef NCORE_ASSERT
     chk_pw_collide = 1'b0;
 `endif
-    pw_valid_d = '0;
-    pw_acc_d   = '0;
-    pw_addr_d  = '0;
-    pw_data_d  = '0;
+    pw_req_d   = '0;
     if (arr_busy) begin
       for (int j = 0; j < P; j++) begin
         sl = out_tag[j][TagW-1:NW];
         p  = ColW'(32'(sl_start_q[sl]) + 32'(j));
         if (out_valid[j] && 32'(j) < 32'(sl_m_q[sl])) begin
 `ifdef NCORE_ASSERT
-          if (pw_valid_d[p]) chk_pw_collide = 1'b1;
+          if (pw_req_d.valid[MemPartW'(p)]) chk_pw_collide = 1'b1;
 `endif
-          pw_valid_d[p] = 1'b1;
-          pw_acc_d[p]   = sl_acc_q[sl];
-          pw_addr_d[p]  = sl_base_q[sl] + PwAddrW'(out_tag[j][NW-1:0]);
-          pw_data_d[p]  = out_data[j];
+          pw_req_d.valid[MemPartW'(p)] = 1'b1;
+          pw_req_d.acc[MemPartW'(p)]   = sl_acc_q[sl];
+          pw_req_d.addr[PsumWordW*32'(p) +: PsumWordW] =
+              PsumWordW'(PwAddrW'(sl_base_q[sl] + PwAddrW'(out_tag[j][NW-1:0])));
+          pw_req_d.data[32*32'(p) +: 32] = out_data[j];
         end
       end
     end
@@ -524,12 +516,9 @@ module ncore_pe
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      pw_valid_o <= '0;
-    end else if (arr_busy || pw_valid_o != '0) begin
-      pw_valid_o <= pw_valid_d;
-      pw_acc_o   <= pw_acc_d;
-      pw_addr_o  <= pw_addr_d;
-      pw_data_o  <= pw_data_d;
+      pw_req_o.valid <= '0;
+    end else if (arr_busy || pw_req_o.valid != '0) begin
+      pw_req_o <= pw_req_d;
     end
   end
 
@@ -560,7 +549,7 @@ module ncore_pe
   end
 
   assign busy_o = hold_v_q || ld_act_q || ldd_v_q || ldp_v_q || lsd_q != '0 || mp_v_q || ma_v_q ||
-                  mvd_v_q || mvp_v_q || arr_busy || pw_valid_o != '0 || sl_alloc_q != sl_head_q ||
+                  mvd_v_q || mvp_v_q || arr_busy || pw_req_o.valid != '0 || sl_alloc_q != sl_head_q ||
                   accept_o || ls_start_o || mm_start_o || ls_done_o || mm_done_o;
 
   // Done pulses answer accepted instructions, once each; a refused SBUF read is presented again,
@@ -569,38 +558,30 @@ module ncore_pe
 `ifdef NCORE_ASSERT
   logic [7:0]       chk_ls_q;             // loads accepted whose ls_done has not pulsed
   logic [7:0]       chk_mm_q;             // multiplies accepted whose mm_done has not pulsed
-  logic             chk_mr_q, chk_sr_q;   // a read refused in the last cycle
-  logic [AddrW-1:0] chk_mr_addr_q, chk_sr_addr_q;
-  logic [P-1:0]     chk_mr_mask_q, chk_sr_mask_q;
-  logic             chk_mr_same, chk_sr_same;
-  assign chk_mr_same = mr_req_o && mr_addr_o == chk_mr_addr_q && mr_mask_o == chk_mr_mask_q;
-  assign chk_sr_same = sr_req_o && sr_addr_o == chk_sr_addr_q && sr_mask_o == chk_sr_mask_q;
+  logic        chk_mr_q, chk_sr_q;          // a read refused in the last cycle
+  eng_rd_req_t chk_mr_req_q, chk_sr_req_q;  // ... the request
+  logic        chk_mr_same, chk_sr_same;    // the read presented is the one refused
+  assign chk_mr_same = mr_req_o == chk_mr_req_q;
+  assign chk_sr_same = sr_req_o == chk_sr_req_q;
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      chk_ls_q      <= '0;
-      chk_mm_q      <= '0;
-      chk_mr_q      <= 1'b0;
-      chk_sr_q      <= 1'b0;
-      chk_mr_addr_q <= '0;
-      chk_sr_addr_q <= '0;
-      chk_mr_mask_q <= '0;
-      chk_sr_mask_q <= '0;
+      chk_ls_q     <= '0;
+      chk_mm_q     <= '0;
+      {chk_mr_q, chk_sr_q, chk_mr_req_q, chk_sr_req_q} <= '0;
     end else begin
-      chk_ls_q      <= chk_ls_q + 8'(take_ls) - 8'(ls_done_o);
-      chk_mm_q      <= chk_mm_q + 8'(take_mm) - 8'(mm_done_o);
-      chk_mr_q      <= mr_req_o && !mr_gnt_i;
-      chk_sr_q      <= sr_req_o && !sr_gnt_i;
-      chk_mr_addr_q <= mr_addr_o;
-      chk_sr_addr_q <= sr_addr_o;
-      chk_mr_mask_q <= mr_mask_o;
-      chk_sr_mask_q <= sr_mask_o;
+      chk_ls_q     <= chk_ls_q + 8'(take_ls) - 8'(ls_done_o);
+      chk_mm_q     <= chk_mm_q + 8'(take_mm) - 8'(mm_done_o);
+      {chk_mr_q, chk_sr_q} <= {mr_req_o.req && !mr_rsp_i.gnt, sr_req_o.req && !sr_rsp_i.gnt};
+      {chk_mr_req_q, chk_sr_req_q} <= {mr_req_o, sr_req_o};
     end
   end
 `endif
   `ASSERT_IF(a_ls_done_once, chk_ls_q != '0, ls_done_o, "ls_done pulse with no load_stationary outstanding")
   `ASSERT_IF(a_mm_done_once, chk_mm_q != '0, mm_done_o, "mm_done pulse with no multiply_moving outstanding")
-  `ASSERT_IF(a_mr_held, chk_mr_same, chk_mr_q, $sformatf("refused moving-operand read not held (addr %0h)", mr_addr_o))
-  `ASSERT_IF(a_sr_held, chk_sr_same, chk_sr_q, $sformatf("refused stationary-operand read not held (addr %0h)", sr_addr_o))
+  `ASSERT_IF(a_mr_held, chk_mr_same, chk_mr_q,
+             $sformatf("refused moving-operand read not held (addr %0h)", mr_req_o.addr))
+  `ASSERT_IF(a_sr_held, chk_sr_same, chk_sr_q,
+             $sformatf("refused stationary-operand read not held (addr %0h)", sr_req_o.addr))
 
   // ---------------------------------------------------------------------------------------
   // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
@@ -614,12 +595,8 @@ module ncore_pe
   // generate loop into one point.)
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      c_load_stationary_fp32: cover (take_ls && cur.src0.dtype == DT_FP32);
-      c_load_stationary_bf16: cover (take_ls && cur.src0.dtype == DT_BF16);
-      c_load_stationary_fp16: cover (take_ls && cur.src0.dtype == DT_FP16);
-      c_multiply_moving_fp32: cover (take_mm && cur.src0.dtype == DT_FP32);
-      c_multiply_moving_bf16: cover (take_mm && cur.src0.dtype == DT_BF16);
-      c_multiply_moving_fp16: cover (take_mm && cur.src0.dtype == DT_FP16);
+      `COVER_DTYPES(c_load_stationary, take_ls, cur.src0.dtype)
+      `COVER_DTYPES(c_multiply_moving, take_mm, cur.src0.dtype)
     end
   end
   always_ff @(posedge clk_i) begin
@@ -630,8 +607,8 @@ module ncore_pe
       c_slots_full:   cover ((sl_alloc_q - sl_head_q) == (SlotW + 1)'(Slots));
       c_mm_waits:     cover (mp_v_q && (!ma_v_q || ma_release) && !mp_go);
       c_ls_shadow:    cover (take_ls && ma_v_q);
-      c_mr_refused:   cover (mr_req_o && !mr_gnt_i);
-      c_sr_refused:   cover (sr_req_o && !sr_gnt_i);
+      c_mr_refused:   cover (mr_req_o.req && !mr_rsp_i.gnt);
+      c_sr_refused:   cover (sr_req_o.req && !sr_rsp_i.gnt);
       c_fp32_passes:  cover (ma_v_q && ma_f32_q && ma_wait_q != '0);
     end
   end

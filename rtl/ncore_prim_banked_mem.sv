@@ -3,7 +3,9 @@
 // a granted access reads or writes the words.
 //
 // P partitions of Words 32-bit words. The owner decides which accesses proceed in a cycle (its
-// banks and arbiters) and hands this primitive the grants; every port here is a granted access:
+// banks and arbiters) and hands this primitive the grants; every port here is a granted access
+// (the line ports' and the lane write port's requests are ncore_mem_pkg's structs, of which the
+// primitive takes its own partitions and address bits):
 //   engine ports (NumEngRd read, NumEngWr write): one element per lane, all lanes at the same
 //     byte address, a lane mask selecting the partitions. Reads return the 32-bit word holding
 //     the element, registered: the cycle after the grant, held until the port's next granted
@@ -29,6 +31,7 @@
 
 module ncore_prim_banked_mem
   import ncore_fp_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter int unsigned  P         = 1,
   parameter int unsigned  Words     = 1,    // per partition
@@ -57,26 +60,34 @@ module ncore_prim_banked_mem
   input  logic [NumEngWr-1:0][P-1:0]       ew_mask_i,
   input  logic [NumEngWr-1:0][3:0]         ew_ben_i,
   input  logic [NumEngWr-1:0][P-1:0][31:0] ew_wdata_i,
-  // line read and write ports (granted; NumLine of each)
+  // line read and write ports (NumLine of each): the grants, the requests, the read responses
   input  logic [NL-1:0]                    lr_gnt_i,
-  input  logic [NL-1:0][PartW-1:0]         lr_part_i,
-  input  logic [NL-1:0][LineAddrW-1:0]     lr_line_i,
-  output logic [NL-1:0][LineW-1:0]         lr_rdata_o,
+  input  line_rd_req_t                     lr_req_i [NL],
+  output line_rd_rsp_t                     lr_rsp_o [NL],
   input  logic [NL-1:0]                    lw_gnt_i,
-  input  logic [NL-1:0][PartW-1:0]         lw_part_i,
-  input  logic [NL-1:0][LineAddrW-1:0]     lw_line_i,
-  input  logic [NL-1:0][LineWords*4-1:0]   lw_ben_i,
-  input  logic [NL-1:0][LineW-1:0]         lw_wdata_i,
+  input  line_wr_req_t                     lw_req_i [NL],
   // lane write port (LaneWr)
-  input  logic [P-1:0]                     pw_valid_i,
-  input  logic [P-1:0][WordW-1:0]          pw_addr_i,
-  input  logic [P-1:0][31:0]               pw_data_i,
-  input  logic [P-1:0]                     pw_acc_i,
+  input  lane_wr_req_t                     pw_req_i,
   // performance counters (see the header)
   output logic [63:0]                      perf_rd_bytes_o,
   output logic [63:0]                      perf_wr_bytes_o
 );
   localparam int unsigned LineSh = $clog2(LineWords * 4);
+
+  // The line requests' fields as this memory has them: its partitions and line address bits (the
+  // rest is not read: req, which the owner arbitrated; the partitions and bits past its own).
+  logic [NL-1:0][PartW-1:0]       lr_part, lw_part;
+  logic [NL-1:0][LineAddrW-1:0]   lr_line, lw_line;
+  logic [NL-1:0][LineWords*4-1:0] lw_ben;
+  logic [NL-1:0][LineW-1:0]       lr_rdata, lw_wdata;
+  for (genvar d = 0; d < NL; d++) begin : g_line
+    logic unused_req;
+    assign {lr_part[d], lr_line[d]} = {PartW'(lr_req_i[d].addr.part), LineAddrW'(lr_req_i[d].addr.line)};
+    assign {lw_part[d], lw_line[d]} = {PartW'(lw_req_i[d].addr.part), LineAddrW'(lw_req_i[d].addr.line)};
+    assign {lw_ben[d], lw_wdata[d]} = {(LineWords * 4)'(lw_req_i[d].wr.ben), LineW'(lw_req_i[d].wr.data)};
+    assign lr_rsp_o[d] = '{gnt: lr_gnt_i[d], data: (MemLineBytes * 8)'(lr_rdata[d])};
+    assign unused_req  = ^{lr_req_i[d], lw_req_i[d]};
+  end
 
   /*verilator coverage_off*/  // storage: no toggle coverage (make coverage)
   logic [31:0] mem_q [P][Words];
@@ -104,7 +115,7 @@ module ncore_prim_banked_mem
 
   always_comb begin : p_perf
     perf_rd_bytes = '0;
-    perf_wr_bytes = LaneWr ? 32'($countones(pw_valid_i)) * 32'd4 : '0;
+    perf_wr_bytes = LaneWr ? 32'($countones(pw_req_i.valid)) * 32'd4 : '0;
     for (int r = 0; r < NumEngRd; r++) begin
       if (er_gnt_i[r]) perf_rd_bytes = perf_rd_bytes + 32'($countones(er_mask_i[r])) * 32'd4;
     end
@@ -113,7 +124,7 @@ module ncore_prim_banked_mem
     end
     for (int d = 0; d < NL; d++) begin
       if (NumLine > 0 && lr_gnt_i[d]) perf_rd_bytes = perf_rd_bytes + 32'(LineWords * 4);
-      if (NumLine > 0 && lw_gnt_i[d]) perf_wr_bytes = perf_wr_bytes + 32'($countones(lw_ben_i[d]));
+      if (NumLine > 0 && lw_gnt_i[d]) perf_wr_bytes = perf_wr_bytes + 32'($countones(lw_ben[d]));
     end
   end
 
@@ -132,7 +143,7 @@ module ncore_prim_banked_mem
   // ---------------------------------------------------------------------------------------
   // (The line reads share the engine reads' block, as one clocked block of the SBUF's, so that
   // the two-thread model's scheduler weighs them as before: see tests/sim/check_mt_partition.py.
-  // Without line ports nothing is read and lr_rdata_o reads 0.)
+  // Without line ports nothing is read and lr_rdata reads 0.)
   logic [NL-1:0][LineW-1:0] lr_rdata_q;
   always_ff @(posedge clk_i) begin
     for (int r = 0; r < NumEngRd; r++) begin
@@ -145,12 +156,12 @@ module ncore_prim_banked_mem
     for (int d = 0; d < NL; d++) begin
       if (NumLine > 0 && lr_gnt_i[d]) begin
         for (int k = 0; k < LineWords; k++) begin
-          lr_rdata_q[d][32*k +: 32] <= mem_q[lr_part_i[d]][(WordW'(lr_line_i[d]) << (LineSh - 2)) + WordW'(k)];
+          lr_rdata_q[d][32*k +: 32] <= mem_q[lr_part[d]][(WordW'(lr_line[d]) << (LineSh - 2)) + WordW'(k)];
         end
       end
     end
   end
-  assign lr_rdata_o = (NumLine > 0) ? lr_rdata_q : '0;
+  assign lr_rdata = (NumLine > 0) ? lr_rdata_q : '0;
 
   // ---------------------------------------------------------------------------------------
   // Writes: per partition the lane word and the granted engine-port words, and the granted
@@ -158,9 +169,13 @@ module ncore_prim_banked_mem
   // ---------------------------------------------------------------------------------------
   for (genvar p = 0; p < P; p++) begin : g_part
     if (LaneWr) begin : g_lane
+      logic [WordW-1:0] pidx;   // lane p's word, and its data
+      logic [31:0]      pdata;
+      assign pidx  = pw_req_i.addr[PsumWordW*p +: WordW];
+      assign pdata = pw_req_i.data[32*p +: 32];
       always_ff @(posedge clk_i) begin
-        if (pw_valid_i[p]) begin
-          mem_q[p][pw_addr_i[p]] <= pw_acc_i[p] ? f32_add(mem_q[p][pw_addr_i[p]], pw_data_i[p]) : pw_data_i[p];
+        if (pw_req_i.valid[p]) begin
+          mem_q[p][pidx] <= pw_req_i.acc[p] ? f32_add(mem_q[p][pidx], pdata) : pdata;
         end
       end
     end
@@ -184,10 +199,10 @@ module ncore_prim_banked_mem
       for (int d = 0; d < NumLine; d++) begin
         if (lw_gnt_i[d]) begin
           for (int k = 0; k < LineWords; k++) begin
-            if (lw_ben_i[d][4*k +: 4] != '0) begin
-              mem_q[lw_part_i[d]][WordW'({lw_line_i[d], LineSh'(0)} >> 2) + WordW'(k)] <=
-                  merge(mem_q[lw_part_i[d]][WordW'({lw_line_i[d], LineSh'(0)} >> 2) + WordW'(k)],
-                        lw_wdata_i[d][32*k +: 32], lw_ben_i[d][4*k +: 4]);
+            if (lw_ben[d][4*k +: 4] != '0) begin
+              mem_q[lw_part[d]][WordW'({lw_line[d], LineSh'(0)} >> 2) + WordW'(k)] <=
+                  merge(mem_q[lw_part[d]][WordW'({lw_line[d], LineSh'(0)} >> 2) + WordW'(k)],
+                        lw_wdata[d][32*k +: 32], lw_ben[d][4*k +: 4]);
             end
           end
         end
@@ -213,7 +228,7 @@ module ncore_prim_banked_mem
       chk_line_collide = 1'b0;
       for (int a = 0; a + 1 < NumLine; a++) begin
         for (int b = a + 1; b < NumLine; b++) begin
-          if (lw_gnt_i[a] && lw_gnt_i[b] && lw_part_i[a] == lw_part_i[b]) chk_line_collide = 1'b1;
+          if (lw_gnt_i[a] && lw_gnt_i[b] && lw_part[a] == lw_part[b]) chk_line_collide = 1'b1;
         end
       end
     end
@@ -229,10 +244,10 @@ module ncore_prim_banked_mem
   // The ports a configuration leaves out (tied off by the owner).
   if (NumLine == 0) begin : g_no_line
     logic unused_line;
-    assign unused_line = ^{lr_gnt_i, lr_part_i, lr_line_i, lw_gnt_i, lw_part_i, lw_line_i, lw_ben_i, lw_wdata_i};
+    assign unused_line = ^{lr_gnt_i, lr_part, lr_line, lw_gnt_i, lw_part, lw_line, lw_ben, lw_wdata};
   end
   if (!LaneWr) begin : g_no_lane
     logic unused_lane;
-    assign unused_lane = ^{pw_valid_i, pw_addr_i, pw_data_i, pw_acc_i};
+    assign unused_lane = ^pw_req_i;
   end
 endmodule

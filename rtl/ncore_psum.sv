@@ -5,12 +5,13 @@
 // bank of every partition has one read and one write port (1R1W), as in the SBUF.
 //
 // Two kinds of clients:
-//   the tensor engine's port (pe_*): one fp32 word per partition per cycle, each partition with
-//     its own word address (the PE array's bottom edge is skewed, so its partitions are at
-//     different places of a result). pe_acc_i adds the word to what is stored (fp32, round to
-//     nearest even, ncore_fp_pkg::f32_add), otherwise it overwrites. Read, add and write happen
-//     in the cycle the write is presented. Every PE write is taken in the cycle it is presented.
-//   engine ports (NumEngRd read, NumEngWr write; the vector engine, later the scalar engine):
+//   the tensor engine's port (pe_req_i, ncore_mem_pkg's lane_wr_req_t: valid, acc, addr, data):
+//     one fp32 word per partition per cycle, each partition with its own word address (the PE
+//     array's bottom edge is skewed, so its partitions are at different places of a result).
+//     acc adds the word to what is stored (fp32, round to nearest even, ncore_fp_pkg::f32_add),
+//     otherwise it overwrites. Read, add and write happen in the cycle the write is presented.
+//     Every PE write is taken in the cycle it is presented.
+//   engine ports (NumEngRd read, NumEngWr write; the vector and the scalar engine):
 //     as ncore_sbuf's engine ports: one element per lane, all lanes at the same byte address,
 //     a lane mask selects partitions, read data registered (the cycle after the grant, held
 //     until the port's next granted read), writes carry the element in the low bits of the
@@ -38,6 +39,7 @@
 
 module ncore_psum
   import ncore_cfg_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter int unsigned  Preset   = 0,  // the preset by number, for a bench that Verilates this alone (-GPreset)
   parameter cfg_t         Cfg      = preset(Preset),
@@ -51,23 +53,8 @@ module ncore_psum
   input  logic                              clk_i,
   input  logic                              rst_ni,
   // tensor engine write port
-  input  logic [P-1:0]                      pe_valid_i,
-  input  logic [P-1:0][WordW-1:0]           pe_addr_i,
-  input  logic [P-1:0][31:0]                pe_data_i,
-  input  logic [P-1:0]                      pe_acc_i,
-  // engine read ports
-  input  logic [NumEngRd-1:0]               er_req_i,
-  input  logic [NumEngRd-1:0][AddrW-1:0]    er_addr_i,
-  input  logic [NumEngRd-1:0][P-1:0]        er_mask_i,
-  output logic [NumEngRd-1:0]               er_gnt_o,
-  output logic [NumEngRd-1:0][P-1:0][31:0]  er_rdata_o,
-  // engine write ports
-  input  logic [NumEngWr-1:0]               ew_req_i,
-  input  logic [NumEngWr-1:0][AddrW-1:0]    ew_addr_i,
-  input  logic [NumEngWr-1:0][P-1:0]        ew_mask_i,
-  input  logic [NumEngWr-1:0][3:0]          ew_ben_i,
-  input  logic [NumEngWr-1:0][P-1:0][31:0]  ew_wdata_i,
-  output logic [NumEngWr-1:0]               ew_gnt_o,
+  input  lane_wr_req_t                      pe_req_i,
+`include "ncore_mem_eng_ports.svh"
   // performance counters (see the header)
   output logic [63:0]                       perf_rd_bytes_o,
   output logic [63:0]                       perf_wr_bytes_o
@@ -75,6 +62,11 @@ module ncore_psum
   localparam int unsigned Banks     = Cfg.PsumBytes / Cfg.PsumBankBytes;
   localparam int unsigned BankW     = (Banks > 1) ? $clog2(Banks) : 1;
   localparam int unsigned BankWords = Cfg.PsumBankBytes / 4;
+
+  // The tensor engine's port is as wide as the largest preset (ncore_mem_pkg).
+  if (P > MemLanes || WordW > PsumWordW) begin : g_fits
+    $error("%0d partitions and %0d word address bits do not fit ncore_mem_pkg's lane write port", P, WordW);
+  end
 
   function automatic logic [BankW-1:0] bank_of_word(logic [WordW-1:0] w);
     bank_of_word = BankW'(w / WordW'(BankWords));
@@ -87,9 +79,9 @@ module ncore_psum
   logic [Banks-1:0][P-1:0] pe_busy;
   always_comb begin
     pe_busy = '0;
-    if (pe_valid_i != '0) begin
+    if (pe_req_i.valid != '0) begin
       for (int p = 0; p < P; p++) begin
-        if (pe_valid_i[p]) pe_busy[bank_of_word(pe_addr_i[p])][p] = 1'b1;
+        if (pe_req_i.valid[p]) pe_busy[bank_of_word(pe_req_i.addr[PsumWordW*p +: WordW])][p] = 1'b1;
       end
     end
   end
@@ -107,11 +99,13 @@ module ncore_psum
     assign ew_bank[w] = bank_of_word(WordW'(ew_addr_i[w] >> 2));
   end
 
+  // (Each arbiter asserts that its grants never meet the tensor engine's writes nor each other,
+  // and come only for requests.)
   ncore_prim_lane_arb #(.N(NumEngRd), .Banks(Banks), .P(P)) u_rd_arb (
-    .req_i(er_req_i), .bank_i(er_bank), .mask_i(er_mask_i), .busy_i(pe_busy), .gnt_o(er_gnt_o),
+    .clk_i, .rst_ni, .req_i(er_req_i), .bank_i(er_bank), .mask_i(er_mask_i), .busy_i(pe_busy), .gnt_o(er_gnt_o),
     .busy_o(unused_rd_busy), .conflict_o(unused_rd_conflict));
   ncore_prim_lane_arb #(.N(NumEngWr), .Banks(Banks), .P(P)) u_wr_arb (
-    .req_i(ew_req_i), .bank_i(ew_bank), .mask_i(ew_mask_i), .busy_i(pe_busy), .gnt_o(ew_gnt_o),
+    .clk_i, .rst_ni, .req_i(ew_req_i), .bank_i(ew_bank), .mask_i(ew_mask_i), .busy_i(pe_busy), .gnt_o(ew_gnt_o),
     .busy_o(unused_wr_busy), .conflict_o(unused_wr_conflict));
 
   // ---------------------------------------------------------------------------------------
@@ -119,49 +113,16 @@ module ncore_psum
   // engine-port accesses read and write it, and count their bytes. They never meet on one bank
   // (arbitration), so the write sites never collide.
   // ---------------------------------------------------------------------------------------
-  logic [31:0] unused_lr_rdata;  // no line ports (LineWords 1)
+  line_rd_rsp_t unused_lr_rsp [1];  // no line ports
   ncore_prim_banked_mem #(
     .P(P), .Words(Words), .AddrW(AddrW), .NumEngRd(NumEngRd), .NumEngWr(NumEngWr), .NumLine(0), .LaneWr(1'b1)
   ) u_mem (
     .clk_i, .rst_ni,
     .er_gnt_i(er_gnt_o), .er_addr_i, .er_mask_i, .er_rdata_o,
     .ew_gnt_i(ew_gnt_o), .ew_addr_i, .ew_mask_i, .ew_ben_i, .ew_wdata_i,
-    .lr_gnt_i('0), .lr_part_i('0), .lr_line_i('0), .lr_rdata_o(unused_lr_rdata),
-    .lw_gnt_i('0), .lw_part_i('0), .lw_line_i('0), .lw_ben_i('0), .lw_wdata_i('0),
-    .pw_valid_i(pe_valid_i), .pw_addr_i(pe_addr_i), .pw_data_i(pe_data_i), .pw_acc_i(pe_acc_i),
+    .lr_gnt_i('0), .lr_req_i('{default: '0}), .lr_rsp_o(unused_lr_rsp), .lw_gnt_i('0), .lw_req_i('{default: '0}),
+    .pw_req_i(pe_req_i),
     .perf_rd_bytes_o, .perf_wr_bytes_o);
-
-  // One writer (and one reader) per (bank, partition) per cycle: the tensor engine's writes and
-  // the engine ports' grants never meet, recomputed from the grants alone; grants only for
-  // requests.
-`ifdef NCORE_ASSERT
-  logic chk_wr_overlap, chk_rd_overlap;
-  always_comb begin
-    logic [Banks-1:0][P-1:0] occ;
-    occ            = pe_busy;
-    chk_wr_overlap = 1'b0;
-    for (int w = 0; w < NumEngWr; w++) begin
-      if (ew_gnt_o[w]) begin
-        if ((occ[ew_bank[w]] & ew_mask_i[w]) != '0) chk_wr_overlap = 1'b1;
-        occ[ew_bank[w]] = occ[ew_bank[w]] | ew_mask_i[w];
-      end
-    end
-    occ            = pe_busy;
-    chk_rd_overlap = 1'b0;
-    for (int r = 0; r < NumEngRd; r++) begin
-      if (er_gnt_o[r]) begin
-        if ((occ[er_bank[r]] & er_mask_i[r]) != '0) chk_rd_overlap = 1'b1;
-        occ[er_bank[r]] = occ[er_bank[r]] | er_mask_i[r];
-      end
-    end
-  end
-`endif
-  `ASSERT_NEVER(a_one_writer, chk_wr_overlap,
-                $sformatf("two writes granted on one bank of one partition (engine grants %0h)", ew_gnt_o))
-  `ASSERT_NEVER(a_one_reader, chk_rd_overlap,
-                $sformatf("a read granted on a bank and partition the tensor engine or another port holds (grants %0h)",
-                          er_gnt_o))
-  `ASSERT(a_gnt_req, (ew_gnt_o & ~ew_req_i) == '0 && (er_gnt_o & ~er_req_i) == '0, "grant without a request")
 
   // ---------------------------------------------------------------------------------------
   // Functional cover points (coverage builds: NCORE_COVER, Verilator --coverage-user; make
@@ -172,8 +133,8 @@ module ncore_psum
   // tensor engine holds the bank, engine reads and writes granted.
   always_ff @(posedge clk_i) begin
     if (rst_ni) begin
-      c_pe_overwrite:  cover ((pe_valid_i & ~pe_acc_i) != '0);
-      c_pe_accumulate: cover ((pe_valid_i & pe_acc_i) != '0);
+      c_pe_overwrite:  cover ((pe_req_i.valid & ~pe_req_i.acc) != '0);
+      c_pe_accumulate: cover ((pe_req_i.valid & pe_req_i.acc) != '0);
       c_rd_refused:    cover ((er_req_i & ~er_gnt_o) != '0);
       c_wr_refused:    cover ((ew_req_i & ~ew_gnt_o) != '0);
       c_eng_read:      cover (er_gnt_o != '0);

@@ -10,7 +10,9 @@
 //     the same byte address, one lane per partition, a lane mask selects the partitions.
 //     Reads return the 32-bit word holding the element; writes carry the element in the low
 //     bits of each lane's word and a byte enable.
-//   DMA ports (NumDma read and write, one per DMA engine): one line of one partition.
+//   DMA ports (NumDma read and write, one per DMA engine; ncore_mem_pkg's line_rd_req_t ...
+//     line_wr_rsp_t, of which the SBUF takes its own partitions and line address bits): one line
+//     of one partition.
 // Read data is registered: it appears the cycle after the grant and holds until the port's
 // next granted read.
 //
@@ -37,6 +39,7 @@
 
 module ncore_sbuf
   import ncore_cfg_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter int unsigned Preset   = 0,  // the preset by number, for a bench that Verilates this alone (-GPreset)
   parameter cfg_t        Cfg      = preset(Preset),
@@ -46,39 +49,18 @@ module ncore_sbuf
   localparam int unsigned NumDma  = Cfg.DmaEngines,
   localparam int unsigned AddrW   = $clog2(Cfg.SbufBytes),
   localparam int unsigned Words   = Cfg.SbufBytes / 4,
-  localparam int unsigned LineW   = Cfg.SbufLineBytes * 8,
   localparam int unsigned LineWords = Cfg.SbufLineBytes / 4,
   localparam int unsigned LineAddrW = AddrW - $clog2(Cfg.SbufLineBytes),
   localparam int unsigned PartW   = $clog2(P)
 ) (
   input  logic                          clk_i,
   input  logic                          rst_ni,
-  // engine read ports
-  input  logic [NumEngRd-1:0]           er_req_i,
-  input  logic [NumEngRd-1:0][AddrW-1:0] er_addr_i,
-  input  logic [NumEngRd-1:0][P-1:0]    er_mask_i,
-  output logic [NumEngRd-1:0]           er_gnt_o,
-  output logic [NumEngRd-1:0][P-1:0][31:0] er_rdata_o,
-  // engine write ports
-  input  logic [NumEngWr-1:0]           ew_req_i,
-  input  logic [NumEngWr-1:0][AddrW-1:0] ew_addr_i,
-  input  logic [NumEngWr-1:0][P-1:0]    ew_mask_i,
-  input  logic [NumEngWr-1:0][3:0]      ew_ben_i,
-  input  logic [NumEngWr-1:0][P-1:0][31:0] ew_wdata_i,
-  output logic [NumEngWr-1:0]           ew_gnt_o,
-  // DMA read ports
-  input  logic [NumDma-1:0]             dr_req_i,
-  input  logic [NumDma-1:0][PartW-1:0]  dr_part_i,
-  input  logic [NumDma-1:0][LineAddrW-1:0] dr_line_i,
-  output logic [NumDma-1:0]             dr_gnt_o,
-  output logic [NumDma-1:0][LineW-1:0]  dr_rdata_o,
-  // DMA write ports
-  input  logic [NumDma-1:0]             dw_req_i,
-  input  logic [NumDma-1:0][PartW-1:0]  dw_part_i,
-  input  logic [NumDma-1:0][LineAddrW-1:0] dw_line_i,
-  input  logic [NumDma-1:0][Cfg.SbufLineBytes-1:0] dw_ben_i,
-  input  logic [NumDma-1:0][LineW-1:0]  dw_wdata_i,
-  output logic [NumDma-1:0]             dw_gnt_o,
+`include "ncore_mem_eng_ports.svh"
+  // DMA read and write ports
+  input  line_rd_req_t                  dr_req_i [NumDma],
+  output line_rd_rsp_t                  dr_rsp_o [NumDma],
+  input  line_wr_req_t                  dw_req_i [NumDma],
+  output line_wr_rsp_t                  dw_rsp_o [NumDma],
   // performance counters (see the header)
   output logic [63:0]                   perf_rd_bytes_o,
   output logic [63:0]                   perf_wr_bytes_o
@@ -86,6 +68,11 @@ module ncore_sbuf
   localparam int unsigned Banks   = Cfg.SbufBanks;
   localparam int unsigned BankW   = (Banks > 1) ? $clog2(Banks) : 1;
   localparam int unsigned LineSh  = $clog2(Cfg.SbufLineBytes);
+
+  // The DMA ports' structs are as wide as the largest preset (ncore_mem_pkg).
+  if (PartW > MemPartW || LineAddrW > MemLineW || Cfg.SbufLineBytes != MemLineBytes) begin : g_fits
+    $error("%0d partitions and %0d-byte lines do not fit ncore_mem_pkg's line ports", P, Cfg.SbufLineBytes);
+  end
 
   function automatic logic [BankW-1:0] bank_of_line(logic [LineAddrW-1:0] line);
     bank_of_line = BankW'(line % LineAddrW'(Banks));
@@ -97,6 +84,10 @@ module ncore_sbuf
   // ---------------------------------------------------------------------------------------
   logic [NumEngRd-1:0][BankW-1:0] er_bank;
   logic [NumEngWr-1:0][BankW-1:0] ew_bank;
+  // What the arbiters see of the DMA ports: whether each asks, its partition, its line's bank.
+  logic [NumDma-1:0]              dr_req, dr_gnt, dw_req, dw_gnt;
+  logic [NumDma-1:0][PartW-1:0]   dr_part, dw_part;
+  logic [NumDma-1:0][MemLineW-1:0] dr_line, dw_line;
   logic [NumDma-1:0][BankW-1:0]   dr_bank, dw_bank;
 
   for (genvar r = 0; r < NumEngRd; r++) begin : g_er_bank
@@ -105,17 +96,20 @@ module ncore_sbuf
   for (genvar w = 0; w < NumEngWr; w++) begin : g_ew_bank
     assign ew_bank[w] = bank_of_line(LineAddrW'(ew_addr_i[w] >> LineSh));
   end
-  for (genvar d = 0; d < NumDma; d++) begin : g_dma_bank
-    assign dr_bank[d] = bank_of_line(dr_line_i[d]);
-    assign dw_bank[d] = bank_of_line(dw_line_i[d]);
+  for (genvar d = 0; d < NumDma; d++) begin : g_dma
+    assign {dr_req[d], dr_line[d]} = {dr_req_i[d].req, dr_req_i[d].addr.line};
+    assign {dw_req[d], dw_line[d]} = {dw_req_i[d].req, dw_req_i[d].addr.line};
+    assign {dr_part[d], dw_part[d]} = {PartW'(dr_req_i[d].addr.part), PartW'(dw_req_i[d].addr.part)};
+    assign {dr_bank[d], dw_bank[d]} = {bank_of_line(LineAddrW'(dr_line[d])), bank_of_line(LineAddrW'(dw_line[d]))};
+    assign dw_rsp_o[d].gnt = dw_gnt[d];
   end
 
   ncore_sbuf_arb #(.NumEng(NumEngRd), .NumDma(NumDma), .Banks(Banks), .P(P)) u_rd_arb (
     .clk_i, .rst_ni, .eng_req_i(er_req_i), .eng_bank_i(er_bank), .eng_mask_i(er_mask_i), .eng_gnt_o(er_gnt_o),
-    .dma_req_i(dr_req_i), .dma_bank_i(dr_bank), .dma_part_i(dr_part_i), .dma_gnt_o(dr_gnt_o));
+    .dma_req_i(dr_req), .dma_bank_i(dr_bank), .dma_part_i(dr_part), .dma_gnt_o(dr_gnt));
   ncore_sbuf_arb #(.NumEng(NumEngWr), .NumDma(NumDma), .Banks(Banks), .P(P)) u_wr_arb (
     .clk_i, .rst_ni, .eng_req_i(ew_req_i), .eng_bank_i(ew_bank), .eng_mask_i(ew_mask_i), .eng_gnt_o(ew_gnt_o),
-    .dma_req_i(dw_req_i), .dma_bank_i(dw_bank), .dma_part_i(dw_part_i), .dma_gnt_o(dw_gnt_o));
+    .dma_req_i(dw_req), .dma_bank_i(dw_bank), .dma_part_i(dw_part), .dma_gnt_o(dw_gnt));
 
   // ---------------------------------------------------------------------------------------
   // The storage and its ports: the granted accesses read and write it, and count their bytes
@@ -127,9 +121,8 @@ module ncore_sbuf
     .clk_i, .rst_ni,
     .er_gnt_i(er_gnt_o), .er_addr_i, .er_mask_i, .er_rdata_o,
     .ew_gnt_i(ew_gnt_o), .ew_addr_i, .ew_mask_i, .ew_ben_i, .ew_wdata_i,
-    .lr_gnt_i(dr_gnt_o), .lr_part_i(dr_part_i), .lr_line_i(dr_line_i), .lr_rdata_o(dr_rdata_o),
-    .lw_gnt_i(dw_gnt_o), .lw_part_i(dw_part_i), .lw_line_i(dw_line_i), .lw_ben_i(dw_ben_i), .lw_wdata_i(dw_wdata_i),
-    .pw_valid_i('0), .pw_addr_i('0), .pw_data_i('0), .pw_acc_i('0),
+    .lr_gnt_i(dr_gnt), .lr_req_i(dr_req_i), .lr_rsp_o(dr_rsp_o), .lw_gnt_i(dw_gnt), .lw_req_i(dw_req_i),
+    .pw_req_i('0),
     .perf_rd_bytes_o, .perf_wr_bytes_o);
 
   // Every request is within the SBUF: an engine port's byte address below SbufBytes, a DMA port's
@@ -145,9 +138,9 @@ module ncore_sbuf
                $sformatf("engine write port %0d at byte %0h, past the SBUF's %0d", w, ew_addr_i[w], Cfg.SbufBytes))
   end
   for (genvar d = 0; d < NumDma; d++) begin : g_dma_range
-    `ASSERT_IF(a_dr_range, 32'(dr_line_i[d]) < Words / LineWords, dr_req_i[d],
-               $sformatf("DMA read port %0d at line %0h, past the SBUF", d, dr_line_i[d]))
-    `ASSERT_IF(a_dw_range, 32'(dw_line_i[d]) < Words / LineWords, dw_req_i[d],
-               $sformatf("DMA write port %0d at line %0h, past the SBUF", d, dw_line_i[d]))
+    `ASSERT_IF(a_dr_range, 32'(dr_line[d]) < Words / LineWords, dr_req[d],
+               $sformatf("DMA read port %0d at line %0h, past the SBUF", d, dr_line[d]))
+    `ASSERT_IF(a_dw_range, 32'(dw_line[d]) < Words / LineWords, dw_req[d],
+               $sformatf("DMA write port %0d at line %0h, past the SBUF", d, dw_line[d]))
   end
 endmodule

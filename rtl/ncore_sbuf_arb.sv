@@ -73,8 +73,8 @@ module ncore_sbuf_arb #(
   assign g_dma[0].part_in = '0;
   assign eng_busy_in      = g_dma[0].busy;
   ncore_prim_lane_arb #(.N(NumEng), .Banks(Banks), .P(P)) u_eng (
-    .req_i(eng_req_i), .bank_i(eng_bank_i), .mask_i(eng_mask_i), .busy_i(eng_busy_in), .gnt_o(eng_gnt_o),
-    .busy_o(eng_busy), .conflict_o(eng_conflict));
+    .clk_i, .rst_ni, .req_i(eng_req_i), .bank_i(eng_bank_i), .mask_i(eng_mask_i), .busy_i(eng_busy_in),
+    .gnt_o(eng_gnt_o), .busy_o(eng_busy), .conflict_o(eng_conflict));
   assign g_dma[1].busy_in = eng_busy;
   assign g_dma[1].part_in = g_dma[0].part;
 
@@ -90,7 +90,8 @@ module ncore_sbuf_arb #(
   assign unused_last = ^{g_dma[1].busy, g_dma[1].part};
 
   // One access per (bank, partition) and one DMA port per partition per cycle, whatever the
-  // grants' order: recomputed from the grants alone; grants only for requests.
+  // grants' order: recomputed from the grants alone (two engine grants on one (bank, partition):
+  // ncore_prim_lane_arb's assertion); grants only for requests.
 `ifdef NCORE_ASSERT
   logic chk_overlap;
   always_comb begin
@@ -100,18 +101,15 @@ module ncore_sbuf_arb #(
     dpart       = '0;
     chk_overlap = 1'b0;
     if (eng_gnt_o != '0 || dma_gnt_o != '0) begin
-      for (int e = 0; e < NumEng; e++) begin
-        if (eng_gnt_o[e]) begin
-          if ((occ[eng_bank_i[e]] & eng_mask_i[e]) != '0) chk_overlap = 1'b1;
-          occ[eng_bank_i[e]] = occ[eng_bank_i[e]] | eng_mask_i[e];
-        end
-      end
       for (int d = 0; d < NumDma; d++) begin
         if (dma_gnt_o[d]) begin
           if (occ[dma_bank_i[d]][dma_part_i[d]] || dpart[dma_part_i[d]]) chk_overlap = 1'b1;
           occ[dma_bank_i[d]][dma_part_i[d]] = 1'b1;
           dpart[dma_part_i[d]]              = 1'b1;
         end
+      end
+      for (int e = 0; e < NumEng; e++) begin
+        if (eng_gnt_o[e] && (occ[eng_bank_i[e]] & eng_mask_i[e]) != '0) chk_overlap = 1'b1;
       end
     end
   end

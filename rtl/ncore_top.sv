@@ -26,7 +26,10 @@
 // engines on its engine ports, in the same order. The vector and scalar engines' accesses (their
 // ports are ncore_mem_pkg's request and response structs) go to the SBUF or the PSUM as each
 // operand says (the requests' psum, ncore_eng_route); read data comes back from the memory the
-// last granted read went to.
+// last granted read went to. The tensor engine's SBUF reads and PSUM writes, the DMA engines'
+// SBUF and HBM ports are ncore_mem_pkg's structs too; the memories' engine ports
+// (ncore_mem_eng_ports.svh says why) and the core's HBM ports, which the SystemC top level binds,
+// are loose signals.
 //
 // Every input is registered here before any logic sees it, so nothing in the core is
 // combinational from a port: the ports' protocols allow the one cycle (instruction ports
@@ -103,11 +106,8 @@ module ncore_top
   output logic [63:0]               perf_dma_desc_o
 );
   localparam int unsigned P      = Cfg.NumPartitions;
-  localparam int unsigned PartW  = $clog2(P);
   localparam int unsigned AddrW  = $clog2(Cfg.SbufBytes);
-  localparam int unsigned SLineW = AddrW - $clog2(LineB);
   localparam int unsigned PAddrW = $clog2(Cfg.PsumBytes);      // PSUM engine byte address
-  localparam int unsigned PwW    = $clog2(Cfg.PsumBytes / 4);  // PSUM word address
 
   logic dve_ce, dma_ce, act_ce;
 
@@ -163,16 +163,16 @@ module ncore_top
   logic [1:0][P-1:0]       ew_mask;
   logic [1:0][3:0]         ew_ben;
   logic [1:0][P-1:0][31:0] ew_wdata;
-  // DMA ports into the SBUF
-  logic [E-1:0]              sr_req, sr_gnt, sw_req, sw_gnt;
-  logic [E-1:0][PartW-1:0]   sr_part, sw_part;
-  logic [E-1:0][SLineW-1:0]  sr_line, sw_line;
-  logic [E-1:0][LineW-1:0]   sr_rdata, sw_wdata;
-  logic [E-1:0][LineB-1:0]   sw_ben;
+  // the tensor engine's SBUF read ports: [0] moving, [1] stationary (ncore_mem_pkg's structs)
+  eng_rd_req_t               te_rd_req [2];
+  eng_rd_rsp_t               te_rd_rsp [2];
+  // DMA ports into the SBUF (ncore_mem_pkg's structs)
+  line_rd_req_t              sr_req [E];
+  line_rd_rsp_t              sr_rsp [E];
+  line_wr_req_t              sw_req [E];
+  line_wr_rsp_t              sw_rsp [E];
   // PSUM: the tensor engine's write port, engine read and write ports [0] DVE, [1] ACT
-  logic [P-1:0]              tw_valid, tw_acc;
-  logic [P-1:0][PwW-1:0]     tw_addr;
-  logic [P-1:0][31:0]        tw_data;
+  lane_wr_req_t              tw_req;
   logic [1:0]                pr_req, pr_gnt, pw_req, pw_gnt;
   logic [1:0][PAddrW-1:0]    pr_addr, pw_addr;
   logic [1:0][P-1:0][31:0]   pr_rdata;
@@ -184,6 +184,15 @@ module ncore_top
   eng_rd_rsp_t             en_rd_rsp [2];
   eng_wr_req_t             en_wr_req [2];
   eng_wr_rsp_t             en_wr_rsp [2];
+
+  // The tensor engine's reads ([0] moving, [1] stationary) on SBUF read ports 0 and 3: the
+  // preset's address bits and lanes.
+  for (genvar t = 0; t < 2; t++) begin : g_te
+    localparam int unsigned SbRd = 3 * t;
+    assign {er_req[SbRd], er_addr[SbRd]} = {te_rd_req[t].req, AddrW'(te_rd_req[t].addr)};
+    assign er_mask[SbRd] = P'(te_rd_req[t].mask);
+    assign te_rd_rsp[t]  = '{gnt: er_gnt[SbRd], data: (MemLanes * 32)'(er_rdata[SbRd])};
+  end
 
   for (genvar e = 0; e < 2; e++) begin : g_eng
     localparam int unsigned SbRd = e + 1;   // SBUF read port: DVE 1, ACT 2
@@ -211,13 +220,15 @@ module ncore_top
   // the memories or of HBM, so the cycles it skips would have changed nothing. The status and
   // handshake outputs are never unknown (a four-state simulator's check).
 `ifdef NCORE_ASSERT
-  logic chk_idle_req;  // a memory or HBM request this cycle (1 bit: the lane masks are wide)
-  assign chk_idle_req = er_req != '0 || ew_req != '0 || sr_req != '0 || sw_req != '0 || pr_req != '0 ||
-                        pw_req != '0 || tw_valid != '0 || hq_valid_o != '0;
+  logic [E-1:0] chk_sr, chk_sw;  // the DMA engines' SBUF requests this cycle
+  logic         chk_idle_req;    // a memory or HBM request this cycle (1 bit: the lane masks are wide)
+  always_comb for (int e = 0; e < E; e++) {chk_sr[e], chk_sw[e]} = {sr_req[e].req, sw_req[e].req};
+  assign chk_idle_req = er_req != '0 || ew_req != '0 || chk_sr != '0 || chk_sw != '0 || pr_req != '0 ||
+                        pw_req != '0 || tw_req.valid != '0 || hq_valid_o != '0;
 `endif
   `ASSERT_NEVER(a_idle_quiet, !busy_o && chk_idle_req,
                 $sformatf("a request with busy_o low (SBUF rd %0h wr %0h, DMA rd %0h wr %0h, PSUM rd %0h wr %0h, HBM %0h)",
-                          er_req, ew_req, sr_req, sw_req, pr_req, pw_req, hq_valid_o))
+                          er_req, ew_req, chk_sr, chk_sw, pr_req, pw_req, hq_valid_o))
   `ASSERT_KNOWN(a_busy_known, busy_o)
   `ASSERT_KNOWN(a_ready_known, {dve_ready_o, act_ready_o, pe_ls_ready_o, pe_mm_ready_o, dma_q_free_o})
   `ASSERT_KNOWN(a_done_known, {dve_done_o, act_done_o, pe_ls_done_o, pe_mm_done_o, dma_done_o})
@@ -227,13 +238,12 @@ module ncore_top
     .er_req_i(er_req), .er_addr_i(er_addr), .er_mask_i(er_mask), .er_gnt_o(er_gnt), .er_rdata_o(er_rdata),
     .ew_req_i(ew_req), .ew_addr_i(ew_addr), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben), .ew_wdata_i(ew_wdata),
     .ew_gnt_o(ew_gnt),
-    .dr_req_i(sr_req), .dr_part_i(sr_part), .dr_line_i(sr_line), .dr_gnt_o(sr_gnt), .dr_rdata_o(sr_rdata),
-    .dw_req_i(sw_req), .dw_part_i(sw_part), .dw_line_i(sw_line), .dw_ben_i(sw_ben), .dw_wdata_i(sw_wdata),
-    .dw_gnt_o(sw_gnt), .perf_rd_bytes_o(perf_sbuf_rd_bytes_o), .perf_wr_bytes_o(perf_sbuf_wr_bytes_o));
+    .dr_req_i(sr_req), .dr_rsp_o(sr_rsp), .dw_req_i(sw_req), .dw_rsp_o(sw_rsp),
+    .perf_rd_bytes_o(perf_sbuf_rd_bytes_o), .perf_wr_bytes_o(perf_sbuf_wr_bytes_o));
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(2)) u_psum (
     .clk_i, .rst_ni,
-    .pe_valid_i(tw_valid), .pe_addr_i(tw_addr), .pe_data_i(tw_data), .pe_acc_i(tw_acc),
+    .pe_req_i(tw_req),
     .er_req_i(pr_req), .er_addr_i(pr_addr), .er_mask_i(er_mask[2:1]), .er_gnt_o(pr_gnt),
     .er_rdata_o(pr_rdata),
     .ew_req_i(pw_req), .ew_addr_i(pw_addr), .ew_mask_i(ew_mask), .ew_ben_i(ew_ben),
@@ -245,11 +255,8 @@ module ncore_top
     .insn_valid_i(pe_valid_q), .insn_i(pe_insn_q), .ls_ready_o(pe_ls_ready_o), .mm_ready_o(pe_mm_ready_o),
     .accept_o(pe_accept_o), .ls_start_o(pe_ls_start_o), .mm_start_o(pe_mm_start_o),
     .ls_done_o(pe_ls_done_o), .mm_done_o(pe_mm_done_o), .busy_o(pe_busy),
-    .sr_req_o(er_req[3]), .sr_addr_o(er_addr[3]), .sr_mask_o(er_mask[3]), .sr_gnt_i(er_gnt[3]),
-    .sr_data_i(er_rdata[3]),
-    .mr_req_o(er_req[0]), .mr_addr_o(er_addr[0]), .mr_mask_o(er_mask[0]), .mr_gnt_i(er_gnt[0]),
-    .mr_data_i(er_rdata[0]),
-    .pw_valid_o(tw_valid), .pw_addr_o(tw_addr), .pw_data_o(tw_data), .pw_acc_o(tw_acc),
+    .sr_req_o(te_rd_req[1]), .sr_rsp_i(te_rd_rsp[1]), .mr_req_o(te_rd_req[0]), .mr_rsp_i(te_rd_rsp[0]),
+    .pw_req_o(tw_req),
     .perf_macs_o(perf_pe_macs_o), .perf_busy_o(perf_pe_busy_o));
 
   ncore_dve #(.Cfg(Cfg)) u_dve (
@@ -264,13 +271,20 @@ module ncore_top
     .rd_start_o(act_rd_start_o), .done_o(act_done_o), .busy_o(act_busy),
     .rd_req_o(en_rd_req[1]), .rd_rsp_i(en_rd_rsp[1]), .wr_req_o(en_wr_req[1]), .wr_rsp_i(en_wr_rsp[1]));
 
+  // The DMA engines' HBM ports (ncore_mem_pkg's structs) on the core's HBM ports (loose signals,
+  // which the SystemC top level binds), the responses from the input registers.
+  hbm_req_t hbm_req [E];
+  hbm_rsp_t hbm_rsp [E];
+  for (genvar e = 0; e < E; e++) begin : g_hbm
+    assign {hq_valid_o[e], hq_we_o[e], hq_line_o[e], hq_ben_o[e], hq_wdata_o[e]} =
+           {hbm_req[e].valid, hbm_req[e].we, HLineW'(hbm_req[e].line), hbm_req[e].wr};
+    assign hbm_rsp[e] = '{credit: hq_credit_q[e], rvalid: hr_valid_q[e], rdata: hr_rdata_q[e], ack: ha_valid_q[e]};
+  end
+
   ncore_dma #(.Cfg(Cfg)) u_dma (
     .clk_i, .rst_ni, .ce_i(dma_ce),
     .insn_valid_i(dma_valid_q), .insn_i(dma_insn_q), .q_free_o(dma_q_free_o), .rd_start_o(dma_rd_start_o),
     .done_o(dma_done_o), .busy_o(dma_busy), .perf_desc_cycles_o(perf_dma_desc_o),
-    .sr_req_o(sr_req), .sr_part_o(sr_part), .sr_line_o(sr_line), .sr_gnt_i(sr_gnt), .sr_rdata_i(sr_rdata),
-    .sw_req_o(sw_req), .sw_part_o(sw_part), .sw_line_o(sw_line), .sw_ben_o(sw_ben), .sw_wdata_o(sw_wdata),
-    .sw_gnt_i(sw_gnt),
-    .hq_valid_o, .hq_credit_i(hq_credit_q), .hq_we_o, .hq_line_o, .hq_ben_o, .hq_wdata_o,
-    .hr_valid_i(hr_valid_q), .hr_rdata_i(hr_rdata_q), .ha_valid_i(ha_valid_q));
+    .sr_req_o(sr_req), .sr_rsp_i(sr_rsp), .sw_req_o(sw_req), .sw_rsp_i(sw_rsp), .hbm_req_o(hbm_req),
+    .hbm_rsp_i(hbm_rsp));
 endmodule

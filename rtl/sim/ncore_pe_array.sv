@@ -34,22 +34,7 @@ module ncore_pe_array
   localparam int unsigned P      = Cfg.NumPartitions,
   localparam int unsigned ColW   = $clog2(P)
 ) (
-  input  logic                     clk_i,
-  input  logic                     rst_ni,
-  input  logic                     mv_valid_i,
-  input  logic                     mv_set_i,
-  input  logic [P-1:0]             mv_rows_i,
-  input  logic [P-1:0][31:0]       mv_data_i,
-  input  logic [TagW-1:0]          mv_tag_i,
-  input  logic                     ld_valid_i,
-  input  logic                     ld_set_i,
-  input  logic [ColW-1:0]          ld_col_i,
-  input  logic                     ld_last_i,
-  input  logic [P-1:0][31:0]       ld_data_i,
-  output logic [P-1:0]             out_valid_o,
-  output logic [P-1:0][TagW-1:0]   out_tag_o,
-  output logic [P-1:0][31:0]       out_data_o,
-  output logic                     busy_o
+`include "ncore_pe_array_ports.svh"  // the RTL array's ports
 );
   localparam int unsigned MaxP = 128;     // the DPI-C functions' fixed width
   localparam int unsigned D    = 2 * P;

@@ -27,6 +27,7 @@ skips the two engine lanes (minutes each) and the gate level of the modules it r
 runs takes seconds.
 """
 import argparse
+import glob
 import json
 import os
 import re
@@ -141,7 +142,8 @@ def prepare(src_dir):
             name, enums, other = package_symbols(t)
             packages[name] = (enums, other)
     os.makedirs(src_dir, exist_ok=True)
-    shutil.copy(os.path.join(RTL, "ncore_assert.svh"), src_dir)
+    for h in glob.glob(os.path.join(RTL, "*.svh")):  # the includes: the assertion macros, shared port lists
+        shutil.copy(h, src_dir)
     for f, t in texts.items():
         with open(os.path.join(src_dir, f), "w") as o:
             o.write(qualify(t, packages))

@@ -30,6 +30,7 @@
 #include "bench_bits.hpp"
 #include "bench_dut.hpp"
 #include "golden_model.hpp"
+#include "mem_ports.hpp"
 #include "ncore/isa_gen.hpp"
 #include "ncore/presets_gen.hpp"
 #include "ncore/program.hpp"
@@ -71,10 +72,9 @@ class LaneBench {
     dut_->ce_sel_i = 0;
     dut_->ce_i = 1;
     dut_->insn_valid_i = 0;
-    dut_->dr_req_i = 0;
-    dut_->dw_req_i = 0;
+    sbuf_noise_.stop(*dut_);
     dut_->pn_req_i = 0;
-    put_bits(dut_->tw_valid_i, 0, P_, 0);
+    drive_tw();
     dut_.reset();
   }
 
@@ -86,7 +86,8 @@ class LaneBench {
     if (!psum) {
       pn_on_ = false;
       dut_->pn_req_i = 0;
-      put_bits(dut_->tw_valid_i, 0, P_, 0);
+      tw_valid_ = 0;
+      drive_tw();
     }
   }
   uint64_t engine_refusals() const { return refusals_; }
@@ -233,15 +234,23 @@ class LaneBench {
     }
     dut_->pn_req_i = pn_on_;
     tw_valid_ = (rng_() % 4 == 0) ? rng_() & ((P_ >= 64) ? ~0ull : (1ull << P_) - 1) : 0;
-    const unsigned pw = log2(psum_bytes_ / 4), noise_words = kPsumNoiseBytes / 4;
+    const unsigned noise_words = kPsumNoiseBytes / 4;
     for (unsigned p = 0; p < P_ && p < 64; ++p) {
       if (!((tw_valid_ >> p) & 1)) continue;
       tw_addr_[p] = psum_bytes_ / 4 - noise_words + unsigned(rng_() % noise_words);
       tw_data_[p] = uint32_t(rng_());
-      put_bits(dut_->tw_addr_i, p * pw, pw, tw_addr_[p]);
-      put_bits(dut_->tw_data_i, p * 32, 32, tw_data_[p]);
     }
-    put_bits(dut_->tw_valid_i, 0, P_ < 64 ? P_ : 64, tw_valid_);
+    drive_tw();
+  }
+
+  // The tensor-engine writes of tw_valid_ on tw_req_i (ncore_mem_pkg's lane_wr_req_t), every other
+  // lane not valid.
+  void drive_tw() {
+    const MemWidths w{P_, log2(sbuf_bytes_)};
+    for (unsigned p = 0; p < P_; ++p) {
+      const bool v = p < 64 && ((tw_valid_ >> p) & 1);
+      put_lane_wr(dut_->tw_req_i, w, p, v, false, v ? tw_addr_[p] : 0, v ? tw_data_[p] : 0);
+    }
   }
 
   void psum_noise_grants() {

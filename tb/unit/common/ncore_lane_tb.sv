@@ -11,6 +11,8 @@
 // (reads anywhere, writes where the instruction does not look), a PSUM engine read port that wins
 // bank conflicts over the engine's (port 0), and the PSUM's tensor-engine write port, which has
 // priority over every engine write to its banks (overwrites where the instruction does not look).
+// The SBUF's DMA ports and the PSUM's tensor-engine port are ncore_mem_pkg's structs (the
+// Verilated model's ports, one per struct).
 //
 // Clock enable: ce_sel_i = 1 takes it from ncore_clk_en at the preset's ratio for the engine
 // (DveCeNum/DveCeDen, ActCeNum/ActCeDen); ce_sel_i = 0 takes ce_i from the bench. Both are
@@ -29,11 +31,7 @@ module ncore_lane_tb
   localparam int unsigned P      = Cfg.NumPartitions,
   localparam int unsigned AddrW  = $clog2(Cfg.SbufBytes),
   localparam int unsigned E      = Cfg.DmaEngines,
-  localparam int unsigned LineB  = Cfg.SbufLineBytes,
-  localparam int unsigned PartW  = $clog2(P),
-  localparam int unsigned SLineW = AddrW - $clog2(LineB),
-  localparam int unsigned PAddrW = $clog2(Cfg.PsumBytes),
-  localparam int unsigned PwW    = $clog2(Cfg.PsumBytes / 4)
+  localparam int unsigned PAddrW = $clog2(Cfg.PsumBytes)
 ) (
   input  logic                      clk_i,
   input  logic                      rst_ni,
@@ -54,24 +52,16 @@ module ncore_lane_tb
   output logic                      wr_psum_o,
   output logic                      wr_gnt_o,
   // the SBUF's DMA ports: other traffic
-  input  logic [E-1:0]              dr_req_i,
-  input  logic [E-1:0][PartW-1:0]   dr_part_i,
-  input  logic [E-1:0][SLineW-1:0]  dr_line_i,
-  output logic [E-1:0]              dr_gnt_o,
-  input  logic [E-1:0]              dw_req_i,
-  input  logic [E-1:0][PartW-1:0]   dw_part_i,
-  input  logic [E-1:0][SLineW-1:0]  dw_line_i,
-  input  logic [E-1:0][LineB-1:0]   dw_ben_i,
-  input  logic [E-1:0][LineB*8-1:0] dw_wdata_i,
-  output logic [E-1:0]              dw_gnt_o,
+  input  line_rd_req_t              dr_req_i [E],
+  output line_rd_rsp_t              dr_rsp_o [E],
+  input  line_wr_req_t              dw_req_i [E],
+  output line_wr_rsp_t              dw_rsp_o [E],
   // PSUM traffic: an engine read port that wins bank conflicts, and tensor-engine overwrites
   input  logic                      pn_req_i,
   input  logic [PAddrW-1:0]         pn_addr_i,
   input  logic [P-1:0]              pn_mask_i,
   output logic                      pn_gnt_o,
-  input  logic [P-1:0]              tw_valid_i,
-  input  logic [P-1:0][PwW-1:0]     tw_addr_i,
-  input  logic [P-1:0][31:0]        tw_data_i
+  input  lane_wr_req_t              tw_req_i
 );
   logic               ce_div, ce, ce_sel_q, ce_q;
   eng_rd_req_t        rd_req;
@@ -82,7 +72,6 @@ module ncore_lane_tb
   logic               s_rd_req, s_wr_req, p_rd_req, p_wr_req, s_rd_gnt, s_wr_gnt, p_wr_gnt;
   logic [1:0]         p_rd_gnt;
   logic [1:0][P-1:0][31:0]   p_rdata;
-  logic [E-1:0][LineB*8-1:0] unused_dr_rdata;
   logic [P-1:0][31:0]        unused_pn_rdata;
 
   localparam bit Act = Engine == 32'(ENGINE_ACT);
@@ -124,13 +113,12 @@ module ncore_lane_tb
     .er_req_i(s_rd_req), .er_addr_i(rd_addr), .er_mask_i(rd_mask), .er_gnt_o(s_rd_gnt), .er_rdata_o(s_rdata),
     .ew_req_i(s_wr_req), .ew_addr_i(wr_addr), .ew_mask_i(wr_mask), .ew_ben_i(wr_req.ben), .ew_wdata_i(wr_data),
     .ew_gnt_o(s_wr_gnt),
-    .dr_req_i, .dr_part_i, .dr_line_i, .dr_gnt_o, .dr_rdata_o(unused_dr_rdata),
-    .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o,
+    .dr_req_i, .dr_rsp_o, .dw_req_i, .dw_rsp_o,
     .perf_rd_bytes_o(unused_perf[0]), .perf_wr_bytes_o(unused_perf[1]));
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(1)) u_psum (
     .clk_i, .rst_ni,
-    .pe_valid_i(tw_valid_i), .pe_addr_i(tw_addr_i), .pe_data_i(tw_data_i), .pe_acc_i('0),
+    .pe_req_i(tw_req_i),
     .er_req_i({p_rd_req, pn_req_i}), .er_addr_i({PAddrW'(rd_addr), pn_addr_i}), .er_mask_i({rd_mask, pn_mask_i}),
     .er_gnt_o(p_rd_gnt), .er_rdata_o(p_rdata),
     .ew_req_i(p_wr_req), .ew_addr_i(PAddrW'(wr_addr)), .ew_mask_i(wr_mask), .ew_ben_i(wr_req.ben), .ew_wdata_i(wr_data),

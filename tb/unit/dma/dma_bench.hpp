@@ -37,6 +37,7 @@
 
 #include "bench_bits.hpp"
 #include "bench_dut.hpp"
+#include "mem_ports.hpp"
 #include "Vncore_dma_tb.h"
 #include "Vncore_dma_tb___024root.h"
 #include "golden_model.hpp"
@@ -53,8 +54,8 @@ constexpr unsigned kE = 2;            // DMA engines (tiny)
 constexpr unsigned kQ = 4;            // queues (tiny)
 constexpr unsigned kP = 16;           // partitions (tiny)
 constexpr unsigned kLineB = 16;       // SBUF line / HBM request bytes
-constexpr unsigned kHLineW = 36;      // HBM line address bits (40 - log2(16))
 constexpr unsigned kAddrW = 12;       // SBUF byte address bits (tiny)
+constexpr MemWidths kPorts{kP, kAddrW};  // the SBUF DMA ports' structs (ncore_mem_pkg, the tiny model's widths)
 constexpr unsigned kMaxCredit = 4;    // credits an engine holds at most (ncore_dma_engine)
 constexpr unsigned kNoiseBytes = 256; // end of every partition: only the other SBUF traffic writes here
 
@@ -94,9 +95,7 @@ class Bench {
     dut_->ce_sel_i = 0;
     dut_->ce_i = 1;
     dut_->insn_valid_i = 0;
-    dut_->hq_credit_i = 0;
-    dut_->hr_valid_i = 0;
-    dut_->ha_valid_i = 0;
+    for (unsigned e = 0; e < kE; ++e) put_hbm_rsp(dut_->hbm_rsp_i[e], false, false, false);
     dut_->er_req_i = 0;
     dut_->ew_req_i = 0;
     dut_.reset();
@@ -163,25 +162,23 @@ class Bench {
         for (unsigned w = 0; w < 4; ++w) {
           uint32_t v;
           std::memcpy(&v, reads_[e].front().data.data() + 4 * w, 4);
-          put_bits(dut_->hr_rdata_i, e * 128 + 32 * w, 32, v);
+          put_hbm_rdata(dut_->hbm_rsp_i[e], w, v);
         }
         rv |= 1u << e;
       }
       if (!acks_[e].empty() && acks_[e].front() <= clock_) av |= 1u << e;
+      put_hbm_rsp(dut_->hbm_rsp_i[e], (give >> e) & 1, (rv >> e) & 1, (av >> e) & 1);
     }
-    dut_->hq_credit_i = give;
-    dut_->hr_valid_i = rv;
-    dut_->ha_valid_i = av;
     if (cfg_.noise) noise_inputs();
     dut_->eval();
 
     // ---- what happens at this edge ----
     const bool ce = dut_->ce_o;
-    const uint32_t hv = uint32_t(get_bits(dut_->hq_valid_o, 0, kE)), we = uint32_t(get_bits(dut_->hq_we_o, 0, kE));
     for (unsigned e = 0; e < kE; ++e) {
-      const bool valid = (hv >> e) & 1;
+      const HbmReq hq = hbm_req(dut_->hbm_req_o[e]);
+      const bool valid = hq.valid;
       if (valid && credits_[e] == 0) return fail("engine " + std::to_string(e) + " sent an HBM request without a credit");
-      if (valid && !hbm_request(e, (we >> e) & 1)) return false;
+      if (valid && !hbm_request(e, hq)) return false;
       credits_[e] = credits_[e] + (((give >> e) & 1) && credits_[e] != kMaxCredit) - valid;
       if ((rv >> e) & 1) reads_[e].pop_front();
       if ((av >> e) & 1) acks_[e].pop_front();
@@ -330,9 +327,9 @@ class Bench {
 
   uint64_t latency() { return cfg_.lat_lo + rng_() % (cfg_.lat_hi - cfg_.lat_lo + 1); }
 
-  bool hbm_request(unsigned e, bool write) {
-    const uint64_t line = get_bits(dut_->hq_line_o, e * kHLineW, kHLineW);
-    const uint64_t addr = line * kLineB;
+  bool hbm_request(unsigned e, const HbmReq& hq) {
+    const bool write = hq.we;
+    const uint64_t addr = hq.line * kLineB;
     if (addr + kLineB > kHbmBytes) {
       std::ostringstream s;
       s << "engine " << e << " addressed HBM line at byte 0x" << std::hex << addr << ", outside the HBM";
@@ -340,9 +337,8 @@ class Bench {
     }
     // in order per engine: never due before the one ahead of it
     if (write) {
-      const uint32_t ben = uint32_t(get_bits(dut_->hq_ben_o, e * kLineB, kLineB));
       for (unsigned b = 0; b < kLineB; ++b)
-        if ((ben >> b) & 1) hbm_[addr + b] = uint8_t(get_bits(dut_->hq_wdata_o, e * 128 + 8 * b, 8));
+        if ((hq.ben >> b) & 1) hbm_[addr + b] = hbm_req_byte(dut_->hbm_req_o[e], b);
       uint64_t due = clock_ + latency();
       if (!acks_[e].empty()) due = std::max(due, acks_[e].back());
       acks_[e].push_back(due);
@@ -398,16 +394,20 @@ class Bench {
   // every SBUF read unless an SBUF->SBUF transfer is in flight (whose source rows follow the
   // destination's owner).
   bool check_ownership() {
-    const uint32_t rg = uint32_t(get_bits(dut_->sr_gnt_o, 0, kE)), wg = uint32_t(get_bits(dut_->sw_gnt_o, 0, kE));
+    uint32_t rg = 0, wg = 0;
+    for (unsigned e = 0; e < kE; ++e) {
+      rg |= uint32_t{line_rd_gnt(dut_->sr_rsp_o[e])} << e;
+      wg |= uint32_t{dut_->sw_rsp_o[e] & 1u} << e;
+    }
     sr_grants_ += __builtin_popcount(rg);
     sw_grants_ += __builtin_popcount(wg);
     bool s2s = false;
     for (const auto& a : active_)
       if (a && a->insn.src0.mem == ncore::isa::Buffer::sbuf && a->insn.dst.mem == ncore::isa::Buffer::sbuf) s2s = true;
-    constexpr unsigned kPartW = 4, kPpe = kP / kE;
+    constexpr unsigned kPpe = kP / kE;
     for (unsigned e = 0; e < kE; ++e) {
-      const unsigned wp = unsigned(get_bits(dut_->sw_part_o, e * kPartW, kPartW));
-      const unsigned rp = unsigned(get_bits(dut_->sr_part_o, e * kPartW, kPartW));
+      const unsigned wp = line_req_part(dut_->sw_req_o[e], kPorts, true);
+      const unsigned rp = line_req_part(dut_->sr_req_o[e], kPorts, false);
       if (((wg >> e) & 1) && wp / kPpe != e)
         return fail("engine " + std::to_string(e) + " wrote SBUF partition " + std::to_string(wp) + ", not one of its own");
       if (((rg >> e) & 1) && !s2s && rp / kPpe != e)

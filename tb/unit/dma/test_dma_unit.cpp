@@ -307,9 +307,9 @@ TEST_CASE("DMA assertion: HBM credits past DmaHbmCredits stop the run", "[dma][a
   dut->ce_sel_i = 0;
   dut->ce_i = 1;
   dut->insn_valid_i = 0;
-  dut->hq_credit_i = 0;
+  for (unsigned e = 0; e < kE; ++e) ncore::tb::put_hbm_rsp(dut->hbm_rsp_i[e], false, false, false);
   dut.reset();  // edges 1 and 2
-  dut->hq_credit_i = (1u << kE) - 1;
+  for (unsigned e = 0; e < kE; ++e) ncore::tb::put_hbm_rsp(dut->hbm_rsp_i[e], true, false, false);
   std::string msg;
   uint64_t edges = 0;
   try {

@@ -5,11 +5,13 @@
 // port of a PSUM (rtl/ncore_psum.sv), as the core will connect them. The SBUF's DMA ports and
 // the PSUM's engine ports are on the wrapper's ports, so the bench can make the engine lose SBUF
 // arbitration and put other engines' traffic on the PSUM banks the engine writes; the bench
-// loads and reads both memories through u_sbuf.mem_q and u_psum.mem_q (public_flat_rd).
+// loads and reads both memories through u_sbuf.mem_q and u_psum.mem_q (public_flat_rd). The
+// SBUF's DMA ports are ncore_mem_pkg's structs (the Verilated model's ports, one per struct).
 // Preset 2 (tiny) is the unit bench's; 0 (trn2) the speed bench's.
 module ncore_pe_tb
   import ncore_isa_pkg::*;
   import ncore_cfg_pkg::*;
+  import ncore_mem_pkg::*;
 #(
   parameter int unsigned  Preset  = 2,
   parameter int unsigned  Groups  = 2,
@@ -17,9 +19,6 @@ module ncore_pe_tb
   localparam int unsigned P       = Cfg.NumPartitions,
   localparam int unsigned AddrW   = $clog2(Cfg.SbufBytes),
   localparam int unsigned E       = Cfg.DmaEngines,
-  localparam int unsigned LineB   = Cfg.SbufLineBytes,
-  localparam int unsigned PartW   = $clog2(P),
-  localparam int unsigned SLineW  = AddrW - $clog2(LineB),
   localparam int unsigned PAddrW  = $clog2(Cfg.PsumBytes)
 ) (
   input  logic                      clk_i,
@@ -41,16 +40,10 @@ module ncore_pe_tb
   output logic                      mr_gnt_o,
   output logic [P-1:0]              pw_valid_o,
   // the SBUF's DMA ports: other traffic
-  input  logic [E-1:0]              dr_req_i,
-  input  logic [E-1:0][PartW-1:0]   dr_part_i,
-  input  logic [E-1:0][SLineW-1:0]  dr_line_i,
-  output logic [E-1:0]              dr_gnt_o,
-  input  logic [E-1:0]              dw_req_i,
-  input  logic [E-1:0][PartW-1:0]   dw_part_i,
-  input  logic [E-1:0][SLineW-1:0]  dw_line_i,
-  input  logic [E-1:0][LineB-1:0]   dw_ben_i,
-  input  logic [E-1:0][LineB*8-1:0] dw_wdata_i,
-  output logic [E-1:0]              dw_gnt_o,
+  input  line_rd_req_t              dr_req_i [E],
+  output line_rd_rsp_t              dr_rsp_o [E],
+  input  line_wr_req_t              dw_req_i [E],
+  output line_wr_rsp_t              dw_rsp_o [E],
   // the PSUM's engine ports: other engines' traffic
   input  logic                      per_req_i,
   input  logic [PAddrW-1:0]         per_addr_i,
@@ -64,30 +57,32 @@ module ncore_pe_tb
   input  logic [P-1:0][31:0]        pew_wdata_i,
   output logic                      pew_gnt_o
 );
-  localparam int unsigned PwAddrW = $clog2(Cfg.PsumBytes / 4);
-
-  logic [AddrW-1:0]          sr_addr, mr_addr;
-  logic [P-1:0]              sr_mask, mr_mask;
+  // the engine's SBUF reads (ncore_mem_pkg's structs): [0] stationary, [1] moving; its PSUM writes
+  eng_rd_req_t               te_rd_req [2];
+  eng_rd_rsp_t               te_rd_rsp [2];
+  lane_wr_req_t              pw_req;
   logic [1:0][P-1:0][31:0]   er_rdata;
-  logic [P-1:0][PwAddrW-1:0] pw_addr;
-  logic [P-1:0][31:0]        pw_data;
-  logic [P-1:0]              pw_acc;
-  logic [E-1:0][LineB*8-1:0] unused_dr_rdata;
   logic                      unused_ew_gnt;
+
+  assign {sr_req_o, mr_req_o} = {te_rd_req[0].req, te_rd_req[1].req};
+  for (genvar t = 0; t < 2; t++) begin : g_te
+    assign te_rd_rsp[t] = '{gnt: t == 0 ? sr_gnt_o : mr_gnt_o, data: (MemLanes * 32)'(er_rdata[1 - t])};
+  end
+  assign pw_valid_o = P'(pw_req.valid);
 
   logic [63:0]               unused_perf [6];  // the memories' and engine's counters
   ncore_sbuf #(.Cfg(Cfg), .NumEngRd(2), .NumEngWr(1)) u_sbuf (
     .clk_i, .rst_ni,
-    .er_req_i({sr_req_o, mr_req_o}), .er_addr_i({sr_addr, mr_addr}), .er_mask_i({sr_mask, mr_mask}),
+    .er_req_i({sr_req_o, mr_req_o}), .er_addr_i({AddrW'(te_rd_req[0].addr), AddrW'(te_rd_req[1].addr)}),
+    .er_mask_i({P'(te_rd_req[0].mask), P'(te_rd_req[1].mask)}),
     .er_gnt_o({sr_gnt_o, mr_gnt_o}), .er_rdata_o(er_rdata),
     .ew_req_i(1'b0), .ew_addr_i('0), .ew_mask_i('0), .ew_ben_i('0), .ew_wdata_i('0), .ew_gnt_o(unused_ew_gnt),
-    .dr_req_i, .dr_part_i, .dr_line_i, .dr_gnt_o, .dr_rdata_o(unused_dr_rdata),
-    .dw_req_i, .dw_part_i, .dw_line_i, .dw_ben_i, .dw_wdata_i, .dw_gnt_o,
+    .dr_req_i, .dr_rsp_o, .dw_req_i, .dw_rsp_o,
     .perf_rd_bytes_o(unused_perf[0]), .perf_wr_bytes_o(unused_perf[1]));
 
   ncore_psum #(.Cfg(Cfg), .NumEngRd(1), .NumEngWr(1)) u_psum (
     .clk_i, .rst_ni,
-    .pe_valid_i(pw_valid_o), .pe_addr_i(pw_addr), .pe_data_i(pw_data), .pe_acc_i(pw_acc),
+    .pe_req_i(pw_req),
     .er_req_i(per_req_i), .er_addr_i(per_addr_i), .er_mask_i(per_mask_i), .er_gnt_o(per_gnt_o),
     .er_rdata_o(per_rdata_o),
     .ew_req_i(pew_req_i), .ew_addr_i(pew_addr_i), .ew_mask_i(pew_mask_i), .ew_ben_i(pew_ben_i),
@@ -98,9 +93,8 @@ module ncore_pe_tb
     .clk_i, .rst_ni,
     .insn_valid_i, .insn_i, .ls_ready_o, .mm_ready_o, .accept_o, .ls_start_o, .mm_start_o,
     .ls_done_o, .mm_done_o, .busy_o,
-    .sr_req_o, .sr_addr_o(sr_addr), .sr_mask_o(sr_mask), .sr_gnt_i(sr_gnt_o), .sr_data_i(er_rdata[1]),
-    .mr_req_o, .mr_addr_o(mr_addr), .mr_mask_o(mr_mask), .mr_gnt_i(mr_gnt_o), .mr_data_i(er_rdata[0]),
-    .pw_valid_o, .pw_addr_o(pw_addr), .pw_data_o(pw_data), .pw_acc_o(pw_acc),
+    .sr_req_o(te_rd_req[0]), .sr_rsp_i(te_rd_rsp[0]), .mr_req_o(te_rd_req[1]), .mr_rsp_i(te_rd_rsp[1]),
+    .pw_req_o(pw_req),
     .perf_macs_o(unused_perf[4]), .perf_busy_o(unused_perf[5]));
 
 endmodule

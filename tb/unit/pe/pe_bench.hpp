@@ -72,8 +72,7 @@ class Bench {
     psum_words_ = static_cast<unsigned>(tiny().psum_bytes / 4);
     bank_words_ = static_cast<unsigned>(tiny().psum_bank_bytes / 4);
     dut_->insn_valid_i = 0;
-    dut_->dr_req_i = 0;
-    dut_->dw_req_i = 0;
+    sbuf_noise_.stop(*dut_);
     dut_->per_req_i = 0;
     dut_->pew_req_i = 0;
     dut_.reset();

@@ -343,18 +343,14 @@ class Bench {
     if ((a & 0x7FFFFFFFu) == 0 && (b & 0x7FFFFFFFu) == 0 && a != b) ++t_.pe_acc_zero_signs;
   }
 
-  // Puts pe_ and the engine requests on the ports (an idle port's fields are junk on purpose).
+  // Puts pe_ (on pe_req_i, ncore_mem_pkg's lane_wr_req_t of the build's lanes) and the engine
+  // requests on the ports (an idle port's fields are junk on purpose).
   void drive() {
-    Lanes valid, acc;
+    const MemWidths w{g_.P, 0};  // a lane write port has lanes and PSUM word addresses only
     for (unsigned p = 0; p < g_.P; ++p) {
       const PeLane& l = pe_[p];
-      valid[p] = l.valid;
-      acc[p] = l.acc;
-      put_bits(dut_->pe_addr_i, p * g_.word_w, g_.word_w, l.word);
-      put_bits(dut_->pe_data_i, p * 32, 32, l.data);
+      put_lane_wr(dut_->pe_req_i, w, p, l.valid, l.acc, l.word, l.data);
     }
-    put_lanes(dut_->pe_valid_i, 0, g_.P, valid);
-    put_lanes(dut_->pe_acc_i, 0, g_.P, acc);
     for (unsigned r = 0; r < g_.nr; ++r) {
       const RdReq& q = er_[r];
       put_bits(dut_->er_req_i, r, 1, q.on);

@@ -48,8 +48,7 @@ const unsigned kLines = kBytes / kLineB;
 const unsigned kDma = static_cast<unsigned>(tiny().dma_engines);
 constexpr unsigned kMaxP = 16;      // port widths of the Verilated model (tiny preset)
 constexpr unsigned kAddrW = 12;     // $clog2(SbufBytes)
-constexpr unsigned kLineAddrW = 8;  // AddrW - $clog2(SbufLineBytes)
-constexpr unsigned kPartW = 4;      // $clog2(NumPartitions)
+constexpr MemWidths kDmaPort{kMaxP, kAddrW};  // the DMA ports' structs (ncore_mem_pkg, the tiny model's widths)
 
 // ---- requests ----------------------------------------------------------------------------
 struct EngRd {
@@ -176,7 +175,11 @@ class Bench {
 
     // grants
     const uint64_t egr = get_bits(dut_->er_gnt_o, 0, nr_), egw = get_bits(dut_->ew_gnt_o, 0, nw_);
-    const uint64_t dgr = get_bits(dut_->dr_gnt_o, 0, kDma), dgw = get_bits(dut_->dw_gnt_o, 0, kDma);
+    uint64_t dgr = 0, dgw = 0;
+    for (unsigned d = 0; d < kDma; ++d) {
+      dgr |= uint64_t{line_rd_gnt(dut_->dr_rsp_o[d])} << d;
+      dgw |= uint64_t{dut_->dw_rsp_o[d] & 1u} << d;
+    }
     Side rd, wr;  // engine ports, then DMA ports
     for (unsigned r = 0; r < nr_; ++r)
       rd.add({false, bank_of_addr(er_[r].addr), er_[r].mask}, er_[r].on, (egr >> r) & 1);
@@ -252,7 +255,7 @@ class Bench {
     for (unsigned d = 0; d < kDma; ++d) {
       if (!dr_known_[d]) continue;
       for (unsigned k = 0; k < kLineWords; ++k) {
-        const uint32_t got = static_cast<uint32_t>(get_bits(dut_->dr_rdata_o, (d * kLineB * 8) + 32 * k, 32));
+        const uint32_t got = line_rd_word(dut_->dr_rsp_o[d], k);
         if (got != dr_exp_[d][k]) {
           fail("DMA read port " + std::to_string(d) + " word " + std::to_string(k) + ": data " + hex(got) +
                ", expected " + hex(dr_exp_[d][k]));
@@ -335,8 +338,10 @@ class Bench {
   void idle_inputs() {
     put_bits(dut_->er_req_i, 0, nr_, 0);
     put_bits(dut_->ew_req_i, 0, nw_, 0);
-    put_bits(dut_->dr_req_i, 0, kDma, 0);
-    put_bits(dut_->dw_req_i, 0, kDma, 0);
+    for (unsigned d = 0; d < kDma; ++d) {
+      put_line_rd_req(dut_->dr_req_i[d], kDmaPort, false, 0, 0);
+      put_line_wr_req(dut_->dw_req_i[d], kDmaPort, false, 0, 0, 0, std::array<uint32_t, 4>{});
+    }
   }
 
   void drive() {
@@ -353,14 +358,8 @@ class Bench {
       for (unsigned p = 0; p < kMaxP; ++p) put_bits(dut_->ew_wdata_i, (w * kMaxP + p) * 32, 32, ew_[w].data[p]);
     }
     for (unsigned d = 0; d < kDma; ++d) {
-      put_bits(dut_->dr_req_i, d, 1, dr_[d].on);
-      put_bits(dut_->dr_part_i, d * kPartW, kPartW, dr_[d].part);
-      put_bits(dut_->dr_line_i, d * kLineAddrW, kLineAddrW, dr_[d].line);
-      put_bits(dut_->dw_req_i, d, 1, dw_[d].on);
-      put_bits(dut_->dw_part_i, d * kPartW, kPartW, dw_[d].part);
-      put_bits(dut_->dw_line_i, d * kLineAddrW, kLineAddrW, dw_[d].line);
-      put_bits(dut_->dw_ben_i, d * kLineB, kLineB, dw_[d].ben);
-      for (unsigned k = 0; k < kLineWords; ++k) put_bits(dut_->dw_wdata_i, d * kLineB * 8 + 32 * k, 32, dw_[d].data[k]);
+      put_line_rd_req(dut_->dr_req_i[d], kDmaPort, dr_[d].on, dr_[d].part, dr_[d].line);
+      put_line_wr_req(dut_->dw_req_i[d], kDmaPort, dw_[d].on, dw_[d].part, dw_[d].line, dw_[d].ben, dw_[d].data);
     }
   }
 

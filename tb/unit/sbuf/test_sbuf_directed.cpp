@@ -111,8 +111,8 @@ TEST_CASE("SBUF byte enables and 2-byte engine elements at bytes 0 and 2", "[sbu
   REQUIRE(b.cycle());
   CHECK(get_bits(b.dut().er_rdata_o, 4 * 32, 32) == kElementWordsAfter[0]);
   CHECK(get_bits(b.dut().er_rdata_o, 5 * 32, 32) == kElementWordsAfter[1]);
-  CHECK(get_bits(b.dut().dr_rdata_o, 1 * 128 + 8, 8) == 0x02u);
-  CHECK(get_bits(b.dut().dr_rdata_o, 1 * 128 + 14 * 8, 8) == 0x0Fu);
+  CHECK(get_bits(b.dut().dr_rsp_o[1], 8, 8) == 0x02u);
+  CHECK(get_bits(b.dut().dr_rsp_o[1], 14 * 8, 8) == 0x0Fu);
   INFO(b.error());
   REQUIRE(b.drain());
 }
