@@ -494,11 +494,11 @@ class _Range:
             else:
                 loop.enter()
             while True:
-                v = loop.next()
-                if v is None:
+                k = loop.next()  # the iteration's number: its value is the range's k-th
+                if k is None:
                     return
                 try:
-                    yield v
+                    yield self.r[k]
                 except GeneratorExit:
                     _core.flush()
                     raise
