@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -185,8 +186,8 @@ void bind_errors(py::module_& /*m*/) {
 // Every call a kernel makes asks for it, so the walk is here rather than in Python.
 class CallerLocs {
  public:
-  void set_frontend(const std::string& dir, py::function relative) {
-    dir_ = dir;
+  void set_frontend(std::vector<std::string> dirs, py::function relative) {
+    dirs_ = std::move(dirs);
     relative_ = std::move(relative);
   }
 
@@ -224,8 +225,9 @@ class CallerLocs {
     if (it != files_.end()) return it->second;
     const std::string name = py::reinterpret_borrow<py::str>(code->co_filename);
     const char* file = nullptr;
-    if (name.compare(0, dir_.size(), dir_) != 0)
-      file = intern(relative_ ? relative_(name).cast<std::string>() : name);
+    const bool ours = std::any_of(dirs_.begin(), dirs_.end(),
+                                  [&](const std::string& d) { return name.compare(0, d.size(), d) == 0; });
+    if (!ours) file = intern(relative_ ? relative_(name).cast<std::string>() : name);
     Py_INCREF(code);
     files_.emplace(code, file);
     return file;
@@ -237,7 +239,7 @@ class CallerLocs {
       return std::hash<const void*>()(k.first) * 31 + static_cast<size_t>(k.second);
     }
   };
-  std::string dir_ = "\x01";  // matches no file until set
+  std::vector<std::string> dirs_;  // the front end's package folders (none until set)
   py::function relative_;
   std::unordered_map<PyCodeObject*, const char*> files_;
   std::unordered_map<std::pair<const char*, int>, py::object, PairHash> locs_;
@@ -251,8 +253,8 @@ CallerLocs& caller_locs() {
 
 // source locations: made once per (file, line) and passed to every call
 void bind_locations(py::module_& m) {
-  m.def("set_frontend", [](const std::string& dir, py::function relative) {
-    caller_locs().set_frontend(dir, std::move(relative));
+  m.def("set_frontend", [](std::vector<std::string> dirs, py::function relative) {
+    caller_locs().set_frontend(std::move(dirs), std::move(relative));
   });
   m.def("caller", [] { return caller_locs().get(); });
   m.def("alu_names", &alu_names);

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "ncore/error.hpp"
+#include "calls_today.hpp"
 #include "tracer_impl.hpp"
 
 namespace nki::calls {
@@ -82,6 +83,10 @@ const char* to_string(Kind k) {
       return "predicate";
     case Kind::shape:
       return "shape";
+    case Kind::pattern:
+      return "pattern";
+    case Kind::any:
+      return "any";
   }
   return "?";
 }
@@ -134,6 +139,9 @@ Value Value::of_predicate(nisa::AffinePredicate p) {
   return given(Kind::predicate, [&](Value& v) { v.predicate = std::move(p); });
 }
 Value Value::of_shape(std::vector<int64_t> s) { return given(Kind::shape, [&](Value& v) { v.shape = std::move(s); }); }
+Value Value::of_pattern(std::vector<std::pair<int64_t, int64_t>> p) {
+  return given(Kind::pattern, [&](Value& v) { v.pattern = std::move(p); });
+}
 Value Value::nothing(Kind k) {
   Value v;
   v.kind = k;
@@ -154,8 +162,14 @@ int Decl::index(std::string_view n) const {
   return -1;
 }
 
+int Decl::today_index(std::string_view n) const {
+  for (size_t i = 0; i < today.size(); ++i)
+    if (today[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
 const Value& Ctx::arg(std::string_view name) const {
-  const int i = decl.index(name);
+  const int i = today ? decl.today_index(name) : decl.index(name);
   if (i < 0) throw ncore::KernelError(fmt::format("internal: {}.{} has no parameter '{}'", decl.ns, decl.name, name));
   return args[static_cast<size_t>(i)];
 }
@@ -1365,6 +1379,7 @@ std::vector<Decl> make_all() {
   language_reductions(v);
   language_statistics(v);
   language_composite(v);
+  attach_today(v);
   return v;
 }
 
@@ -1517,6 +1532,58 @@ Tensor invoke(const Decl& d, std::vector<Value> args, const Options& opt) {
   Tensor out;
   if (lands_elsewhere(c, out)) return out;
   return run(c);
+}
+
+namespace {
+
+// The destination of a call in today's spelling, where its engine writes: NKI places a
+// tensor-engine result in PSUM and no compute engine writes HBM.
+void check_today_dst(const Decl& d, const Tensor& dst, const Loc& loc) {
+  const char* label = d.ns == "isa" ? "nisa" : "nl";
+  if (d.psum_result && dst.buffer() != BufferKind::psum && d.name != "nc_transpose")
+    fail(loc, fmt::format("{}.{}: dst must be a PSUM tile (the tensor engine writes PSUM), got {} {}", label, d.name,
+                          to_string(dst.buffer()), dst.name()));
+  if (d.engine != E::dma && d.engine != E::none && !dst.on_chip())
+    fail(loc, fmt::format("{}.{}: dst must be an SBUF or PSUM tile (a compute engine cannot write HBM), got the HBM "
+                          "tensor {}: write it to an on-chip tile, then nisa.dma_copy it",
+                          label, d.name, dst.name()));
+}
+
+}  // namespace
+
+Tensor invoke_today(const Decl& d, std::vector<Value> args, const Options& opt) {
+  const char* label = d.ns == "isa" ? "nisa" : "nl";
+  if (d.today.empty())
+    throw ncore::KernelError(fmt::format("{}.{} is not a call of today's NKI (nki.{})", label, d.name, d.ns));
+  if (args.size() > d.today.size())
+    throw ncore::KernelError(fmt::format("{}.{} takes {} arguments, got {}", label, d.name, d.today.size(), args.size()));
+  for (size_t i = args.size(); i < d.today.size(); ++i) args.push_back(Value::nothing(d.today[i].kind));
+  for (size_t i = 0; i < d.today.size(); ++i)
+    if (d.today[i].required() && args[i].none)
+      fail(opt.loc, fmt::format("{}.{}: {} is required", label, d.name, d.today[i].name));
+  check_today_strict(d, args, opt.loc);
+  Options o = opt;
+  Tensor dst;
+  if (const int di = d.today_index("dst"); di >= 0) {
+    const Value& v = args[static_cast<size_t>(di)];
+    if (!is_tile(v)) fail(opt.loc, fmt::format("{}.{}: dst must be a tile", label, d.name));
+    dst = v.tile.whole(opt.loc);
+    check_today_dst(d, dst, opt.loc);
+    if (d.index("dst") < 0) o.dst = &dst;  // else a parameter of the call itself (dma_copy's)
+  }
+  if (const int ai = d.today_index("accumulate"); ai >= 0 && !args[static_cast<size_t>(ai)].none)
+    o.accumulate = args[static_cast<size_t>(ai)].number != 0;
+  if (d.today_lower) {
+    Ctx c{d, std::move(args), o.dst, o.accumulate, o.loc, nullptr, false, true};
+    return d.today_lower(c);
+  }
+  std::vector<Value> mapped;
+  mapped.reserve(d.params.size());
+  for (const Param& p : d.params) {
+    const int j = d.today_index(p.name);
+    mapped.push_back(j >= 0 ? std::move(args[static_cast<size_t>(j)]) : Value::nothing(p.kind));
+  }
+  return invoke(d, std::move(mapped), o);
 }
 
 Tensor invoke(std::string_view ns, std::string_view name, std::vector<Value> args, const Options& opt) {

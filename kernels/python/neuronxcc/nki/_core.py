@@ -35,6 +35,9 @@ class _TraceState(threading.local):
         self.pid = ()
         self.shared = []      # the shared_hbm tensors of the first instance, in allocation order
         self.shared_next = 0  # how many the instance being traced has allocated
+        # The namespace of the kernel being traced: "neuronxcc" (neuronxcc.nki: loops traced once,
+        # calls return tiles) or "nki" (today's NKI: destination-first calls, loops run as Python).
+        self.dialect = "neuronxcc"
 
 
 def shared_hbm_tensor(shape, dtype, make):
@@ -65,10 +68,22 @@ def in_trace():
     return _state.active
 
 
-def require_trace(api):
+def require_trace(api, dialect="neuronxcc"):
+    """Refuses a call outside a kernel being traced, and a neuronxcc.nki call inside a kernel of
+    today's `nki` (NKI 0.4's error) or the reverse (dialect None: either namespace's)."""
     if not _state.active:
+        if dialect == "nki":
+            raise RuntimeError(f"'{api}' called outside of a kernel being traced: call the kernel through nki.jit "
+                               "or nki.simulate")
         raise RuntimeError(f"'{api}' called outside of a kernel being traced: call the kernel through nki.jit, "
                            "nki.baremetal, nki.benchmark or nki.simulate_kernel")
+    if dialect is not None and _state.dialect != dialect:
+        if dialect == "neuronxcc":
+            raise RuntimeError(f"{caller()}: neuronxcc.nki '{api}' used inside an nki kernel: the neuronxcc.nki "
+                               "namespace cannot be used in kernels of the nki namespace (import nki.language as nl, "
+                               "import nki.isa as nisa)")
+        raise RuntimeError(f"{caller()}: nki '{api}' used inside a neuronxcc.nki kernel: call the kernel through "
+                           "nki.jit of `import nki`, or use neuronxcc.nki's own call")
 
 
 def flush():
@@ -405,7 +420,7 @@ class Tensor:
                 return _with_axes(Tensor(defer=(t, offset, coeff, grid, e)), axes)
 
     def __setitem__(self, key, value):
-        require_trace("assignment")
+        require_trace("assignment", None)
         loc = caller()
         axes = {}
         dst = _with_axes(Tensor(_view(self._native(), key, loc, axes)), axes)
@@ -453,23 +468,23 @@ class Tensor:
     # -- arithmetic (nl's element-wise calls, which nki.language registers in OPS; the binary
     # operators are set after the class, from one table)
     def _ew(self, op, other, reverse=False):
-        fn = OPS[op]
+        fn = OPS[_state.dialect][op]
         return fn(other, self) if reverse else fn(self, other)
 
     def __invert__(self):
-        return OPS["invert"](self)
+        return OPS[_state.dialect]["invert"](self)
 
     def __neg__(self):
-        return OPS["negative"](self)
+        return OPS[_state.dialect]["negative"](self)
 
     def _inplace(self, op, o):
-        require_trace(f"'{op}' in place")
+        require_trace(f"'{op}' in place", None)
         if op == "add" and isinstance(o, Tensor) and o._pending() and o._psum:
             # psum += nisa.nc_matmul(...): the multiply accumulates into this PSUM tile.
             emit_into(o, self._native(), None)
             return self
         # x op= y is x[...] = x op y: the instruction writes into x.
-        emit_into(OPS[op](self, o), self._native(), False)
+        emit_into(OPS[_state.dialect][op](self, o), self._native(), False)
         return self
 
 
@@ -554,7 +569,7 @@ def pending(kind, emit, loc, psum=False):
 
 # The nl element-wise calls behind the tiles' operators (+, -, *, ..., ~, unary -) and the views'
 # buffers (nl.sbuf, ...), registered by nki.language when it is imported.
-OPS = {}
+OPS = {"neuronxcc": {}, "nki": {}}  # by namespace (each registers its own)
 BUFFERS = {}
 
 

@@ -176,12 +176,14 @@ def _definition(func):
     return r
 
 
-def trace(func, args, kwargs, grid=()):
+def trace(func, args, kwargs, grid=(), dialect="neuronxcc", preset=None):
     """Traces func with its numpy array arguments as HBM tensors. Returns (program, input arrays by
     name, the order of the returned tensors, which argument each returned input is). With an SPMD
     launch grid, every instance is traced into the one Program, in row-major order of program ids:
     this model has one NeuronCore, which runs the instances one after the other (the scheduler
-    overlaps their independent work as it overlaps loop iterations)."""
+    overlaps their independent work as it overlaps loop iterations). dialect: the namespace the
+    kernel is written in ("neuronxcc", or "nki": today's NKI); preset: the model's (None: the
+    option's)."""
     sig = inspect.signature(func)
     try:
         bound = sig.bind(*args, **kwargs)
@@ -195,6 +197,7 @@ def trace(func, args, kwargs, grid=()):
 
     def body(tracer):
         _core._state.active = True
+        _core._state.dialect = dialect
         _core._state.pending = []
         _native.reset_loops()
         try:
@@ -231,10 +234,11 @@ def trace(func, args, kwargs, grid=()):
         finally:
             _native.reset_loops()
             _core._state.active = False
+            _core._state.dialect = "neuronxcc"
             _core._state.pending = []
             _core._state.grid, _core._state.pid, _core._state.shared = (), (), []
 
-    prog = _native.trace(func.__name__, current_preset(), body, option("dma_queues"), not option("quiet"))
+    prog = _native.trace(func.__name__, preset or current_preset(), body, option("dma_queues"), not option("quiet"))
     return prog, arrays, result
 
 
@@ -293,12 +297,14 @@ def _check_run_options(backend, chosen, label, profile):
             _native.check_writable(given, base + ext)
 
 
-def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), files=None):
+def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), files=None, dialect="neuronxcc",
+        preset=None):
     """Traces and runs func (over an SPMD launch grid, if given); returns what the kernel returns
     (numpy arrays) and the figures. files: {"neff": path, "trace": path} written under exactly
-    those names (the Program image; the profile's Perfetto trace)."""
+    those names (the Program image; the profile's Perfetto trace). dialect and preset: see trace."""
     files = files or {}
-    prog, arrays, meta = trace(func, args, kwargs, grid)
+    preset = preset or current_preset()
+    prog, arrays, meta = trace(func, args, kwargs, grid, dialect, preset)
     written = set(prog.inputs_written()) & set(meta["readonly"])
     if written:
         raise ValueError(f"{func.__name__}: argument{'s' if len(written) > 1 else ''} "
@@ -308,7 +314,6 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), fi
     if files.get("neff"):
         prog.save(files["neff"])
         print(f"[ncore] Program image written: {files['neff']} (the traced kernel's binary image)", file=sys.stderr)
-    preset = current_preset()
     chosen = backend
     backend = backend or option("backend")
     _check_run_options(backend, chosen, label, profile)
