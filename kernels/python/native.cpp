@@ -359,6 +359,17 @@ void bind_tensors(py::module_& m) {
              return R.tensor_call([shape, at](const Args& a) { return a.t(0).reshape(nki::Shape(shape), at); },
                                   {R.capture(self)});
            })
+      .def("ap",
+           [&R](py::handle self, const std::vector<std::vector<int64_t>>& pattern, std::optional<int64_t> offset,
+                const nki::Loc& at) {
+             std::vector<std::pair<int64_t, int64_t>> pat;
+             for (const auto& x : pattern) {
+               if (x.size() != 2) throw ncore::KernelError("an access pattern is a list of [step, num] pairs");
+               pat.emplace_back(x[0], x[1]);
+             }
+             return R.tensor_call([pat, offset, at](const Args& a) { return a.t(0).ap(pat, offset, at); },
+                                  {R.capture(self)});
+           })
       .def("same_view",
            [&R](py::handle ha, py::handle hb) {
              const Tensor &a = ha.cast<const Tensor&>(), &b = hb.cast<const Tensor&>();

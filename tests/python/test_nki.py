@@ -316,6 +316,63 @@ def test_activation_with_reduce_res():
     np.testing.assert_allclose(nki.simulate(activation_sum)(a)[:, 0], np.exp(a * 0.5).sum(axis=1), rtol=1e-5)
 
 
+# --- indexing and access patterns as today's NKI defines them -------------------------------------------------------
+
+S = slice(None)
+# an index -> the shape of the view, as today's NKI gives it (on chip: the (128, 64, 32) tile; in HBM:
+# the (4, 16, 32) argument)
+ON_CHIP = [((0,), (1, 64, 32)), ((0, 0, 10), (1, 1)), ((S, 0, 10), (128, 1)), ((S, 0), (128, 32)),
+           ((slice(0, 64), S, 3), (64, 64)), ((-1, slice(2, 8, 2), 0), (1, 3))]
+IN_HBM = [((0,), (16, 32)), ((0, 0), (32,)), ((1, 2, 3), (1,))]
+
+
+@nki.jit
+def view_shapes(h):
+    t = nl.ndarray((128, 64, 32), nl.float32)
+    view_shapes.seen = [t[key].shape for key, _ in ON_CHIP] + [h[key].shape for key, _ in IN_HBM]
+    return stored(loaded(h[0]))
+
+
+def test_integer_indices_keep_the_ranks_today_nki_gives():
+    h = rand(4, 16, 32)
+    np.testing.assert_array_equal(nki.simulate(view_shapes)(h), h[0])
+    assert view_shapes.seen == [shape for _, shape in ON_CHIP + IN_HBM]
+
+
+@nki.jit
+def avg_pool(in_tensor, k):
+    """The average pool tutorial's kernel, from its documented meaning: a 5-D access pattern of the
+    (C, H, W) tile, summed over its two window axes, then scaled."""
+    C, H, W = in_tensor.shape
+    t = loaded(in_tensor)
+    window = t.ap([[H * W, C], [k * W, H // k], [k, W // k], [W, k], [1, k]])
+    s = nl.sum(window, axis=[3, 4])
+    o = nl.ndarray(s.shape, s.dtype)
+    nisa.tensor_scalar(dst=o, data=s, op0=nl.multiply, operand0=1.0 / (k * k))
+    return stored(o)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_average_pool_through_an_access_pattern(dtype):
+    C, H, W, k = 3, 6, 8, 2
+    a = np.arange(C * H * W).astype(dtype).reshape(C, H, W)
+    ref = a.astype(np.float32).reshape(C, H // k, k, W // k, k).mean(axis=(2, 4)).astype(dtype)
+    np.testing.assert_array_equal(nki.simulate(avg_pool)(a, k), ref)
+
+
+@nki.jit
+def hbm_pattern(h):
+    """Rows 1, 3, 5 of h (8, 16), columns 0, 2, ..., 14, through an access pattern of HBM."""
+    t = nl.ndarray((3, 8), h.dtype)
+    nisa.dma_copy(t, h.ap([[32, 3], [2, 8]], offset=16))
+    return stored(t)
+
+
+def test_an_access_pattern_of_an_hbm_tensor():
+    h = rand(8, 16)
+    np.testing.assert_array_equal(nki.simulate(hbm_pattern)(h), h[1::2, ::2][:3])
+
+
 # --- errors in today's words -------------------------------------------------------------------------------------------
 
 def _string_buffer(a):
@@ -349,6 +406,14 @@ def _bad_axes(a):
     nisa.dma_transpose(nl.ndarray(a.shape, a.dtype), a, axes=(0, 1))
 
 
+def _partition_step(a):
+    loaded(a).ap([[3, 4], [1, 4]])
+
+
+def _pattern_past_the_end(a):
+    loaded(a).ap([[4, 4], [1, 5]])
+
+
 def _pattern_size(a):
     nisa.iota(nl.ndarray(a.shape, nl.int32), [[1, 3]])
 
@@ -363,6 +428,8 @@ REFUSED = {
     "engine not modelled": (_gather, NotImplementedError, "nisa.nc_n_gather is not supported by this model yet"),
     "transpose axes": (_bad_axes, Exception, r"axes \(0, 1\) of a 2-D src"),
     "iota pattern size": (_pattern_size, Exception, "the pattern has 3 elements per partition, dst 4"),
+    "partition step": (_partition_step, Exception, r"its first pair \[3, 4\] walks the partitions"),
+    "pattern past the end": (_pattern_past_the_end, Exception, r"reaches elements \[0, 4\] of each partition's 4"),
 }
 
 

@@ -477,4 +477,67 @@ Tensor Tensor::reshape(const Shape& shape, Loc loc) const {
   return Tensor(st_, w);
 }
 
+Tensor Tensor::ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<int64_t> offset,
+                  Loc loc) const {
+  if (!st_) view_error(loc, "an access pattern of an empty tensor");
+  if (pattern.empty() || pattern.size() > static_cast<size_t>(kMaxDims))
+    view_error(loc, fmt::format("the access pattern of tensor `{}` has {} [step, num] pairs: 1 to {}", name(),
+                                pattern.size(), kMaxDims));
+  for (const auto& [step, num] : pattern)
+    if (num <= 0)
+      view_error(loc, fmt::format("the access pattern of tensor `{}`: [{}, {}] has no elements (num must be positive)",
+                                  name(), step, num));
+  const detail::Storage& s = *st_;
+  detail::View w;
+  w.dtype = v_.dtype;
+  w.nd = static_cast<uint8_t>(pattern.size());
+  // The flat range a run of pairs reaches from `start`: the lowest and highest element.
+  auto range = [&](size_t from, int64_t start) {
+    int64_t lo = start, hi = start;
+    for (size_t a = from; a < pattern.size(); ++a) {
+      const int64_t span = pattern[a].first * (pattern[a].second - 1);
+      (span < 0 ? lo : hi) += span;
+    }
+    return std::pair<int64_t, int64_t>{lo, hi};
+  };
+  for (size_t a = 0; a < pattern.size(); ++a) {
+    w.size[a] = pattern[a].second;
+    w.stride[a] = pattern[a].first;
+    w.kind[a] = detail::DimKind::free;
+  }
+  if (!on_chip()) {
+    w.offset = offset ? *offset : v_.offset;
+    const int64_t total = s.hbm_elems * dtype_bytes(s.dtype) / dtype_bytes(v_.dtype);
+    const auto [lo, hi] = range(0, w.offset);
+    if (lo < 0 || hi >= total)
+      view_error(loc, fmt::format("Out-of-bound access for tensor `{}`: its access pattern reaches elements [{}, {}] of "
+                                  "{}",
+                                  name(), lo, hi, total));
+    return Tensor(st_, w);
+  }
+  if (s.nblock != 0)
+    view_error(loc, fmt::format("an access pattern of tensor `{}`, which has block dimensions: index a tile of it first",
+                                name()));
+  const int64_t pelems = s.tile_bytes / dtype_bytes(v_.dtype);  // the elements of one partition
+  const int64_t flat = offset ? *offset : v_.part * pelems + v_.offset;
+  const auto [pstep, pnum] = pattern[0];
+  if (pnum > 1 && pstep != pelems)
+    view_error(loc, fmt::format("the access pattern of on-chip tensor `{}`: its first pair [{}, {}] walks the "
+                                "partitions, so its step must be the elements of one partition, {}",
+                                name(), pstep, pnum, pelems));
+  w.kind[0] = detail::DimKind::part;
+  w.stride[0] = 0;
+  w.part = flat / pelems;
+  w.offset = flat % pelems;
+  if (flat < 0 || w.part + pnum > s.tile_parts)
+    view_error(loc, fmt::format("Out-of-bound access for tensor `{}`: its access pattern reaches partitions [{}, {}] of {}",
+                                name(), w.part, w.part + pnum - 1, s.tile_parts));
+  const auto [lo, hi] = range(1, w.offset);
+  if (lo < 0 || hi >= pelems)
+    view_error(loc, fmt::format("Out-of-bound access for tensor `{}`: its access pattern reaches elements [{}, {}] of "
+                                "each partition's {}",
+                                name(), lo, hi, pelems));
+  return Tensor(st_, w);
+}
+
 }  // namespace nki

@@ -189,6 +189,13 @@ class Tensor {
                 const std::vector<int64_t>& grid, Loc loc = Loc::here()) const;
   // The same elements under a new shape; only where the view's strides allow it.
   Tensor reshape(const Shape& shape, Loc loc = Loc::here()) const;
+  // NKI's tensor.ap(pattern=[[step, num], ...], offset=): a view of the tensor's storage read flat,
+  // in elements of its dtype, one dimension of `num` elements `step` apart per pair (outermost
+  // first). On chip the first pair walks the partitions (its step: the elements of one partition)
+  // and the flat offset is partition * that + the element within the partition. offset nullopt:
+  // the view's own start.
+  Tensor ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<int64_t> offset,
+            Loc loc = Loc::here()) const;
 
   const detail::View& view() const { return v_; }
   const std::shared_ptr<detail::Storage>& storage() const { return st_; }

@@ -297,6 +297,35 @@ def _has_long_slice(key, shape):
                for k, n in zip(ks, shape))
 
 
+def _today_key(key, t):
+    """Today's NKI's ranks of an indexed view: on chip an integer on the partition dimension keeps
+    it (size 1), and an integer on a free dimension drops it unless the view would have fewer than
+    2 dimensions (then the last one is kept, size 1); in HBM an integer drops its dimension, down to
+    1 dimension. Integers become the size-1 slices that keep them."""
+    key = list(_expand_ellipsis(key, t.ndim))
+    ints = [d for d, k in enumerate(key) if isinstance(k, (int, np.integer, Sym)) and not isinstance(k, bool)]
+    if not ints:
+        return tuple(key)
+
+    def keep(d):
+        i = as_int(key[d])
+        if type(i) is not Sym and i < 0:
+            i += t.shape[d]
+        key[d] = slice(i, i + 1)
+
+    least = 1
+    if t.on_chip:
+        least = 2
+        if ints[0] == 0:
+            keep(0)
+            ints = ints[1:]
+    kept = t.ndim - len(ints)
+    while ints and kept < least:
+        keep(ints.pop())
+        kept += 1
+    return tuple(key)
+
+
 def _view(t, key, loc, axes=None):
     """The native view t[key] (axes: see _affine_index)."""
     items = _fast_index(key)
@@ -404,6 +433,8 @@ class Tensor:
     def __getitem__(self, key):
         # A view's location serves only its errors: found (a walk up the stack) only when there is one.
         t = self._t if self._t is not None else self._native()
+        if _state.dialect == "nki":
+            key = _today_key(key, t)
         axes = {}
         try:
             return _with_axes(Tensor(_view(t, key, _NO_LOC, axes)), axes)
@@ -464,6 +495,25 @@ class Tensor:
 
     def expand_dims(self, axis):
         return _expand_dims(self, axis, caller())
+
+    def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
+        """NKI's access pattern (today's NKI): a view of this tensor's storage read flat, in
+        elements, one dimension of `num` elements `step` apart per [step, num] pair, outermost
+        first (on chip the first pair walks the partitions); offset: the flat start (None: this
+        view's own)."""
+        loc = caller()
+        if scalar_offset is not None or vector_offset is not None:
+            raise NotImplementedError(f"{loc}: tensor.ap with scalar_offset or vector_offset (an address known only "
+                                      "when the kernel runs) is not supported by this model yet")
+        if dtype is not None and dtype_name(dtype) != self.dtype.name:
+            raise NotImplementedError(f"{loc}: tensor.ap(dtype={dtype_name(dtype)}) of a {self.dtype.name} tensor: "
+                                      "reading a tensor as another dtype is not supported by this model yet")
+        if not isinstance(pattern, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2
+                                                              for p in pattern):
+            raise ValueError(f"{loc}: tensor.ap: pattern must be a list of [step, num] pairs, got {pattern!r}")
+        pat = [[integer(a, "a step of the pattern"), integer(b, "a num of the pattern")] for a, b in pattern]
+        off = None if offset is None else integer(offset, "the offset of tensor.ap")
+        return Tensor(self._native().ap(pat, off, loc))
 
     # -- arithmetic (nl's element-wise calls, which nki.language registers in OPS; the binary
     # operators are set after the class, from one table)
