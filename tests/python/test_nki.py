@@ -446,6 +446,32 @@ def test_refused_in_todays_words(which):
         nki.simulate(refusing)(np.zeros((4, 4), np.float32), which)
 
 
+def test_outputs_are_shared_hbm_tensors():
+    @nki.jit
+    def private_output(a):
+        out = nl.ndarray(a.shape, a.dtype, buffer=nl.hbm)
+        nisa.dma_copy(out, a)
+        return out
+
+    with pytest.raises(ValueError, match=r"returns out\[4, 4\], allocated in nl.hbm: a kernel's outputs must be "
+                                         "allocated with buffer=nl.shared_hbm"):
+        nki.simulate(private_output)(np.zeros((4, 4), np.float32))
+
+
+@nki.jit
+def reshaping_copies(a):
+    t = nl.ndarray((a.shape[0], 2, a.shape[1] // 2), a.dtype)
+    nisa.dma_copy(t, a)  # the same elements in another shape
+    u = nl.ndarray(a.shape, a.dtype)
+    nisa.tensor_copy(u, t)  # the same partitions, the same elements in each
+    return stored(u)
+
+
+def test_copies_between_shapes_of_the_same_elements():
+    a = rand(8, 16)
+    np.testing.assert_array_equal(nki.simulate(reshaping_copies)(a), a)
+
+
 def test_an_nki_call_inside_a_neuronxcc_kernel_is_refused():
     @old_nki.jit
     def mixes_back(a):

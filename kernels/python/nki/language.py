@@ -133,7 +133,10 @@ def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
     if address is not None:
         _core.flush()
         return _address(shape, dtype, b, address, name, "ndarray")
-    return _old.ndarray(_shape(shape), dtype, buffer=b, name=name, _namespace="nki")
+    t = _old.ndarray(_shape(shape), dtype, buffer=b, name=name, _namespace="nki")
+    if b is hbm or b is private_hbm:
+        _core._state.private_hbm.add(t.name)  # not an output (see _run.trace)
+    return t
 
 
 def zeros(shape, dtype, buffer=sbuf, name=""):

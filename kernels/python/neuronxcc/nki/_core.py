@@ -38,6 +38,7 @@ class _TraceState(threading.local):
         # The namespace of the kernel being traced: "neuronxcc" (neuronxcc.nki: loops traced once,
         # calls return tiles) or "nki" (today's NKI: destination-first calls, loops run as Python).
         self.dialect = "neuronxcc"
+        self.private_hbm = set()  # today's NKI: the names of the nl.hbm / nl.private_hbm tensors
 
 
 def shared_hbm_tensor(shape, dtype, make):

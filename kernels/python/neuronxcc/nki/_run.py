@@ -198,6 +198,7 @@ def trace(func, args, kwargs, grid=(), dialect="neuronxcc", preset=None):
     def body(tracer):
         _core._state.active = True
         _core._state.dialect = dialect
+        _core._state.private_hbm = set()
         _core._state.pending = []
         _native.reset_loops()
         try:
@@ -225,6 +226,10 @@ def trace(func, args, kwargs, grid=(), dialect="neuronxcc", preset=None):
                 if given is not None:
                     order.append(("input", given))
                 else:
+                    if dialect == "nki" and (not n.buffer.endswith("hbm") or n.name in _core._state.private_hbm):
+                        where = "nl.hbm" if n.buffer.endswith("hbm") else f"nl.{n.buffer}"
+                        raise ValueError(f"{_core.location(def_file, def_line)}: {func.__name__} returns {n}, allocated "
+                                         f"in {where}: a kernel's outputs must be allocated with buffer=nl.shared_hbm")
                     tracer.output(n, _core.location(def_file, def_line))
                     order.append(("output", n.name, n.dtype))
             result["order"] = order
