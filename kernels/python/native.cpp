@@ -370,6 +370,14 @@ void bind_tensors(py::module_& m) {
              return R.tensor_call([pat, offset, at](const Args& a) { return a.t(0).ap(pat, offset, at); },
                                   {R.capture(self)});
            })
+      .def("pattern",
+           [](const Tensor& t) -> py::object {
+             const auto p = t.pattern();
+             if (!p) return py::none();
+             py::list steps;
+             for (const auto& [step, num] : p->first) steps.append(py::make_tuple(step, num));
+             return py::make_tuple(steps, p->second);
+           })
       .def("same_view",
            [&R](py::handle ha, py::handle hb) {
              const Tensor &a = ha.cast<const Tensor&>(), &b = hb.cast<const Tensor&>();

@@ -373,6 +373,49 @@ def test_an_access_pattern_of_an_hbm_tensor():
     np.testing.assert_array_equal(nki.simulate(hbm_pattern)(h), h[1::2, ::2][:3])
 
 
+# name -> (the view of the (8, 4, 6) SBUF tile of x, its NumPy meaning)
+VIEWS = {
+    "permute": (lambda t: t.permute((0, 2, 1)), lambda x: x.transpose(0, 2, 1)),
+    "broadcast": (lambda t: t[:, 1:2, :].broadcast(1, 3), lambda x: np.broadcast_to(x[:, 1:2, :], (8, 3, 6))),
+    "expand_dim": (lambda t: t.expand_dim(2), lambda x: x[:, :, None, :]),
+    "squeeze_dim": (lambda t: t[:, 2:3, :].squeeze_dim(1), lambda x: x[:, 2, :]),
+    "reshape_dim": (lambda t: t.reshape_dim(2, (2, 3)), lambda x: x.reshape(8, 4, 2, 3)),
+    "flatten_dims": (lambda t: t.flatten_dims(1, 2), lambda x: x.reshape(8, 24)),
+    "slice": (lambda t: t.slice(2, 1, 6, 2), lambda x: x[:, :, 1:6:2]),
+    "select": (lambda t: t.select(1, 3), lambda x: x[:, 3, :]),
+    "rearrange": (lambda t: t.rearrange("p a (b c)", "p c a b", {"b": 2}),
+                  lambda x: x.reshape(8, 4, 2, 3).transpose(0, 3, 1, 2)),
+}
+
+
+@nki.jit
+def viewed(x, which):
+    v = VIEWS[which][0](loaded(x))
+    out = nl.ndarray(v.shape, v.dtype)
+    nisa.tensor_copy(out, v)
+    return stored(out)
+
+
+@pytest.mark.parametrize("which", sorted(VIEWS))
+def test_tensor_view_methods(which):
+    x = rand(8, 4, 6)
+    want = VIEWS[which][1](x)
+    np.testing.assert_array_equal(nki.simulate(viewed)(x, which).reshape(want.shape), want)
+
+
+def test_a_views_access_pattern_and_contiguity():
+    @nki.jit
+    def patterns(a):
+        t = loaded(a)
+        patterns.seen = (t.get_pattern(), t.is_contiguous(), t[:, :, 0:6:2].get_pattern(),
+                         t[:, :, 0:6:2].is_contiguous(), t[2:4, 1, :].get_pattern(), t.permute((0, 2, 1)).is_contiguous())
+        return stored(t)
+
+    nki.simulate(patterns)(rand(8, 4, 6))
+    assert patterns.seen == ([[24, 8], [6, 4], [1, 6]], True, [[24, 8], [6, 4], [2, 3]], False, [[24, 2], [1, 6]],
+                             False)
+
+
 # --- errors in today's words -------------------------------------------------------------------------------------------
 
 def _string_buffer(a):

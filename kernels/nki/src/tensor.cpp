@@ -540,4 +540,20 @@ Tensor Tensor::ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::
   return Tensor(st_, w);
 }
 
+std::optional<std::pair<std::vector<std::pair<int64_t, int64_t>>, int64_t>> Tensor::pattern() const {
+  if (!st_) return std::nullopt;
+  const detail::Storage& s = *st_;
+  const int64_t pelems = on_chip() ? s.tile_bytes / dtype_bytes(v_.dtype) : 0;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int d = 0; d < v_.nd; ++d) {
+    switch (v_.kind[d]) {
+      case detail::DimKind::block: return std::nullopt;
+      case detail::DimKind::part: out.emplace_back(pelems, v_.size[d]); break;
+      case detail::DimKind::free: out.emplace_back(v_.stride[d], v_.size[d]); break;
+    }
+  }
+  if (on_chip() && s.nblock != 0) return std::nullopt;
+  return std::pair{out, on_chip() ? v_.part * pelems + v_.offset : v_.offset};
+}
+
 }  // namespace nki

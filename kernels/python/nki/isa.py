@@ -63,6 +63,9 @@ class dma_engine(enum.Enum):
     gpsimd_dma = "gpsimd_dma"
 
 
+NkiInstruction = _calls.NkiInstruction
+
+
 class NkiValidationError(Exception):
     """Raised when hardware constraints are violated."""
 
@@ -100,6 +103,6 @@ for _n in ("tensor_partition_reduce", "tensor_scalar_cumulative", "activate2", "
            "nc_stream_shuffle", "rng", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2", "exponential",
            "sequence_bounds", "core_barrier", "dma_compute", "quantize_mx", "nc_matmul_mx", "range_select",
            "select_reduce", "sendrecv", "register_alloc", "register_move", "register_load", "register_store",
-           "nonzero_with_count", "topk", "scalar_load", "scalar_store"):
+           "nonzero_with_count", "topk", "scalar_load", "scalar_store", "VirtualRegister", "NkiScalar"):
     if _n not in globals():
         globals()[_n] = _calls.refused(f"nisa.{_n}", f"its engines run {', '.join(_MODELLED)}")

@@ -7,6 +7,7 @@ tensors, buffers and dtypes are the ones neuronxcc.nki traces with; only the spe
 """
 import builtins
 import contextlib
+import enum
 
 import numpy as np
 
@@ -315,5 +316,17 @@ for _n in ("tiles", "blocks", "alloc_tiles", "alloc_blocks"):
 for _n in ("abs_max", "abs_min", "gelu_apprx_sigmoid_dx", "rand"):
     if _n not in _CALLS:
         globals()[_n] = _calls.refused(f"nl.{_n}", "a call its engines do not run")
+for _n in ("NkiGrid", "NkiTileGrid", "NkiBlockGrid"):
+    globals()[_n] = _calls.refused(f"nl.{_n}", "the tiled and blocked layout views")
+
+
+class MemoryRegion(enum.Enum):
+    """Where a tensor lives (nl.sbuf, ... are the buffers themselves)."""
+    sbuf = "sbuf"
+    psum = "psum"
+    private_hbm = "private_hbm"
+    shared_hbm = "shared_hbm"
+
+
 average = _Op("average")
 prelu = _Op("prelu")

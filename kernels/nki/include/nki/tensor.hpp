@@ -196,6 +196,10 @@ class Tensor {
   // the view's own start.
   Tensor ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<int64_t> offset,
             Loc loc = Loc::here()) const;
+  // The view as NKI's access pattern: [step, num] per dimension (on chip the partition dimension's
+  // step is the elements of one partition) and the flat offset, in elements; nullopt for a view
+  // with block dimensions (no one flat pattern).
+  std::optional<std::pair<std::vector<std::pair<int64_t, int64_t>>, int64_t>> pattern() const;
 
   const detail::View& view() const { return v_; }
   const std::shared_ptr<detail::Storage>& storage() const { return st_; }

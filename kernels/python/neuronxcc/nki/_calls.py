@@ -279,6 +279,22 @@ def _default(text):
 _REQUIRED = object()
 
 
+class NkiInstruction:
+    """What an instruction of today's NKI returns: a handle (the model orders instructions by the
+    data they share, so depends_on adds nothing and returns the handle)."""
+
+    __slots__ = ("name", "loc")
+
+    def __init__(self, name, loc):
+        self.name, self.loc = name, loc
+
+    def depends_on(self, *others):
+        return self
+
+    def __repr__(self):
+        return f"<NkiInstruction {self.name} at {self.loc}>"
+
+
 class Call:
     """One declaration, as a callable with NKI's parameters."""
 
@@ -306,7 +322,7 @@ class Call:
             if "dst" in self.names or not self.result:  # an instruction: into its destination, now
                 _core.flush()
                 _native.invoke(ns, name, None, None, None, False, args, loc, True)
-                return None
+                return NkiInstruction(name, loc)
             return _core.pending(name, lambda into, accumulate: _native.invoke(ns, name, into, accumulate, None, False,
                                                                                args, loc, True), loc, psum=self.psum)
         if not self.result:

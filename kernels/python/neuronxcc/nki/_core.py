@@ -298,6 +298,64 @@ def _has_long_slice(key, shape):
                for k, n in zip(ks, shape))
 
 
+def _groups(pattern, what):
+    """An einops pattern ("p (a b) c") as a list of groups of names."""
+    out, cur = [], None
+    for tok in pattern.replace("(", " ( ").replace(")", " ) ").split():
+        if tok == "(":
+            if cur is not None:
+                raise ValueError(f"{caller()}: rearrange: nested parentheses in {what} {pattern!r}")
+            cur = []
+        elif tok == ")":
+            if cur is None:
+                raise ValueError(f"{caller()}: rearrange: unbalanced parentheses in {what} {pattern!r}")
+            out.append(cur)
+            cur = None
+        elif cur is not None:
+            cur.append(tok)
+        else:
+            out.append([tok])
+    if cur is not None:
+        raise ValueError(f"{caller()}: rearrange: unbalanced parentheses in {what} {pattern!r}")
+    return out
+
+
+def _rearrange(t, src_pattern, dst_pattern, sizes):
+    src, dst = _groups(src_pattern, "src_pattern"), _groups(dst_pattern, "dst_pattern")
+    shape = list(t.shape)
+    if len(src) != len(shape):
+        raise ValueError(f"{caller()}: rearrange: src_pattern {src_pattern!r} has {len(src)} dimensions, the tensor "
+                         f"{len(shape)}")
+    names = [n for g in src for n in g]
+    if sorted(names) != sorted(n for g in dst for n in g) or len(set(names)) != len(names):
+        raise ValueError(f"{caller()}: rearrange: {src_pattern!r} and {dst_pattern!r} must name the same dimensions, "
+                         "each once")
+    for g, n in zip(src, shape):
+        unknown = [x for x in g if x not in sizes]
+        known = 1
+        for x in g:
+            known *= sizes.get(x, 1)
+        if len(unknown) > 1:
+            raise ValueError(f"{caller()}: rearrange: group ({' '.join(g)}) needs fixed_sizes for all but one name")
+        if unknown:
+            if n % known:
+                raise ValueError(f"{caller()}: rearrange: dimension {n} does not split by {known}")
+            sizes[unknown[0]] = n // known
+        elif known != n:
+            raise ValueError(f"{caller()}: rearrange: group ({' '.join(g)}) is {known}, the dimension {n}")
+    v = t._reshaped([sizes[n] for n in names]) if len(names) != len(shape) else t
+    order = [names.index(n) for g in dst for n in g]
+    if order != list(range(len(names))):
+        v = v.permute(order)
+    merged = []
+    for g in dst:
+        n = 1
+        for x in g:
+            n *= sizes[x]
+        merged.append(n)
+    return v._reshaped(merged) if len(merged) != len(names) else v
+
+
 def _today_key(key, t):
     """Today's NKI's ranks of an indexed view: on chip an integer on the partition dimension keeps
     it (size 1), and an integer on a free dimension drops it unless the view would have fewer than
@@ -496,6 +554,114 @@ class Tensor:
 
     def expand_dims(self, axis):
         return _expand_dims(self, axis, caller())
+
+    # -- today's NKI's view methods (NkiTensor): each is a view of the same storage
+    def _dim(self, dim, what, free=True):
+        """A dimension argument, checked (negative counts from the end); `free`: on chip, not the
+        partition dimension."""
+        n = len(self.shape)
+        d = integer(dim, what)
+        d = d + n if d < 0 else d
+        if not 0 <= d < n:
+            raise IndexError(f"{caller()}: {what} {dim} of a {n}-D tensor")
+        if free and d == 0 and self._native().on_chip:
+            raise ValueError(f"{caller()}: {what} {dim}: the partition dimension of an on-chip tensor stays as it is")
+        return d
+
+    def permute(self, dims):
+        return Tensor(self._native().permute([integer(d, "a dimension of permute") for d in dims], caller()))
+
+    def broadcast(self, dim, size):
+        return Tensor(self._native().broadcast(self._dim(dim, "broadcast dimension"),
+                                               integer(size, "the size of broadcast"), caller()))
+
+    def expand_dim(self, dim):
+        shape = list(self.shape)
+        d = integer(dim, "expand_dim dimension")
+        d = d + len(shape) + 1 if d < 0 else d
+        if d == 0 and self._native().on_chip:
+            raise ValueError(f"{caller()}: expand_dim before the partition dimension of an on-chip tensor")
+        shape.insert(d, 1)
+        return self._reshaped(shape)
+
+    def squeeze_dim(self, dim):
+        d = self._dim(dim, "squeeze_dim dimension")
+        shape = list(self.shape)
+        if shape[d] != 1:
+            raise ValueError(f"{caller()}: squeeze_dim {dim}: the dimension has size {shape[d]}, not 1")
+        del shape[d]
+        return self._reshaped(shape)
+
+    def reshape_dim(self, dim, shape):
+        d = self._dim(dim, "reshape_dim dimension")
+        new = list(self.shape)
+        new[d:d + 1] = dims(shape, "a size of reshape_dim's shape")
+        return self._reshaped(new)
+
+    def flatten_dims(self, start_dim, end_dim):
+        a = self._dim(start_dim, "flatten_dims start_dim")
+        b = self._dim(end_dim, "flatten_dims end_dim")
+        if b < a:
+            raise ValueError(f"{caller()}: flatten_dims({start_dim}, {end_dim}): end_dim comes before start_dim")
+        shape = list(self.shape)
+        n = 1
+        for x in shape[a:b + 1]:
+            n *= x
+        return self._reshaped(shape[:a] + [n] + shape[b + 1:])
+
+    def _reshaped(self, shape):
+        return Tensor(self._native().reshape(dims(shape), caller()))
+
+    def slice(self, dim, start, end, step=1):
+        d = self._dim(dim, "slice dimension", free=False)
+        key = [slice(None)] * len(self.shape)
+        key[d] = slice(start, end, step)
+        return self[tuple(key)]
+
+    def select(self, dim, index):
+        d = self._dim(dim, "select dimension", free=False)
+        key = [slice(None)] * len(self.shape)
+        key[d] = index
+        return self[tuple(key)]
+
+    def get_pattern(self):
+        """The view as an access pattern: [[step, num], ...] in elements (on chip the partition
+        dimension first, its step the elements of one partition)."""
+        p = self._native().pattern()
+        if p is None:
+            raise ValueError(f"{caller()}: {self} has block dimensions: it has no one access pattern")
+        return [list(x) for x in p[0]]
+
+    def is_contiguous(self):
+        """Whether the view's elements lie one after the other (on chip: within each partition)."""
+        pat = self.get_pattern()
+        start = 1 if self._native().on_chip else 0
+        want = 1
+        for step, num in reversed(pat[start:]):
+            if num != 1 and step != want:
+                return False
+            want *= num
+        return True
+
+    def is_indirect(self):
+        return False
+
+    def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None):
+        """einops-style: t.rearrange("p (a b) c", "p c a b", {"a": 2}): the groups split, the names
+        permuted, the groups merged, as views."""
+        return _rearrange(self, src_pattern, dst_pattern, dict(fixed_sizes or {}))
+
+    def view(self, dtype):
+        if dtype_name(dtype) == self.dtype.name:
+            return self
+        raise NotImplementedError(f"{caller()}: {self}.view({dtype_name(dtype)}): reading a tensor as another dtype "
+                                  "is not supported by this model yet")
+
+    def vector_select(self, dim, vector_offset):
+        raise NotImplementedError(f"{caller()}: vector_select (an index known only when the kernel runs) is not "
+                                  "supported by this model yet")
+
+    indirect = vector_select
 
     def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
         """NKI's access pattern (today's NKI): a view of this tensor's storage read flat, in
