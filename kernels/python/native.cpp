@@ -370,6 +370,11 @@ void bind_tensors(py::module_& m) {
              return R.tensor_call([pat, offset, at](const Args& a) { return a.t(0).ap(pat, offset, at); },
                                   {R.capture(self)});
            })
+      .def("bitcast",
+           [&R](py::handle self, const std::string& dtype, const nki::Loc& at) {
+             const nki::Dtype dt = dtype_of(dtype);
+             return R.tensor_call([dt, at](const Args& a) { return a.t(0).bitcast(dt, at); }, {R.capture(self)});
+           })
       .def("pattern",
            [](const Tensor& t) -> py::object {
              const auto p = t.pattern();
@@ -449,9 +454,10 @@ void bind_tracing(py::module_& m) {
   m.def(
       "trace",
       [](const std::string& name, const std::string& preset, const std::function<void(nki::Tracer&)>& body,
-         unsigned dma_queues, bool progress) {
+         unsigned dma_queues, bool progress, bool keep_referenced_tiles) {
         nki::TraceOptions o;
         o.dma_queues_used = dma_queues;
+        o.keep_referenced_tiles = keep_referenced_tiles;
         // Ctrl-C while C++ replays a loop's iterations (the GIL held, Python's handler in place)
         o.poll = [] {
           if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -460,7 +466,8 @@ void bind_tracing(py::module_& m) {
         shown.attach(o);
         return std::make_shared<ncore::Program>(nki::trace(name, preset_of(preset), body, o));
       },
-      py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4, py::arg("progress") = false);
+      py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4, py::arg("progress") = false,
+      py::arg("keep_referenced_tiles") = false);
 
   loops::bind_loops(m);
 }

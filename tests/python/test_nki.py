@@ -175,6 +175,42 @@ def test_tiled_loops_with_starts_and_steps():
     np.testing.assert_array_equal(nki.simulate(tiled_add)(a, b), ref)
 
 
+@nki.jit
+def tiles_kept_past_their_loop(x, rng_name):
+    """Tiles loaded in a loop, kept in a list and used after it (today's NKI: a tile lives while the
+    kernel refers to it), more of them than a loop's buffers rotate through."""
+    n = x.shape[0] // 32
+    tiles = []
+    for i in getattr(nl, rng_name)(n):
+        t = nl.ndarray((32, x.shape[1]), x.dtype)
+        nisa.dma_copy(dst=t, src=x[i * 32:(i + 1) * 32, :])
+        tiles.append(t)
+    out = nl.ndarray(x.shape, x.dtype, buffer=nl.shared_hbm)
+    for i in range(n):
+        s = nl.ndarray((32, x.shape[1]), x.dtype)
+        nisa.tensor_tensor(dst=s, data1=tiles[i], data2=tiles[n - 1 - i], op=nl.add)
+        nisa.dma_copy(dst=out[i * 32:(i + 1) * 32, :], src=s)
+    return out
+
+
+@pytest.mark.parametrize("rng_name", ["affine_range", "sequential_range", "static_range"])
+def test_tiles_made_in_a_loop_live_while_referred_to(rng_name):
+    x = rand(7 * 32, 16)
+    want = x + x.reshape(7, 32, 16)[::-1].reshape(x.shape)
+    np.testing.assert_array_equal(nki.simulate(tiles_kept_past_their_loop)(x, rng_name), want)
+
+
+def test_tiles_made_in_a_loop_live_while_referred_to_on_the_rtl():
+    ncore.set_options(check=True)
+    try:
+        x = rand(6 * 32, 8)
+        want = x + x.reshape(6, 32, 8)[::-1].reshape(x.shape)
+        np.testing.assert_array_equal(tiles_kept_past_their_loop(x, "affine_range"), want)
+        assert ncore.last_run()["checked_instructions"] > 0
+    finally:
+        ncore.set_options(check=None)
+
+
 # --- the high-level calls of nki.language --------------------------------------------------------------------------
 
 @nki.jit

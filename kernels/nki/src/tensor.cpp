@@ -556,4 +556,30 @@ std::optional<std::pair<std::vector<std::pair<int64_t, int64_t>>, int64_t>> Tens
   return std::pair{out, on_chip() ? v_.part * pelems + v_.offset : v_.offset};
 }
 
+Tensor Tensor::bitcast(Dtype to, Loc loc) const {
+  if (!st_) view_error(loc, "viewing an empty tensor as another dtype");
+  const int64_t from_b = dtype_bytes(v_.dtype), to_b = dtype_bytes(to);
+  detail::View w = v_;
+  w.dtype = to;
+  if (from_b == to_b) return Tensor(st_, w);
+  auto whole = [&](int64_t elems, const char* what) {
+    if (elems * from_b % to_b != 0)
+      view_error(loc, fmt::format("tensor `{}` ({}) read as {}: its {} of {} {} elements is not a whole number of {} "
+                                  "elements",
+                                  name(), to_string(v_.dtype), to_string(to), what, elems, to_string(v_.dtype),
+                                  to_string(to)));
+    return elems * from_b / to_b;
+  };
+  const int last = v_.nd - 1;
+  if (last < 0 || v_.kind[last] != detail::DimKind::free || (v_.size[last] > 1 && v_.stride[last] != 1))
+    view_error(loc, fmt::format("tensor `{}` read as {}: its last dimension must be contiguous", name(),
+                                to_string(to)));
+  for (int d = 0; d < last; ++d)
+    if (v_.kind[d] == detail::DimKind::free) w.stride[d] = whole(v_.stride[d], "stride");
+  w.size[last] = whole(v_.size[last], "last dimension");
+  w.stride[last] = 1;
+  w.offset = whole(v_.offset, "offset");
+  return Tensor(st_, w);
+}
+
 }  // namespace nki

@@ -310,6 +310,34 @@ void TracerImpl::release_tile(BufferKind kind, uint64_t offset) noexcept {
   if (kind == BufferKind::sbuf) auto_names_.erase(offset);
 }
 
+namespace {
+// A loop's buffers held for the tiles that outlive the loop: given back with the last of them.
+struct RingHold {
+  BufferKind kind;
+  uint64_t base;
+  uint64_t trace;
+  RingHold(BufferKind k, uint64_t b, uint64_t t) : kind(k), base(b), trace(t) {}
+  RingHold(const RingHold&) = delete;
+  RingHold& operator=(const RingHold&) = delete;
+  ~RingHold() {
+    if (current() && current()->id() == trace) current()->release_tile(kind, base);
+  }
+};
+}  // namespace
+
+bool TracerImpl::hold_ring(Ring& r) noexcept {
+  std::shared_ptr<RingHold> hold;
+  for (auto& s : r.live)
+    if (s && s.use_count() > 1 && s->alive) {
+      if (!hold) hold = std::make_shared<RingHold>(r.kind, r.base, s->trace);
+      s->hold = hold;
+    }
+  if (!hold) return false;
+  ++lifetime_events_;
+  for (auto& s : r.live) s.reset();
+  return true;
+}
+
 void TracerImpl::release_ring(Ring& r, const std::string& why) noexcept {
   if (r.kind == BufferKind::psum) drop_zeros(r.base, r.base + r.slot_bytes * static_cast<uint64_t>(r.live.size()));
   try {
@@ -441,17 +469,28 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
       }
       std::unique_ptr<Ring>& ring = site.rings[which];
       if (ring->slot_bytes < slot || ring->kind != kind) {
-        release_ring(*ring, fmt::format("its buffers were reallocated for a larger tile at {}", where(loc)));
+        if (!(opts_.keep_referenced_tiles && hold_ring(*ring)))
+          release_ring(*ring, fmt::format("its buffers were reallocated for a larger tile at {}", where(loc)));
         ring = make_ring(kind, slot, f.trip, name, loc);
       }
       const int b = static_cast<int>(f.iter % ring->k);
-      if (auto& old = ring->live[b]) {
-        old->alive = false;
-        old->reused_by = f.iter;
-        old->reused_in = f.loc;
+      if (auto& old = ring->live[b]; old && opts_.keep_referenced_tiles && old.use_count() > 1 && old->alive) {
+        // Still referred to: it keeps its slot, the new tile takes bytes of its own.
+        ++lifetime_events_;
+        auto off = allocate_or_shrink(kind, slot);
+        if (!off) capacity_error(kind, name, loc, slot, 1);
+        st->byte_base = *off;
+        st->owner = this;
+        if (kind == BufferKind::sbuf) auto_names_[*off] = name;
+      } else {
+        if (old) {
+          old->alive = false;
+          old->reused_by = f.iter;
+          old->reused_in = f.loc;
+        }
+        st->byte_base = ring->base + static_cast<uint64_t>(b) * ring->slot_bytes;
+        ring->live[b] = st;
       }
-      st->byte_base = ring->base + static_cast<uint64_t>(b) * ring->slot_bytes;
-      ring->live[b] = st;
     }
   }
   if (kind == BufferKind::psum) {
@@ -572,7 +611,7 @@ void TracerImpl::loop_exit(uint64_t frame) noexcept {
     }
     for (auto& site : f.sites)
       for (auto& r : site.second.rings)
-        if (r) release_ring(*r, why);
+        if (r && !(opts_.keep_referenced_tiles && hold_ring(*r))) release_ring(*r, why);
     loops_.pop_back();
   }
 }

@@ -53,6 +53,9 @@ struct Storage {
   // A tile allocated outside the kernel's loops gives its bytes back when its last view is gone
   // (the allocator's range at byte_base, if the trace that made it is still being recorded).
   TracerImpl* owner = nullptr;
+  // A loop's buffers outliving the loop for the tiles still referred to (keep_referenced_tiles):
+  // given back when the last of them goes.
+  std::shared_ptr<void> hold;
   ~Storage();
 };
 
@@ -218,6 +221,9 @@ class TracerImpl {
   std::unique_ptr<Ring> make_ring(BufferKind kind, uint64_t slot_bytes, int64_t trip, const std::string& name,
                                   const Loc& loc, bool must = true);
   void release_ring(Ring& r, const std::string& why) noexcept;
+  // keep_referenced_tiles at a loop's end: the ring's bytes held by its tiles still referred to
+  // (false: none is, release it).
+  bool hold_ring(Ring& r) noexcept;
   // An allocation of `bytes`; when there is no room, the rings of the loops being traced give
   // back their last slot (the deepest first, a slot whose tile nothing else refers to) until
   // there is: fewer buffers in flight rather than a failed allocation, as a compiler would

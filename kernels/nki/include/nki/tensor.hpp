@@ -196,6 +196,9 @@ class Tensor {
   // the view's own start.
   Tensor ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<int64_t> offset,
             Loc loc = Loc::here()) const;
+  // The same bytes read as another dtype (NKI's tensor.view(dtype)): the last dimension must be
+  // contiguous; its size, the other strides and the offset are rescaled and must stay whole.
+  Tensor bitcast(Dtype to, Loc loc = Loc::here()) const;
   // The view as NKI's access pattern: [step, num] per dimension (on chip the partition dimension's
   // step is the elements of one partition) and the flat offset, in elements; nullopt for a view
   // with block dimensions (no one flat pattern).

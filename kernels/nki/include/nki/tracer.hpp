@@ -51,6 +51,11 @@ struct TraceOptions {
   // group's first multiply starts from zero, so the bits are the same); anything else touching
   // the tile first gets the memset just before it.
   bool elide_psum_zeros = true;
+  // Today's NKI: a tile lives while the kernel refers to it. A tile allocated in a loop whose
+  // buffer comes round again, or whose loop ends, while it is still referred to keeps its bytes
+  // (the new tile gets others; the loop's buffers are given back when their last tile goes)
+  // instead of ending its life there, as the older NKI's loop scoping does.
+  bool keep_referenced_tiles = false;
   bool record_order = false;
   TraceStats* stats = nullptr;   // filled when the trace succeeds
   // Long traces: every few thousand instructions the tracer calls poll (which may throw to stop

@@ -652,10 +652,9 @@ class Tensor:
         return _rearrange(self, src_pattern, dst_pattern, dict(fixed_sizes or {}))
 
     def view(self, dtype):
-        if dtype_name(dtype) == self.dtype.name:
-            return self
-        raise NotImplementedError(f"{caller()}: {self}.view({dtype_name(dtype)}): reading a tensor as another dtype "
-                                  "is not supported by this model yet")
+        """The same bytes read as `dtype` (the last dimension rescaled: (P, 8) float32 as bfloat16 is
+        (P, 16))."""
+        return Tensor(self._native().bitcast(dtype_name(dtype), caller()))
 
     def vector_select(self, dim, vector_offset):
         raise NotImplementedError(f"{caller()}: vector_select (an index known only when the kernel runs) is not "
@@ -672,15 +671,13 @@ class Tensor:
         if scalar_offset is not None or vector_offset is not None:
             raise NotImplementedError(f"{loc}: tensor.ap with scalar_offset or vector_offset (an address known only "
                                       "when the kernel runs) is not supported by this model yet")
-        if dtype is not None and dtype_name(dtype) != self.dtype.name:
-            raise NotImplementedError(f"{loc}: tensor.ap(dtype={dtype_name(dtype)}) of a {self.dtype.name} tensor: "
-                                      "reading a tensor as another dtype is not supported by this model yet")
+        base = self if dtype is None else self.view(dtype)  # steps and offset count the new dtype's elements
         if not isinstance(pattern, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2
                                                               for p in pattern):
             raise ValueError(f"{loc}: tensor.ap: pattern must be a list of [step, num] pairs, got {pattern!r}")
         pat = [[integer(a, "a step of the pattern"), integer(b, "a num of the pattern")] for a, b in pattern]
         off = None if offset is None else integer(offset, "the offset of tensor.ap")
-        return Tensor(self._native().ap(pat, off, loc))
+        return Tensor(base._native().ap(pat, off, loc))
 
     # -- arithmetic (nl's element-wise calls, which nki.language registers in OPS; the binary
     # operators are set after the class, from one table)

@@ -243,7 +243,9 @@ def trace(func, args, kwargs, grid=(), dialect="neuronxcc", preset=None):
             _core._state.pending = []
             _core._state.grid, _core._state.pid, _core._state.shared = (), (), []
 
-    prog = _native.trace(func.__name__, preset or current_preset(), body, option("dma_queues"), not option("quiet"))
+    # Today's NKI: a tile lives while the kernel refers to it, also past its loop (TraceOptions).
+    prog = _native.trace(func.__name__, preset or current_preset(), body, option("dma_queues"), not option("quiet"),
+                         dialect == "nki")
     return prog, arrays, result
 
 
