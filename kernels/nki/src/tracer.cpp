@@ -455,13 +455,17 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
       }
     std::unique_ptr<Ring> fresh;
     if (which >= site.rings.size()) fresh = make_ring(kind, slot, f.trip, name, loc, occ == 0);
-    if (which >= site.rings.size() && !fresh) {
+    // A tile outside the rings: bytes of its own, given back when its last view is gone.
+    auto own_bytes = [&] {
       ++lifetime_events_;
       auto off = allocate_or_shrink(kind, slot);
       if (!off) capacity_error(kind, name, loc, slot, 1);
       st->byte_base = *off;
       st->owner = this;
       if (kind == BufferKind::sbuf) auto_names_[*off] = name;
+    };
+    if (which >= site.rings.size() && !fresh) {
+      own_bytes();
     } else {
       if (fresh) {
         site.rings.emplace_back(std::move(fresh));
@@ -475,13 +479,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
       }
       const int b = static_cast<int>(f.iter % ring->k);
       if (auto& old = ring->live[b]; old && opts_.keep_referenced_tiles && old.use_count() > 1 && old->alive) {
-        // Still referred to: it keeps its slot, the new tile takes bytes of its own.
-        ++lifetime_events_;
-        auto off = allocate_or_shrink(kind, slot);
-        if (!off) capacity_error(kind, name, loc, slot, 1);
-        st->byte_base = *off;
-        st->owner = this;
-        if (kind == BufferKind::sbuf) auto_names_[*off] = name;
+        own_bytes();  // still referred to: it keeps its slot
       } else {
         if (old) {
           old->alive = false;
