@@ -495,12 +495,17 @@ void bind_language(py::module_& m) {
   m.def("ndarray_alloc", [&R](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
                               int64_t base_addr, int64_t base_partition, const std::vector<int64_t>& num_par_tiles,
                               const std::vector<int64_t>& num_free_tiles, const std::string& name,
-                              const nki::Loc& at) {
-    const nki::Alloc al = nki::ncc::sbuf::mod_alloc(base_addr, base_partition, num_par_tiles, num_free_tiles);
+                              const nki::Loc& at, const std::string& buffer, bool by_address) {
+    nki::Alloc al = nki::ncc::sbuf::mod_alloc(base_addr, base_partition, num_par_tiles, num_free_tiles);
+    al.buffer = buffer_of(buffer).kind;
+    al.by_address = by_address;
     const nki::Shape sh = shape_of(shape);
     const nki::Dtype dt = dtype_of(dtype);
     return R.tensor_call([sh, dt, al, name, at](const Args&) { return nki::nl::ndarray(sh, dt, al, name, at); }, {});
-  });
+  },
+  py::arg("shape"), py::arg("dtype"), py::arg("base_addr"), py::arg("base_partition"), py::arg("num_par_tiles"),
+  py::arg("num_free_tiles"), py::arg("name"), py::arg("loc"), py::arg("buffer") = "sbuf",
+  py::arg("by_address") = false);
 }
 
 // nki.language's tensor creation and the helpers the Python front end's own semantics use (the

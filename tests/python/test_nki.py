@@ -452,6 +452,77 @@ def test_a_views_access_pattern_and_contiguity():
                              False)
 
 
+# --- what production kernels rely on ---------------------------------------------------------------------------------
+
+@nki.jit
+def psum_by_address(x):
+    """Two PSUM tensors placed at the same bank share it; a PSUM tile's access pattern steps over
+    its own free size per partition; integer enum values; a bf16 transpose into a bf16 PSUM tile."""
+    s = loaded(x)
+    p = nl.ndarray(x.shape, nl.float32, buffer=nl.psum, address=(0, 3 * 2048))
+    nisa.tensor_scalar(dst=p, data=s, op0=nl.multiply, operand0=2.0)
+    q = nl.ndarray(x.shape, nl.float32, buffer=nl.psum, address=(0, 3 * 2048))
+    assert q.get_pattern() == [[x.shape[1], x.shape[0]], [1, x.shape[1]]]
+    o = nl.ndarray(x.shape, nl.float32)
+    nisa.tensor_copy(dst=o, src=q.ap([[x.shape[1], x.shape[0]], [1, x.shape[1]]]), engine=nisa.engine.vector)
+    out = nl.ndarray(x.shape, nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(out, o, dge_mode=3, oob_mode=nisa.oob_mode.error)
+    return out
+
+
+def test_psum_tensors_placed_by_address_share_their_bank():
+    x = rand(64, 16)
+    np.testing.assert_array_equal(nki.simulate(psum_by_address)(x), x * 2)
+
+
+@nki.jit
+def transpose_in_dtype(x):
+    t = nl.ndarray((x.shape[1], x.shape[0]), x.dtype, buffer=nl.psum)
+    nisa.nc_transpose(t, loaded(x))
+    s = nl.ndarray(t.shape, x.dtype)
+    nisa.tensor_copy(s, t)
+    return stored(s)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_a_transpose_into_a_psum_tile_of_the_datas_dtype(dtype):
+    x = rand(48, 96).astype(dtype)
+    np.testing.assert_array_equal(nki.simulate(transpose_in_dtype)(x), x.T)
+
+
+def test_classes_are_data_classes_as_nki_makes_them():
+    from dataclasses import dataclass
+
+    @dataclass
+    class Section(nl.NKIObject):
+        idx = None
+        offset = 0
+
+    class Point(nl.NKIObject):
+        x: int
+        y: bool = False
+
+        def __post_init__(self):
+            self.seen = True
+
+    s = Section(idx=3)
+    assert (s.idx, s.offset) == (3, 0)
+    p = Point(1)
+    assert (p.x, p.y, p.seen) == (1, False, True)
+    assert Point().x is None and Point(y=True).y is True
+    with pytest.raises(TypeError):
+        Point(1, 2, 3)
+
+
+def test_the_modules_production_kernels_import():
+    from nki.isa.constants import dge_mode, oob_mode
+    import nki.collectives
+    assert dge_mode.none == 3 and oob_mode.skip == 1 and nisa.dge_mode is dge_mode
+    assert isinstance(nl.bfloat16, nki.dtype)
+    with pytest.raises(NotImplementedError, match="nki.collectives.all_reduce is not supported"):
+        nki.collectives.all_reduce(None, None, None, None)
+
+
 # --- errors in today's words -------------------------------------------------------------------------------------------
 
 def _string_buffer(a):
@@ -459,7 +530,19 @@ def _string_buffer(a):
 
 
 def _integer_enum(a):
-    nisa.dma_copy(nl.ndarray(a.shape, a.dtype), a, dge_mode=2)
+    nisa.dma_copy(nl.ndarray(a.shape, a.dtype), a, dge_mode=7)
+
+
+def _engine_as_integer(a):
+    nisa.tensor_copy(nl.ndarray(a.shape, a.dtype), loaded(a), engine=1)
+
+
+def _transpose_dtype(a):
+    nisa.nc_transpose(nl.ndarray((a.shape[1], a.shape[0]), nl.bfloat16, buffer=nl.psum), loaded(a))
+
+
+def _psum_address_off_bank(a):
+    nl.ndarray(a.shape, nl.float32, buffer=nl.psum, address=(0, 1024))
 
 
 def _matmul_into_sbuf(a):
@@ -500,7 +583,10 @@ def _pattern_size(a):
 # what a kernel does -> the error it gets, in today's words
 REFUSED = {
     "string buffer": (_string_buffer, TypeError, "buffer='sbuf' is a string"),
-    "integer enum": (_integer_enum, TypeError, "dge_mode=2: expected a member of dge_mode"),
+    "integer enum": (_integer_enum, TypeError, "dge_mode=7: expected a member of dge_mode"),
+    "engine as integer": (_engine_as_integer, TypeError, "engine=1: expected a member of engine"),
+    "transpose dtype": (_transpose_dtype, Exception, "dst must have data's dtype"),
+    "psum address": (_psum_address_off_bank, Exception, "starts at a 2048-byte bank boundary"),
     "matmul into sbuf": (_matmul_into_sbuf, Exception, "nisa.nc_matmul: dst must be a PSUM tile"),
     "compute into hbm": (_add_into_hbm, Exception, "nisa.tensor_tensor: dst must be an SBUF or PSUM tile"),
     "old namespace": (_old_namespace, RuntimeError, "neuronxcc.nki 'load' used inside an nki kernel"),

@@ -518,7 +518,7 @@ Tensor Tensor::ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::
   if (s.nblock != 0)
     view_error(loc, fmt::format("an access pattern of tensor `{}`, which has block dimensions: index a tile of it first",
                                 name()));
-  const int64_t pelems = s.tile_bytes / dtype_bytes(v_.dtype);  // the elements of one partition
+  const int64_t pelems = s.free_bytes / dtype_bytes(v_.dtype);  // the elements of one partition
   const int64_t flat = offset ? *offset : v_.part * pelems + v_.offset;
   const auto [pstep, pnum] = pattern[0];
   if (pnum > 1 && pstep != pelems)
@@ -543,7 +543,7 @@ Tensor Tensor::ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::
 std::optional<std::pair<std::vector<std::pair<int64_t, int64_t>>, int64_t>> Tensor::pattern() const {
   if (!st_) return std::nullopt;
   const detail::Storage& s = *st_;
-  const int64_t pelems = on_chip() ? s.tile_bytes / dtype_bytes(v_.dtype) : 0;
+  const int64_t pelems = on_chip() ? s.free_bytes / dtype_bytes(v_.dtype) : 0;
   std::vector<std::pair<int64_t, int64_t>> out;
   for (int d = 0; d < v_.nd; ++d) {
     switch (v_.kind[d]) {

@@ -420,6 +420,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
   for (int d = 0; d < par; ++d) st->free_tiles.push_back(shape[d]);
   st->tile_parts = parts;
   st->tile_bytes = static_cast<int64_t>(tile_bytes);
+  st->free_bytes = free * dtype_bytes(dtype);
 
   if (loops_.empty() || persistent) {
     auto off = allocate_or_shrink(kind, slot);
@@ -491,19 +492,21 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
       }
     }
   }
-  if (kind == BufferKind::psum) {
-    // A new tile: the accumulation groups of the tile that had these banks are closed.
-    ncore::Box b;
-    b.p_lo = 0;
-    b.p_hi = static_cast<uint32_t>(preset_.num_partitions);
-    b.lo = static_cast<int64_t>(st->byte_base);
-    b.hi = b.lo + static_cast<int64_t>(slot);
-    psum_groups_.erase(std::remove_if(psum_groups_.begin(), psum_groups_.end(),
-                                      [&](const ncore::Box& g) { return g.overlaps(b); }),
-                       psum_groups_.end());
-  }
+  if (kind == BufferKind::psum) drop_psum_groups(st->byte_base, st->byte_base + slot);
 
   return Tensor(std::move(st), new_view(shape, dtype, par));
+}
+
+// A new PSUM tile at bytes [lo, hi): the accumulation groups of the tile that had them are closed.
+void TracerImpl::drop_psum_groups(uint64_t lo, uint64_t hi) {
+  ncore::Box b;
+  b.p_lo = 0;
+  b.p_hi = static_cast<uint32_t>(preset_.num_partitions);
+  b.lo = static_cast<int64_t>(lo);
+  b.hi = static_cast<int64_t>(hi);
+  psum_groups_.erase(std::remove_if(psum_groups_.begin(), psum_groups_.end(),
+                                    [&](const ncore::Box& g) { return g.overlaps(b); }),
+                     psum_groups_.end());
 }
 
 Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, const std::string& name_in,
@@ -515,44 +518,55 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
   int64_t free = 1;
   for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
   const int64_t tile_bytes = free * esz;
+  const BufferKind kind = al.buffer;
+  const bool psum = kind == BufferKind::psum;
+  const char* api = al.by_address ? "address=" : "mod_alloc";
+  const uint64_t capacity = psum ? preset_.psum_bytes : preset_.sbuf_usable_bytes;
+  if (psum && (al.base_addr % static_cast<int64_t>(preset_.psum_bank_bytes) != 0 ||
+               tile_bytes > static_cast<int64_t>(preset_.psum_bank_bytes)))
+    fail(loc, fmt::format("{} places PSUM tensor `{}` at byte {} with {} bytes per partition: a PSUM tensor starts at "
+                          "a {}-byte bank boundary and fits one bank",
+                          api, name, al.base_addr, tile_bytes, preset_.psum_bank_bytes));
   // Counts and extents beyond the SBUF are refused below; ncore::kMaxCount keeps the arithmetic
   // itself from wrapping on the way there.
   auto count = [&](const std::vector<int64_t>& v, const char* what) {
     for (int64_t x : v)
-      if (x <= 0) fail(loc, fmt::format("mod_alloc {} of tensor `{}` must be positive", what, name));
+      if (x <= 0) fail(loc, fmt::format("{} {} of tensor `{}` must be positive", api, what, name));
     const auto n = ncore::count_product(v.begin(), v.end());
-    if (!n) fail(loc, fmt::format("mod_alloc {} of tensor `{}` multiply to more than 2^60 tiles", what, name));
+    if (!n) fail(loc, fmt::format("{} {} of tensor `{}` multiply to more than 2^60 tiles", api, what, name));
     return static_cast<int64_t>(*n);
   };
   const int64_t nfree = count(al.num_free_tiles, "num_free_tiles");
   const int64_t npar = count(al.num_par_tiles, "num_par_tiles");
   if (al.base_addr < 0 || al.base_partition < 0)
-    fail(loc, fmt::format("mod_alloc of tensor `{}`: base_addr and base_partition must not be negative", name));
+    fail(loc, fmt::format("{} of tensor `{}`: the address and partition must not be negative", api, name));
   if (al.base_addr > static_cast<int64_t>(ncore::kMaxCount) || al.base_partition > static_cast<int64_t>(ncore::kMaxCount))
-    fail(loc, fmt::format("mod_alloc of tensor `{}`: base_addr {} or base_partition {} is beyond the SBUF", name,
-                          al.base_addr, al.base_partition));
+    fail(loc, fmt::format("{} of tensor `{}`: address {} or partition {} is beyond the {}", api, name, al.base_addr,
+                          al.base_partition, psum ? "PSUM" : "SBUF"));
   if (al.base_addr % esz != 0)
-    fail(loc, fmt::format("mod_alloc base_addr {} of tensor `{}` is not a multiple of its {}-byte {} element",
-                          al.base_addr, name, esz, to_string(dtype)));
+    fail(loc, fmt::format("{} address {} of tensor `{}` is not a multiple of its {}-byte {} element", api, al.base_addr,
+                          name, esz, to_string(dtype)));
   const auto span = ncore::count_mul(static_cast<uint64_t>(nfree), static_cast<uint64_t>(tile_bytes));
   const int64_t lo = al.base_addr, hi = span ? al.base_addr + static_cast<int64_t>(*span) : INT64_MAX;
-  if (hi > static_cast<int64_t>(preset_.sbuf_usable_bytes))
-    fail(loc, fmt::format("mod_alloc places tensor `{}` at bytes [{}, {}) of each partition, beyond the {} usable "
+  if (hi > static_cast<int64_t>(capacity))
+    fail(loc, fmt::format("{} places tensor `{}` at bytes [{}, {}) of each partition, beyond the {} usable "
                           "bytes per partition",
-                          name, lo, span ? fmt::format("{}", hi) : "over 2^60", preset_.sbuf_usable_bytes));
+                          api, name, lo, span ? fmt::format("{}", hi) : "over 2^60", capacity));
   const auto pspan = ncore::count_mul(static_cast<uint64_t>(npar), static_cast<uint64_t>(parts));
   const int64_t phi = pspan ? al.base_partition + static_cast<int64_t>(*pspan) : INT64_MAX;
   if (phi > static_cast<int64_t>(preset_.num_partitions))
-    fail(loc, fmt::format("mod_alloc places tensor `{}` on partitions [{}, {}), beyond the {} partitions", name,
+    fail(loc, fmt::format("{} places tensor `{}` on partitions [{}, {}), beyond the {} partitions", api, name,
                           al.base_partition, phi, preset_.num_partitions));
-  if (auto clash = sbuf_.reserve(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi))) {
+  if (auto clash = allocator(kind).reserve(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi))) {
     auto it = auto_names_.find(clash->first);
-    fail(loc, fmt::format("mod_alloc region [{}, {}) of tensor `{}` overlaps the automatically allocated tile `{}` "
-                          "at [{}, {}); declare direct allocations before automatically allocated tiles",
-                          lo, hi, name, it != auto_names_.end() ? it->second : "?", clash->first, clash->second));
+    fail(loc, fmt::format("{} region [{}, {}) of tensor `{}` overlaps the automatically allocated tile `{}` "
+                          "at [{}, {}); declare tensors placed by address before automatically placed ones",
+                          api, lo, hi, name, psum || it == auto_names_.end() ? "?" : it->second, clash->first,
+                          clash->second));
   }
+  if (psum) drop_psum_groups(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi));
 
-  auto st = new_storage(BufferKind::sbuf, name, dtype, loc);
+  auto st = new_storage(kind, name, dtype, loc);
   st->direct = true;
   st->part_base = static_cast<uint32_t>(al.base_partition);
   st->byte_base = static_cast<uint64_t>(al.base_addr);
@@ -561,6 +575,7 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
   st->free_tiles = al.num_free_tiles;
   st->tile_parts = parts;
   st->tile_bytes = tile_bytes;
+  st->free_bytes = tile_bytes;
 
   return Tensor(std::move(st), new_view(shape, dtype, par));
 }

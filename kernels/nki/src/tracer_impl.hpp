@@ -44,6 +44,7 @@ struct Storage {
   std::vector<int64_t> par_tiles, free_tiles;
   int64_t tile_parts = 0;
   int64_t tile_bytes = 0;
+  int64_t free_bytes = 0;  // the bytes of one partition's elements (a PSUM tile's tile_bytes is its whole bank)
   bool direct = false;  // placed by mod_alloc
   // Lifetime: a tile allocated in a loop dies when its ring buffer is reused or the loop ends.
   bool alive = true;
@@ -224,6 +225,7 @@ class TracerImpl {
   // keep_referenced_tiles at a loop's end: the ring's bytes held by its tiles still referred to
   // (false: none is, release it).
   bool hold_ring(Ring& r) noexcept;
+  void drop_psum_groups(uint64_t lo, uint64_t hi);
   // An allocation of `bytes`; when there is no room, the rings of the loops being traced give
   // back their last slot (the deepest first, a slot whose tile nothing else refers to) until
   // there is: fewer buffers in flight rather than a failed allocation, as a compiler would

@@ -18,9 +18,11 @@ import os
 
 from neuronxcc.nki import _core, _run
 
-from . import compiler, isa, language, typing
+from . import collectives, compiler, isa, language, typing
 
-__all__ = ["jit", "simulate", "language", "isa", "typing", "compiler"]
+__all__ = ["jit", "simulate", "language", "isa", "typing", "compiler", "collectives", "dtype"]
+
+dtype = language.DType  # the class of nl.float32, nl.bfloat16, ... (kernels annotate `dt: nki.dtype`)
 
 _TARGETS = {"trn1": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2"}
 

@@ -72,10 +72,48 @@ class tile_size:
 
 
 class NKIObject:
-    """The base of classes a kernel passes around (accepted: a kernel here is plain Python)."""
+    """The base of the classes a kernel defines. As NKI's, each is a data class whether or not it is
+    decorated with @dataclass: its fields are its class attributes, annotated or not, in order,
+    each defaulting to its value (None when annotated without one), and it gets
+    `__init__(self, field=default, ...)`, which calls `__post_init__` when the class has one."""
 
-    def __init__(self, **kwargs):
-        self.__dict__.update(kwargs)
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        ann = cls.__dict__.get("__annotations__", {})
+        fields = list(ann)
+        for name, value in list(cls.__dict__.items()):
+            if name.startswith("__") or name in ann or callable(value) or isinstance(
+                    value, (staticmethod, classmethod, property)):
+                continue
+            fields.append(name)
+        for name in fields:
+            if name not in cls.__dict__:
+                setattr(cls, name, None)  # annotated without a default: None, as NKI's initializer has it
+            ann.setdefault(name, object)  # so that @dataclass, applied after this, sees every field
+        cls.__annotations__ = {n: ann[n] for n in fields}
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _data_init(cls, fields)
+
+
+def _data_init(cls, own):
+    """NKI's generated initializer: the fields of cls and its NKIObject bases, positional or keyword."""
+    names = [n for base in reversed(cls.__mro__) for n in base.__dict__.get("__annotations__", {})
+             if issubclass(base, NKIObject) and base is not NKIObject]
+    names = list(dict.fromkeys(names + own))
+
+    def __init__(self, *args, **kwargs):
+        if len(args) > len(names):
+            raise TypeError(f"{cls.__name__}() takes {len(names)} positional arguments, {len(args)} given")
+        for name, value in zip(names, args):
+            kwargs.setdefault(name, value)
+        for name in names:
+            setattr(self, name, kwargs.pop(name, getattr(cls, name, None)))
+        if kwargs:
+            raise TypeError(f"{cls.__name__}() got unexpected keyword arguments {sorted(kwargs)}")
+        if hasattr(self, "__post_init__"):
+            self.__post_init__()
+
+    return __init__
 
 
 # --- tensor creation -----------------------------------------------------------------------------------
@@ -106,7 +144,8 @@ def _shape(shape):
 
 
 def _address(shape, dtype, buffer, address, name, api):
-    """An on-chip tensor placed at address=(partition, byte offset within each partition)."""
+    """An on-chip tensor placed at address=(partition, byte offset within each partition): in PSUM
+    at a bank boundary, within the bank; tensors placed at the same bytes share them."""
     loc = caller()
     if not is_on_chip(buffer):
         raise ValueError(f"{loc}: nl.{api}: address= places an SBUF or PSUM tensor; HBM tensors are placed by the model")
@@ -114,15 +153,9 @@ def _address(shape, dtype, buffer, address, name, api):
         raise ValueError(f"{loc}: nl.{api}: address must be (partition, byte offset), got {address!r}")
     part = _core.integer(address[0], "the partition of address")
     offset = _core.integer(address[1], "the byte offset of address")
-    if buffer is psum:
-        if offset % 2048:
-            raise ValueError(f"{loc}: nl.{api}: a PSUM tensor must start at a 2 KiB bank boundary: byte offset "
-                             f"{offset} is not a multiple of 2048")
-        raise ValueError(f"{loc}: nl.{api}: placing a PSUM tensor by address is not supported by this model: leave "
-                         "address= out (its allocator places PSUM tiles bank by bank)")
     dims = _core.dims(_shape(shape), "a dimension of the shape")
     return Tensor(_native.ndarray_alloc([(d, False) for d in dims], _core.dtype(dtype).name, offset, part, [], [],
-                                        "" if name is None else str(name), loc))
+                                        "" if name is None else str(name), loc, buffer.name, True))
 
 
 def ndarray(shape, dtype, buffer=sbuf, name="", address=None):

@@ -72,6 +72,10 @@ struct Alloc {
   int64_t base_partition = 0;
   std::vector<int64_t> num_par_tiles;
   std::vector<int64_t> num_free_tiles;
+  // Today's NKI's nl.ndarray(..., address=(partition, byte offset)): in SBUF or PSUM (a PSUM tensor
+  // starts at a bank and fits it; tensors placed at the same bytes share them).
+  BufferKind buffer = BufferKind::sbuf;
+  bool by_address = false;  // errors say address=, not mod_alloc
 };
 
 // nl::par_dim(n): marks the partition dimension in a shape with block dimensions.

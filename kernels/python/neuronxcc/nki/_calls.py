@@ -406,9 +406,16 @@ def refused(label, why):
     return fn
 
 
-def _enum_error(call, param, value, kind):
+def _enum_of(call, param, value, kind):
+    """An enum argument given otherwise than as a member: an integer enum's value (kernels pass
+    dge_mode=3), else a TypeError."""
+    if issubclass(kind, enum.IntEnum) and isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
     raise TypeError(f"{caller()}: {call}: {param}={value!r}: expected a member of {kind.__name__} "
-                    f"({', '.join(kind.__name__ + '.' + m.name for m in kind)})")
+                    f"({', '.join(f'{kind.__name__}.{m.name}' for m in kind)})")
 
 
 def today_function(ns, name, env, module):
@@ -440,7 +447,7 @@ def today_function(ns, name, env, module):
         if isinstance(default, enum.Enum):
             glob[f"_t{i}"] = type(default)
             checks += (f"    if not isinstance({p['name']}, _t{i}):\n"
-                       f"        _enum_error({name!r}, {p['name']!r}, {p['name']}, _t{i})\n")
-    glob["_enum_error"] = _enum_error
+                       f"        {p['name']} = _enum_of({name!r}, {p['name']!r}, {p['name']}, _t{i})\n")
+    glob["_enum_of"] = _enum_of
     src = f"def {name}({', '.join(parts)}):\n{checks}    return _call([{', '.join(call.names)}], None)\n"
     return _compiled(src, glob, call, module)

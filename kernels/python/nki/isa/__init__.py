@@ -6,62 +6,13 @@ writes into dst when it is called (positional or keyword arguments, NKI's defaul
 the hardware are checked in C++ and refused in NKI's words. Instructions of engines this model
 does not have yet are refused by name.
 """
-import enum
-
 from neuronxcc.nki import _calls, _run
 
-from . import language as nl
+from .. import language as nl
 
-# --- NKI's enums --------------------------------------------------------------------------------------------
-
-
-class engine(enum.Enum):
-    """The engines (the model runs each instruction on the engine its lowering picks)."""
-    tensor = "tensor"
-    vector = "vector"
-    scalar = "scalar"
-    gpsimd = "gpsimd"
-    dma = "dma"
-    sync = "sync"
-    unknown = "unknown"
-
-
-class reduce_cmd(enum.IntEnum):
-    """The accumulator registers' commands (the values are this model's)."""
-    idle = 0
-    reset = 1
-    reduce = 2
-    reset_reduce = 3
-    load_reduce = 4
-
-
-class dge_mode(enum.Enum):
-    unknown = "unknown"
-    swdge = "swdge"
-    hwdge = "hwdge"
-    none = "none"
-
-
-class oob_mode(enum.Enum):
-    error = "error"
-    skip = "skip"
-
-
-class matmul_perf_mode(enum.Enum):
-    none = "none"
-    double_row = "double_row"
-
-
-class nc_version(enum.IntEnum):
-    gen2 = 2  # Trn1/Inf2
-    gen3 = 3  # Trn2
-    gen4 = 4  # Trn3
-
-
-class dma_engine(enum.Enum):
-    dma = "dma"
-    gpsimd_dma = "gpsimd_dma"
-
+# --- NKI's enums (nki.isa.constants) -------------------------------------------------------------------------
+from .constants import dge_mode, dma_engine, engine, matmul_perf_mode, nc_version, oob_mode, reduce_cmd  # noqa: E402
+from . import constants  # noqa: E402,F401
 
 NkiInstruction = _calls.NkiInstruction
 
