@@ -490,6 +490,21 @@ def test_a_transpose_into_a_psum_tile_of_the_datas_dtype(dtype):
     np.testing.assert_array_equal(nki.simulate(transpose_in_dtype)(x), x.T)
 
 
+@nki.jit
+def bits_of(x, as_dtype):
+    t = loaded(x).view(as_dtype)
+    o = nl.ndarray(t.shape, t.dtype)
+    nisa.tensor_copy(o, t)
+    return stored(o)
+
+
+@pytest.mark.parametrize("as_dtype", [np.int32, np.uint16])
+def test_a_tile_read_as_another_dtype(as_dtype):
+    x = rand(16, 8)
+    np.testing.assert_array_equal(nki.simulate(bits_of)(x, nl.int32 if as_dtype == np.int32 else nl.uint16),
+                                  x.view(as_dtype))
+
+
 def test_classes_are_data_classes_as_nki_makes_them():
     from dataclasses import dataclass
 
