@@ -2,6 +2,8 @@
 test_twins_today.py (today's NKI, kernels/python/examples/today): each kernel, by its function
 name in either namespace, with its arguments and its C++ twin in kernels/src; and the check that
 a Python twin gives the same cycles and bits on the RTL as the C++ twin's Program."""
+import re
+
 import numpy as np
 
 import _ncore_native
@@ -99,3 +101,11 @@ def same_cycles_and_bits(run, name):
     np.testing.assert_array_equal(np.asarray(out).reshape(want.shape), want)
     return py["cycles"]
 
+
+def placement_free(prog, buffers=("psum",)):
+    """The Program's listing (source lines and names left out) with the on-chip addresses in
+    `buffers` ("sbuf", "psum") left out: the same instructions, synchronisation and access shapes,
+    wherever the tiles are placed."""
+    lines = [re.sub(r"\s*;.*$", "", line) for line in prog.listing().splitlines()]
+    placed = re.compile(rf"({'|'.join(buffers)})\[(\d+:\d+)\]\+0x[0-9a-f]+")
+    return [placed.sub(r"\1[\2]+?", line) for line in lines if line]
