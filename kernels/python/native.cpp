@@ -454,20 +454,29 @@ void bind_tracing(py::module_& m) {
   m.def(
       "trace",
       [](const std::string& name, const std::string& preset, const std::function<void(nki::Tracer&)>& body,
-         unsigned dma_queues, bool progress, bool keep_referenced_tiles) {
+         unsigned dma_queues, bool progress, bool keep_referenced_tiles, std::vector<uint64_t> last_uses,
+         bool want_last_uses) -> py::object {
         nki::TraceOptions o;
         o.dma_queues_used = dma_queues;
         o.keep_referenced_tiles = keep_referenced_tiles;
+        o.last_uses = std::move(last_uses);
+        nki::TraceStats stats;
+        if (want_last_uses) o.stats = &stats;
         // Ctrl-C while C++ replays a loop's iterations (the GIL held, Python's handler in place)
         o.poll = [] {
           if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         };
         ncore::run::Progress shown("[ncore]", progress);
         shown.attach(o);
-        return std::make_shared<ncore::Program>(nki::trace(name, preset_of(preset), body, o));
+        auto prog = std::make_shared<ncore::Program>(nki::trace(name, preset_of(preset), body, o));
+        if (want_last_uses) return py::make_tuple(prog, stats.last_uses);
+        return py::cast(prog);
       },
       py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4, py::arg("progress") = false,
-      py::arg("keep_referenced_tiles") = false);
+      py::arg("keep_referenced_tiles") = false, py::arg("last_uses") = std::vector<uint64_t>{},
+      py::arg("want_last_uses") = false,
+      "Traces body into a Program (with want_last_uses: and the tiles' last uses, for a second trace's "
+      "last_uses: TraceOptions).");
 
   loops::bind_loops(m);
 }

@@ -129,6 +129,8 @@ def traced(name, k, m, n, blocks, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("k,m,n", [(384, 256, 1024), (128, 128, 512)])
 def test_tiled_traces_its_neuronxcc_twins_program(k, m, n, dtype):
+    """The same Program: the last tiles of a loop stay referred to by its body's variables after it
+    (Python keeps them), but a tile lives until its last use, so they do not keep their bytes."""
     today, twin = traced("nki_matmul_tiled_", k, m, n, {}, dtype)
     assert today.code() == twin.code()
 

@@ -286,16 +286,18 @@ Tensor lower_dma_transpose(Ctx& c) {
   return invoke_named("dma_transpose", {{"src", c.arg("src")}}, c);
 }
 
-// nc_transpose(dst, data): dst has data's dtype (NKI's rule). The tensor engine writes float32 to
-// PSUM: another dtype (exact in float32) lands in a float32 PSUM tile first and a copy casts it.
+// nc_transpose(dst, data): dst has data's dtype (NKI's rule), or is a float32 PSUM tile (what the
+// tensor engine writes, as the older spelling's transpose gives). Another dtype (exact in float32)
+// lands in a float32 PSUM tile first and a copy casts it.
 Tensor lower_nc_transpose(Ctx& c) {
   const Tensor dst = *c.dst;
   const Tensor data = c.tile("data");
-  if (dst.dtype() != data.dtype())
-    fail(c.loc, fmt::format("nisa.nc_transpose: dst {} is {}, data {} is {}: dst must have data's dtype", dst.str(),
-                            to_string(dst.dtype()), data.str(), to_string(data.dtype())));
   if (dst.buffer() == BufferKind::psum && dst.dtype() == Dtype::float32)
     return invoke_named("nc_transpose", {{"data", c.arg("data")}}, c);
+  if (dst.dtype() != data.dtype())
+    fail(c.loc, fmt::format("nisa.nc_transpose: dst {} is {}, data {} is {}: dst must have data's dtype (or be a "
+                            "float32 PSUM tile)",
+                            dst.str(), to_string(dst.dtype()), data.str(), to_string(data.dtype())));
   nisa::tensor_copy(dst, nisa::nc_transpose(data, c.loc), c.loc);
   return dst;
 }

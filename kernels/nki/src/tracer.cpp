@@ -281,6 +281,7 @@ std::optional<uint64_t> TracerImpl::allocate_or_shrink(BufferKind kind, uint64_t
           if (!r || r->kind != kind || r->k <= 1) continue;
           const auto& last = r->live[static_cast<size_t>(r->k - 1)];
           if (last && last.use_count() > 1) continue;  // its tile is in use
+          if (opts_.keep_referenced_tiles && needed_later(last)) continue;
           if (!best || r->k > best->k || (r->k == best->k && r->base < best->base)) best = r.get();
         }
     if (!best) return std::nullopt;
@@ -328,7 +329,7 @@ struct RingHold {
 bool TracerImpl::hold_ring(Ring& r) noexcept {
   std::shared_ptr<RingHold> hold;
   for (auto& s : r.live)
-    if (s && s.use_count() > 1 && s->alive) {
+    if (needed_later(s)) {
       if (!hold) hold = std::make_shared<RingHold>(r.kind, r.base, s->trace);
       s->hold = hold;
     }
@@ -378,7 +379,24 @@ std::shared_ptr<Storage> TracerImpl::new_storage(BufferKind kind, const std::str
   st->trace = id_;
   st->dtype = dtype;
   st->loc = loc;
+  if (kind != BufferKind::hbm) st->ordinal = onchip_made_++;
   return st;
+}
+
+bool TracerImpl::needed_later(const std::shared_ptr<Storage>& ref) const noexcept {
+  if (!ref || !ref->alive) return false;
+  const auto& lu = opts_.last_uses;
+  if (ref->ordinal >= 0 && static_cast<size_t>(ref->ordinal) < lu.size())
+    return lu[static_cast<size_t>(ref->ordinal)] > uses_;
+  return ref.use_count() > 1;
+}
+
+void TracerImpl::note_use(const Storage& st) {
+  ++uses_;
+  if (st.ordinal < 0) return;
+  const auto o = static_cast<size_t>(st.ordinal);
+  if (last_use_.size() <= o) last_use_.resize(o + 1, 0);
+  last_use_[o] = uses_;
 }
 
 std::string TracerImpl::start_on_chip(const Shape& shape, Dtype dtype, const std::string& name_in, const Loc& loc,
@@ -479,7 +497,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
         ring = make_ring(kind, slot, f.trip, name, loc);
       }
       const int b = static_cast<int>(f.iter % ring->k);
-      if (auto& old = ring->live[b]; old && opts_.keep_referenced_tiles && old.use_count() > 1 && old->alive) {
+      if (auto& old = ring->live[b]; opts_.keep_referenced_tiles && needed_later(old)) {
         own_bytes();  // still referred to: it keeps its slot
       } else {
         if (old) {
@@ -681,6 +699,7 @@ void TracerImpl::check_alive(const Tensor& t, const Ctx& c, const char* param) c
 Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* param) {
   check_alive(t, c, param);
   const Storage& st = *t.storage();
+  note_use(st);
   const View& v = t.view();
   namespace isa = ncore::isa;
   const int64_t esz = dtype_bytes(v.dtype);
@@ -978,6 +997,8 @@ ncore::Program TracerImpl::finish() {
     t.stationary_reuses = stationary_reuses_;
     t.psum_zeros_elided = zeros_elided_ + pending_zeros_.size();  // the rest: never touched
     t.order = std::move(order_);
+    t.last_uses = last_use_;
+    t.last_uses.resize(static_cast<size_t>(onchip_made_), 0);
   }
   return p;
 }

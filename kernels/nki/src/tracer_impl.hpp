@@ -44,7 +44,8 @@ struct Storage {
   std::vector<int64_t> par_tiles, free_tiles;
   int64_t tile_parts = 0;
   int64_t tile_bytes = 0;
-  int64_t free_bytes = 0;  // the bytes of one partition's elements (a PSUM tile's tile_bytes is its whole bank)
+  int64_t free_bytes = 0;
+  int64_t ordinal = -1;  // on chip: the how-manieth tile the trace made (TraceStats::last_uses)  // the bytes of one partition's elements (a PSUM tile's tile_bytes is its whole bank)
   bool direct = false;  // placed by mod_alloc
   // Lifetime: a tile allocated in a loop dies when its ring buffer is reused or the loop ends.
   bool alive = true;
@@ -225,6 +226,10 @@ class TracerImpl {
   // keep_referenced_tiles at a loop's end: the ring's bytes held by its tiles still referred to
   // (false: none is, release it).
   bool hold_ring(Ring& r) noexcept;
+  // keep_referenced_tiles: whether the tile (held by `ref`, one of its references) is used again:
+  // by its last use measured earlier (last_uses), else while anything but `ref` refers to it.
+  bool needed_later(const std::shared_ptr<Storage>& ref) const noexcept;
+  void note_use(const Storage& st);
   void drop_psum_groups(uint64_t lo, uint64_t hi);
   // An allocation of `bytes`; when there is no room, the rings of the loops being traced give
   // back their last slot (the deepest first, a slot whose tile nothing else refers to) until
@@ -238,6 +243,9 @@ class TracerImpl {
   uint64_t id_;
   const ncore::Preset& preset_;
   TraceOptions opts_;
+  uint64_t uses_ = 0;                    // operand uses of on-chip tiles so far
+  int64_t onchip_made_ = 0;              // on-chip tiles made so far (their ordinals)
+  std::vector<uint64_t> last_use_;       // per ordinal, the last use (TraceStats::last_uses)
   std::string root_;  // repository root, stripped from source paths
   ncore::SbufAllocator sbuf_, psum_;
   std::map<uint64_t, std::string> auto_names_;  // sbuf offset -> tile name, for clash messages

@@ -11,9 +11,8 @@ from what each tutorial says its kernel does (not the tutorials' own files):
   nki_matmul_tiled_, nki_matmul_hoist_load_, nki_matmul_block_free_dimension_ and
   nki_matmul_fully_optimized_, each returning lhsT.T @ rhs.
 
-The loops that build a Python list of tiles used after the loop are Python's `range` (NKI 0.7
-deprecates nl.affine_range for it): on this model a tile allocated in an nl.affine_range loop ends
-with the loop, as the older namespace's did."""
+The loops that build a Python list of tiles are Python's `range` (NKI 0.7 deprecates
+nl.affine_range for it); an nl.affine_range loop does the same (a tile lives until its last use)."""
 import nki
 import nki.isa as nisa
 import nki.language as nl

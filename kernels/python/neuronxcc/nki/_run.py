@@ -1,7 +1,9 @@
 """Tracing a Python kernel and running it through the run pipeline (sim/run), with the options
 of the `ncore` module (environment variables NCORE_BACKEND, NCORE_CONFIG, NCORE_CHECK,
 NCORE_THREADS, NCORE_PE_MODEL, NCORE_PROFILE, NCORE_DMA_QUEUES, NCORE_VERBOSE)."""
+import contextlib
 import inspect
+import io
 import itertools
 import operator
 import os
@@ -195,7 +197,10 @@ def trace(func, args, kwargs, grid=(), dialect="neuronxcc", preset=None):
     result = {"readonly": [n for n, v in bound.arguments.items() if isinstance(v, np.ndarray) and not v.flags.writeable],
               "torch": any(_is_torch(v) for v in bound.arguments.values())}
 
+    as_given = dict(bound.arguments)
+
     def body(tracer):
+        bound.arguments.update(as_given)  # a second trace starts from the arguments as given
         _core._state.active = True
         _core._state.dialect = dialect
         _core._state.private_hbm = set()
@@ -243,9 +248,17 @@ def trace(func, args, kwargs, grid=(), dialect="neuronxcc", preset=None):
             _core._state.pending = []
             _core._state.grid, _core._state.pid, _core._state.shared = (), (), []
 
-    # Today's NKI: a tile lives while the kernel refers to it, also past its loop (TraceOptions).
-    prog = _native.trace(func.__name__, preset or current_preset(), body, option("dma_queues"), not option("quiet"),
-                         dialect == "nki")
+    preset = preset or current_preset()
+    if dialect != "nki":
+        prog = _native.trace(func.__name__, preset, body, option("dma_queues"), not option("quiet"))
+        return prog, arrays, result
+    # Today's NKI: a tile lives until its last use, also past its loop. A first trace (its tiles
+    # kept while Python refers to them; what the kernel prints not shown) measures each tile's last
+    # use; the second places the tiles by them (TraceOptions::last_uses).
+    with contextlib.redirect_stdout(io.StringIO()):
+        _, last_uses = _native.trace(func.__name__, preset, body, option("dma_queues"), False, True,
+                                     want_last_uses=True)
+    prog = _native.trace(func.__name__, preset, body, option("dma_queues"), not option("quiet"), True, last_uses)
     return prog, arrays, result
 
 
