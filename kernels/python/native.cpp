@@ -461,7 +461,10 @@ void bind_tracing(py::module_& m) {
         o.keep_referenced_tiles = keep_referenced_tiles;
         o.last_uses = std::move(last_uses);
         nki::TraceStats stats;
-        if (want_last_uses) o.stats = &stats;
+        if (want_last_uses) {
+          o.stats = &stats;
+          o.measure_last_uses = true;
+        }
         // Ctrl-C while C++ replays a loop's iterations (the GIL held, Python's handler in place)
         o.poll = [] {
           if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -475,8 +478,8 @@ void bind_tracing(py::module_& m) {
       py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4, py::arg("progress") = false,
       py::arg("keep_referenced_tiles") = false, py::arg("last_uses") = std::vector<uint64_t>{},
       py::arg("want_last_uses") = false,
-      "Traces body into a Program (with want_last_uses: and the tiles' last uses, for a second trace's "
-      "last_uses: TraceOptions).");
+      "Traces body into a Program (with want_last_uses: measures the tiles' last uses for a second trace's "
+      "last_uses, TraceOptions::measure_last_uses, and returns them too).");
 
   loops::bind_loops(m);
 }

@@ -688,7 +688,7 @@ void TracerImpl::check_alive(const Tensor& t, const Ctx& c, const char* param) c
   const Storage& st = *t.storage();
   if (st.trace != id_)
     fail(c.loc, fmt::format("{} is tensor `{}` of another trace", operand_str(c, param), st.name));
-  if (!st.alive)
+  if (!st.alive && !opts_.measure_last_uses)
     fail(c.loc, fmt::format("{} uses tile `{}` (allocated at {}) after its lifetime ended: {}", operand_str(c, param),
                             st.name, where(st.loc),
                             st.reused_by >= 0 ? fmt::format("its buffer was reused by iteration {} of the loop at {}",

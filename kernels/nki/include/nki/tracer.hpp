@@ -64,6 +64,10 @@ struct TraceOptions {
   // analysis has it, whatever Python still refers to (a loop's variables outlive it): the loop's
   // buffers rotate past a tile not used again, and are held past the loop for one that is.
   std::vector<uint64_t> last_uses;
+  // A trace that only measures the tiles' last uses (TraceStats::last_uses) for a second one: it
+  // places them as the older NKI does and lets a tile be used after its buffer went to another
+  // (the sequence of uses does not depend on where the tiles are; its Program is not run).
+  bool measure_last_uses = false;
   bool record_order = false;
   TraceStats* stats = nullptr;   // filled when the trace succeeds
   // Long traces: every few thousand instructions the tracer calls poll (which may throw to stop

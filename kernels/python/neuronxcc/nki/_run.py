@@ -252,11 +252,11 @@ def trace(func, args, kwargs, grid=(), dialect="neuronxcc", preset=None):
     if dialect != "nki":
         prog = _native.trace(func.__name__, preset, body, option("dma_queues"), not option("quiet"))
         return prog, arrays, result
-    # Today's NKI: a tile lives until its last use, also past its loop. A first trace (its tiles
-    # kept while Python refers to them; what the kernel prints not shown) measures each tile's last
-    # use; the second places the tiles by them (TraceOptions::last_uses).
+    # Today's NKI: a tile lives until its last use, also past its loop. A first trace (what the
+    # kernel prints not shown) measures each tile's last use; the second places the tiles by them
+    # (TraceOptions::measure_last_uses, last_uses).
     with contextlib.redirect_stdout(io.StringIO()):
-        _, last_uses = _native.trace(func.__name__, preset, body, option("dma_queues"), False, True,
+        _, last_uses = _native.trace(func.__name__, preset, body, option("dma_queues"), False, False,
                                      want_last_uses=True)
     prog = _native.trace(func.__name__, preset, body, option("dma_queues"), not option("quiet"), True, last_uses)
     return prog, arrays, result
