@@ -520,8 +520,13 @@ def test_classes_are_data_classes_as_nki_makes_them():
         def __post_init__(self):
             self.seen = True
 
+    @dataclass(frozen=True)
+    class Config(nl.NKIObject):
+        alus: int = 2
+
     s = Section(idx=3)
     assert (s.idx, s.offset) == (3, 0)
+    assert Config().alus == 2 and Config(alus=4).alus == 4
     p = Point(1)
     assert (p.x, p.y, p.seen) == (1, False, True)
     assert Point().x is None and Point(y=True).y is True

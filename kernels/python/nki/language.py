@@ -74,15 +74,18 @@ class tile_size:
 class NKIObject:
     """The base of the classes a kernel defines. As NKI's, each is a data class whether or not it is
     decorated with @dataclass: its fields are its class attributes, annotated or not, in order,
-    each defaulting to its value (None when annotated without one), and it gets
-    `__init__(self, field=default, ...)`, which calls `__post_init__` when the class has one."""
+    each defaulting to its value (None when annotated without one), and its initializer is
+    `__init__(self, field=default, ...)`, which calls `__post_init__` when the class has one (a
+    @dataclass class gets the same fields from dataclasses)."""
+
+    _nki_fields = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         ann = cls.__dict__.get("__annotations__", {})
         fields = list(ann)
         for name, value in list(cls.__dict__.items()):
-            if name.startswith("__") or name in ann or callable(value) or isinstance(
+            if name.startswith("_") or name in ann or callable(value) or isinstance(
                     value, (staticmethod, classmethod, property)):
                 continue
             fields.append(name)
@@ -91,29 +94,22 @@ class NKIObject:
                 setattr(cls, name, None)  # annotated without a default: None, as NKI's initializer has it
             ann.setdefault(name, object)  # so that @dataclass, applied after this, sees every field
         cls.__annotations__ = {n: ann[n] for n in fields}
-        if "__init__" not in cls.__dict__:
-            cls.__init__ = _data_init(cls, fields)
-
-
-def _data_init(cls, own):
-    """NKI's generated initializer: the fields of cls and its NKIObject bases, positional or keyword."""
-    names = [n for base in reversed(cls.__mro__) for n in base.__dict__.get("__annotations__", {})
-             if issubclass(base, NKIObject) and base is not NKIObject]
-    names = list(dict.fromkeys(names + own))
+        cls._nki_fields = tuple(dict.fromkeys([*cls._nki_fields, *fields]))
 
     def __init__(self, *args, **kwargs):
+        cls, names = type(self), type(self)._nki_fields
         if len(args) > len(names):
             raise TypeError(f"{cls.__name__}() takes {len(names)} positional arguments, {len(args)} given")
         for name, value in zip(names, args):
-            kwargs.setdefault(name, value)
+            if name in kwargs:
+                raise TypeError(f"{cls.__name__}() got multiple values for argument '{name}'")
+            kwargs[name] = value
         for name in names:
-            setattr(self, name, kwargs.pop(name, getattr(cls, name, None)))
+            object.__setattr__(self, name, kwargs.pop(name, getattr(cls, name, None)))
         if kwargs:
             raise TypeError(f"{cls.__name__}() got unexpected keyword arguments {sorted(kwargs)}")
         if hasattr(self, "__post_init__"):
             self.__post_init__()
-
-    return __init__
 
 
 # --- tensor creation -----------------------------------------------------------------------------------
