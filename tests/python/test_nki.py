@@ -543,6 +543,59 @@ def test_the_modules_production_kernels_import():
         nki.collectives.all_reduce(None, None, None, None)
 
 
+# --- NKI 0.7's tiled and blocked views -------------------------------------------------------------------------------
+
+@nki.jit
+def copy_by_tiles(src, tile_shape):
+    """Each tile of src through the SBUF into the same tile of the result (a partial tile at each
+    end: the grid clamps it), and the tiles' grid figures."""
+    src_tiles = nl.tiles(src, tile_shape=tile_shape)
+    dst = nl.ndarray(src.shape, dtype=src.dtype, buffer=nl.shared_hbm)
+    dst_tiles = nl.tiles(dst, tile_shape=tile_shape)
+    copy_by_tiles.seen = (src_tiles.shape, src_tiles[-1, -1].element_shape, src_tiles[-1, -1].is_remainder,
+                          src_tiles[0, 0].is_remainder, src_tiles.index_step_elements)
+    for i in range(src_tiles.shape[0]):
+        for j in range(src_tiles.shape[1]):
+            t = src_tiles[i, j]
+            tile = nl.ndarray(t.element_shape, dtype=src.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=tile.data, src=t.data)
+            nisa.dma_copy(dst=dst_tiles[i, j].data, src=tile)
+    return dst
+
+
+def test_a_tensor_copied_tile_by_tile():
+    src = rand(200, 300)
+    np.testing.assert_array_equal(nki.simulate(copy_by_tiles)(src, (64, 128)), src)
+    assert copy_by_tiles.seen == ((4, 3), (8, 44), True, False, (64, 128))
+
+
+@nki.jit
+def scale_by_blocks(src):
+    """Blocks of 2 x 2 tiles of 32 x 64 loaded whole, each of their tiles doubled, stored whole;
+    storage for one block from nl.alloc_blocks."""
+    src_blocks = nl.blocks(src, tile_shape=(32, 64), block_shape=(2, 2))
+    dst = nl.ndarray(src.shape, dtype=src.dtype, buffer=nl.shared_hbm)
+    dst_blocks = nl.blocks(dst, tile_shape=(32, 64), block_shape=(2, 2))
+    for i in range(src_blocks.shape[0]):
+        for j in range(src_blocks.shape[1]):
+            b = src_blocks[i, j]
+            block = nl.alloc_blocks(tile_shape=(32, 64), block_shape=(2, 2), element_shape=b.element_shape,
+                                    buffer=nl.sbuf, dtype=src.dtype)
+            nisa.dma_copy(dst=block.data, src=b.data)
+            in_tiles = nl.tiles(block)
+            for ti in range(in_tiles.shape[0]):
+                for tj in range(in_tiles.shape[1]):
+                    t = in_tiles[ti, tj].data
+                    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+            nisa.dma_copy(dst=dst_blocks[i, j].data, src=block.data)
+    return dst
+
+
+def test_a_tensor_scaled_block_by_block():
+    src = rand(64, 256)
+    np.testing.assert_array_equal(nki.simulate(scale_by_blocks)(src), src * 2)
+
+
 # --- errors in today's words -------------------------------------------------------------------------------------------
 
 def _string_buffer(a):

@@ -18,6 +18,8 @@ from neuronxcc.nki import language as _old
 from neuronxcc.nki._base import caller
 from neuronxcc.nki._core import Tensor
 
+from . import _grids
+
 NkiTensor = Tensor
 
 # --- dtypes: nl.float32, nl.bfloat16, ..., nl.bool_ (the model's table), and NKI's other names ------
@@ -340,13 +342,25 @@ _core.OPS["nki"].update({n: _CALLS[n] for n in ("add", "subtract", "multiply", "
 for _n in ("fori_loop", "while_loop", "dynamic_range"):
     globals()[_n] = _calls.refused(f"nl.{_n}", "loops whose trip count is known only when the kernel runs need the sequencers' "
                                  "dynamic loops")
-for _n in ("tiles", "blocks", "alloc_tiles", "alloc_blocks"):
-    globals()[_n] = _calls.refused(f"nl.{_n}", "the tiled and blocked layout views")
 for _n in ("abs_max", "abs_min", "gelu_apprx_sigmoid_dx", "rand"):
     if _n not in _CALLS:
         globals()[_n] = _calls.refused(f"nl.{_n}", "a call its engines do not run")
-for _n in ("NkiGrid", "NkiTileGrid", "NkiBlockGrid"):
-    globals()[_n] = _calls.refused(f"nl.{_n}", "the tiled and blocked layout views")
+# --- the tiled and blocked views (NKI 0.7) ---------------------------------------------------------------------------
+NkiGrid, NkiTileGrid, NkiBlockGrid = _grids.NkiGrid, _grids.NkiTileGrid, _grids.NkiBlockGrid
+tiles, blocks = _grids.tiles, _grids.blocks
+
+
+def alloc_tiles(*, tile_shape, element_shape, buffer, dtype, address=None, name=""):
+    """New, uninitialised storage of element_shape as a grid of tile_shape tiles."""
+    return _grids.alloc_tiles(ndarray, tile_shape=tile_shape, element_shape=element_shape, buffer=buffer, dtype=dtype,
+                              address=address, name=name)
+
+
+def alloc_blocks(*, tile_shape, block_shape, element_shape, buffer, dtype, address=None, name=""):
+    """New, uninitialised storage of element_shape as a grid of blocks of block_shape tiles."""
+    return _grids.alloc_blocks(ndarray, tile_shape=tile_shape, block_shape=block_shape, element_shape=element_shape,
+                               buffer=buffer, dtype=dtype, address=address, name=name)
+
 
 
 class MemoryRegion(enum.Enum):

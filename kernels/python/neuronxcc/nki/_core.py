@@ -624,6 +624,11 @@ class Tensor:
         key[d] = index
         return self[tuple(key)]
 
+    @property
+    def data(self):
+        """The tensor itself (as a grid's .data is its selection: either is an instruction's operand)."""
+        return self
+
     def get_pattern(self):
         """The view as an access pattern: [[step, num], ...] in elements (on chip the partition
         dimension first, its step the elements of one partition)."""
