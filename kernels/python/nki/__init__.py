@@ -24,11 +24,11 @@ __all__ = ["jit", "simulate", "language", "isa", "typing", "compiler", "collecti
 
 dtype = language.DType  # the class of nl.float32, nl.bfloat16, ... (kernels annotate `dt: nki.dtype`)
 
-_TARGETS = {"trn1": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2"}
+_TARGETS = {"trn1": "trn1", "inf2": "trn1", "gen2": "trn1", "trn2": "trn2", "gen3": "trn2"}
 
 
 def _preset():
-    """The model's preset: NEURON_PLATFORM_TARGET_OVERRIDE's (trn1/gen2, trn2/gen3), else ncore's
+    """The model's preset: NEURON_PLATFORM_TARGET_OVERRIDE's (trn1/inf2/gen2, trn2/gen3), else ncore's
     option (NCORE_CONFIG, default trn2)."""
     target = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE", "").strip()
     if not target:
@@ -37,7 +37,8 @@ def _preset():
         raise ValueError(f"NEURON_PLATFORM_TARGET_OVERRIDE={target}: this model has the trn1 and trn2 NeuronCores "
                          "(NeuronCore-v2, -v3), not trn3's")
     if target not in _TARGETS:
-        raise ValueError(f"NEURON_PLATFORM_TARGET_OVERRIDE={target!r}: supported values are trn1/gen2 and trn2/gen3")
+        raise ValueError(f"NEURON_PLATFORM_TARGET_OVERRIDE={target!r}: supported values are trn1/inf2/gen2 and "
+                         "trn2/gen3")
     return _TARGETS[target]
 
 
