@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/core_sim.hpp"
@@ -75,6 +77,18 @@ void wait_on(isa::Insn& i, unsigned sem, uint32_t v) {
   i.wait_sem = sem;
   i.wait_cond = isa::SemCond::ge;
   i.wait_val = v;
+}
+
+// A Program of 1 KiB of HBM and one memset of SBUF on the vector engine's stream; `wait`, when
+// given, makes the memset wait until semaphore wait->first reaches wait->second.
+Program one_memset(const Preset& p, std::optional<std::pair<unsigned, uint32_t>> wait = std::nullopt) {
+  Program prog = empty_program(p);
+  prog.hbm_bytes = 1024;
+  isa::Insn m = op(isa::Opcode::memset, isa::Engine::dve, 3);
+  m.dst = sbuf_ap(128, 0, 4);
+  if (wait) wait_on(m, wait->first, wait->second);
+  prog.streams[3].insns.push_back({m, 0});
+  return prog;
 }
 
 }  // namespace
@@ -175,12 +189,7 @@ TEST_CASE("hand-written vector add runs on the RTL and matches the golden model"
 
 TEST_CASE("a program that waits on a semaphore nobody raises is reported as a deadlock", "[sim]") {
   const Preset& p = *find_preset("trn2");
-  Program prog = empty_program(p);
-  prog.hbm_bytes = 1024;
-  isa::Insn m = op(isa::Opcode::memset, isa::Engine::dve, 3);
-  m.dst = sbuf_ap(128, 0, 4);
-  wait_on(m, 200, 1);
-  prog.streams[3].insns.push_back({m, 0});
+  Program prog = one_memset(p, std::pair{200u, 1u});
   std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
   REQUIRE_THROWS_WITH(sim::Core::get(p).run(prog, hbm, {}), Catch::Contains("deadlock"));
 }
@@ -213,11 +222,7 @@ extern "C" void ncore_assert_fail(const char* msg);
 
 TEST_CASE("an RTL assertion failure stops the run with its cycle and message", "[sim]") {
   const Preset& p = *find_preset("trn2");
-  Program prog = empty_program(p);
-  prog.hbm_bytes = 1024;
-  isa::Insn m = op(isa::Opcode::memset, isa::Engine::dve, 3);
-  m.dst = sbuf_ap(128, 0, 4);
-  prog.streams[3].insns.push_back({m, 0});
+  Program prog = one_memset(p);
   std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
   ncore_assert_fail("ncore_trn2.ncore_top.u_dve.u_front.a_planted: a planted failure");
   REQUIRE_THROWS_WITH(sim::Core::get(p).run(prog, hbm, {}),

@@ -673,11 +673,24 @@ struct FreeDims {
                                  "pattern has at most 4",
                                  operand_str(c, param), t.str(), n));
   }
-  void fill(ncore::isa::Ap& ap) const {
+  // The operand lowered: an access pattern of these free dimensions over num_part partitions from
+  // start_part (part_stride elements apart: HBM rows), its first element `offset` bytes in.
+  Lowered lowered(ncore::isa::Buffer mem, Dtype dtype, int64_t start_part, int64_t num_part, int64_t part_stride,
+                  uint64_t offset) const {
+    Lowered l;
+    ncore::isa::Ap& ap = l.ap;
+    ap.mem = mem;
+    ap.dtype = to_isa(dtype);
+    ap.start_part = static_cast<uint32_t>(start_part);
+    ap.num_part = static_cast<uint32_t>(num_part);
+    ap.part_stride = static_cast<int32_t>(part_stride);
+    ap.offset = offset;
     for (int i = 0; i < 4; ++i) {
       ap.size[i] = i < n ? static_cast<uint32_t>(size[i]) : 1;
       ap.stride[i] = i < n ? static_cast<int32_t>(stride[i]) : 0;
     }
+    l.region = ncore::region_of(ap);
+    return l;
   }
 };
 
@@ -701,7 +714,6 @@ Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* para
   const Storage& st = *t.storage();
   note_use(st);
   const View& v = t.view();
-  namespace isa = ncore::isa;
   const int64_t esz = dtype_bytes(v.dtype);
   int64_t parts = 1;
   FreeDims f;
@@ -720,24 +732,15 @@ Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* para
   f.check(*this, c, param, t);
   const int64_t ptile = mod_linear(st.par_tiles, v.block.data(), st.nblock);
   const int64_t ftile = mod_linear(st.free_tiles, v.block.data(), st.nblock);
-  Lowered l;
-  isa::Ap& ap = l.ap;
-  ap.mem = st.kind == BufferKind::psum ? isa::Buffer::psum : isa::Buffer::sbuf;
-  ap.dtype = to_isa(v.dtype);
-  ap.start_part = static_cast<uint32_t>(st.part_base + ptile * st.tile_parts + v.part);
-  ap.num_part = static_cast<uint32_t>(parts);
-  ap.part_stride = 0;
-  ap.offset = st.byte_base + static_cast<uint64_t>(ftile * st.tile_bytes + v.offset * esz);
-  f.fill(ap);
-  l.region = ncore::region_of(ap);
-  return l;
+  return f.lowered(st.kind == BufferKind::psum ? ncore::isa::Buffer::psum : ncore::isa::Buffer::sbuf, v.dtype,
+                   st.part_base + ptile * st.tile_parts + v.part, parts, 0,
+                   st.byte_base + static_cast<uint64_t>(ftile * st.tile_bytes + v.offset * esz));
 }
 
 Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) {
   check_alive(t, c, param);
   const Storage& st = *t.storage();
   const View& v = t.view();
-  namespace isa = ncore::isa;
   const int64_t esz = dtype_bytes(v.dtype);
   int64_t rows = 1, row_stride = 0;
   int first_free = 0;
@@ -757,17 +760,8 @@ Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) 
   if (row_stride > INT32_MAX || row_stride < INT32_MIN)
     fail(c.loc, fmt::format("{} ({}): a row stride of {} elements does not fit the access pattern's 32-bit field",
                             operand_str(c, param), t.str(), row_stride));
-  Lowered l;
-  isa::Ap& ap = l.ap;
-  ap.mem = isa::Buffer::hbm;
-  ap.dtype = to_isa(v.dtype);
-  ap.start_part = 0;
-  ap.num_part = static_cast<uint32_t>(rows);
-  ap.part_stride = static_cast<int32_t>(row_stride);
-  ap.offset = st.hbm_addr + static_cast<uint64_t>(v.offset * esz);
-  f.fill(ap);
-  l.region = ncore::region_of(ap);
-  return l;
+  return f.lowered(ncore::isa::Buffer::hbm, v.dtype, 0, rows, row_stride,
+                   st.hbm_addr + static_cast<uint64_t>(v.offset * esz));
 }
 
 // --- emission -------------------------------------------------------------------------------

@@ -103,6 +103,13 @@ void put_insn(M& m, const isa::Insn& insn) {
   m.insn_valid_i = 1;
 }
 
+// Each of a model's inputs `ports` driven to 0: how a bench holds its request and valid inputs
+// idle through reset.
+template <class... Port>
+void set_zero(Port&... ports) {
+  ((ports = 0), ...);
+}
+
 inline std::string hex(uint64_t v) {
   std::ostringstream s;
   s << "0x" << std::hex << v;

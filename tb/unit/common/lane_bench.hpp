@@ -68,12 +68,8 @@ class LaneBench {
     P_ = static_cast<unsigned>(pr.num_partitions);
     sbuf_bytes_ = static_cast<unsigned>(pr.sbuf_bytes);
     psum_bytes_ = static_cast<unsigned>(pr.psum_bytes);
-    dut_->ce_sel_i = 0;
     dut_->ce_i = 1;
-    dut_->insn_valid_i = 0;
-    dut_->dr_req_i = 0;
-    dut_->dw_req_i = 0;
-    dut_->pn_req_i = 0;
+    set_zero(dut_->ce_sel_i, dut_->insn_valid_i, dut_->dr_req_i, dut_->dw_req_i, dut_->pn_req_i);
     put_bits(dut_->tw_valid_i, 0, P_, 0);
     dut_.reset();
   }

@@ -91,14 +91,9 @@ class Bench {
   static constexpr uint64_t kHbmBytes = 128 * 1024;
 
   explicit Bench(uint64_t seed) : golden_(tiny(), kHbmBytes), hbm_(kHbmBytes, 0), rng_(seed) {
-    dut_->ce_sel_i = 0;
     dut_->ce_i = 1;
-    dut_->insn_valid_i = 0;
-    dut_->hq_credit_i = 0;
-    dut_->hr_valid_i = 0;
-    dut_->ha_valid_i = 0;
-    dut_->er_req_i = 0;
-    dut_->ew_req_i = 0;
+    set_zero(dut_->ce_sel_i, dut_->insn_valid_i, dut_->hq_credit_i, dut_->hr_valid_i, dut_->ha_valid_i, dut_->er_req_i,
+             dut_->ew_req_i);
     dut_.reset();
   }
 

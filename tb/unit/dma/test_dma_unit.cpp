@@ -304,10 +304,8 @@ TEST_CASE("DMA throughput of large contiguous transfers", "[dma]") {
 // the same as a SimError and exits with status 3).
 TEST_CASE("DMA assertion: HBM credits past DmaHbmCredits stop the run", "[dma][assert]") {
   ncore::tb::Dut<Vncore_dma_tb> dut;
-  dut->ce_sel_i = 0;
   dut->ce_i = 1;
-  dut->insn_valid_i = 0;
-  dut->hq_credit_i = 0;
+  set_zero(dut->ce_sel_i, dut->insn_valid_i, dut->hq_credit_i);
   dut.reset();  // edges 1 and 2
   dut->hq_credit_i = (1u << kE) - 1;
   std::string msg;

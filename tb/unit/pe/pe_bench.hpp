@@ -71,11 +71,7 @@ class Bench {
     sbuf_bytes_ = static_cast<unsigned>(tiny().sbuf_bytes);
     psum_words_ = static_cast<unsigned>(tiny().psum_bytes / 4);
     bank_words_ = static_cast<unsigned>(tiny().psum_bank_bytes / 4);
-    dut_->insn_valid_i = 0;
-    dut_->dr_req_i = 0;
-    dut_->dw_req_i = 0;
-    dut_->per_req_i = 0;
-    dut_->pew_req_i = 0;
+    ncore::tb::set_zero(dut_->insn_valid_i, dut_->dr_req_i, dut_->dw_req_i, dut_->per_req_i, dut_->pew_req_i);
     dut_.reset();
   }
 
