@@ -491,14 +491,17 @@ Tensor Tensor::ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::
   detail::View w;
   w.dtype = v_.dtype;
   w.nd = static_cast<uint8_t>(pattern.size());
-  // The flat range a run of pairs reaches from `start`: the lowest and highest element.
-  auto range = [&](size_t from, int64_t start) {
+  // The flat range the pairs from `from` on reach from `start` must lie in [0, size).
+  auto check_range = [&](size_t from, int64_t start, int64_t size, const char* of) {
     int64_t lo = start, hi = start;
     for (size_t a = from; a < pattern.size(); ++a) {
       const int64_t span = pattern[a].first * (pattern[a].second - 1);
       (span < 0 ? lo : hi) += span;
     }
-    return std::pair<int64_t, int64_t>{lo, hi};
+    if (lo < 0 || hi >= size)
+      view_error(loc, fmt::format("Out-of-bound access for tensor `{}`: its access pattern reaches elements [{}, {}] of "
+                                  "{}{}",
+                                  name(), lo, hi, of, size));
   };
   for (size_t a = 0; a < pattern.size(); ++a) {
     w.size[a] = pattern[a].second;
@@ -508,11 +511,7 @@ Tensor Tensor::ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::
   if (!on_chip()) {
     w.offset = offset ? *offset : v_.offset;
     const int64_t total = s.hbm_elems * dtype_bytes(s.dtype) / dtype_bytes(v_.dtype);
-    const auto [lo, hi] = range(0, w.offset);
-    if (lo < 0 || hi >= total)
-      view_error(loc, fmt::format("Out-of-bound access for tensor `{}`: its access pattern reaches elements [{}, {}] of "
-                                  "{}",
-                                  name(), lo, hi, total));
+    check_range(0, w.offset, total, "");
     return Tensor(st_, w);
   }
   if (s.nblock != 0)
@@ -532,11 +531,7 @@ Tensor Tensor::ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::
   if (flat < 0 || w.part + pnum > s.tile_parts)
     view_error(loc, fmt::format("Out-of-bound access for tensor `{}`: its access pattern reaches partitions [{}, {}] of {}",
                                 name(), w.part, w.part + pnum - 1, s.tile_parts));
-  const auto [lo, hi] = range(1, w.offset);
-  if (lo < 0 || hi >= pelems)
-    view_error(loc, fmt::format("Out-of-bound access for tensor `{}`: its access pattern reaches elements [{}, {}] of "
-                                "each partition's {}",
-                                name(), lo, hi, pelems));
+  check_range(1, w.offset, pelems, "each partition's ");
   return Tensor(st_, w);
 }
 

@@ -393,7 +393,7 @@ bool TracerImpl::needed_later(const std::shared_ptr<Storage>& ref) const noexcep
 
 void TracerImpl::note_use(const Storage& st) {
   ++uses_;
-  if (st.ordinal < 0) return;
+  if (!opts_.measure_last_uses || st.ordinal < 0) return;  // only a measuring trace keeps the table
   const auto o = static_cast<size_t>(st.ordinal);
   if (last_use_.size() <= o) last_use_.resize(o + 1, 0);
   last_use_[o] = uses_;

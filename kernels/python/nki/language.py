@@ -173,14 +173,12 @@ def ndarray(shape, dtype, buffer=sbuf, name="", address=None):
 
 def zeros(shape, dtype, buffer=sbuf, name=""):
     """A new on-chip tile of zeros."""
-    _core.require_trace("zeros", "nki")
     return _old.zeros(_shape(shape), _dtype_of(dtype, "zeros"), buffer=_buffer(buffer, "zeros"), name=name,
                      _namespace="nki")
 
 
 def full(shape, fill_value, dtype, buffer=sbuf, name=""):
     """A new on-chip tile filled with fill_value."""
-    _core.require_trace("full", "nki")
     return _old.full(_shape(shape), fill_value, _dtype_of(dtype, "full"), buffer=_buffer(buffer, "full"), name=name,
                     _namespace="nki")
 
@@ -217,12 +215,10 @@ def broadcast_to(x, shape, dtype=None):
 
 
 def shared_constant(constant, dtype=None):
-    _core.require_trace("shared_constant", "nki")
     return _old.shared_constant(constant, dtype=dtype, _namespace="nki")
 
 
 def shared_identity_matrix(n, dtype=None, dst=None):
-    _core.require_trace("shared_identity_matrix", "nki")
     return _old.shared_identity_matrix(n, dtype=dtype or float32, _namespace="nki")
 
 
