@@ -688,8 +688,8 @@ void check_presets(const json& p, const Isa& isa) {
     if (v.at("hbm_addr_bits").get<long>() < 1 || v.at("hbm_addr_bits").get<unsigned long>() > offset_bits)
       fail("preset " + pr.at("name").get<std::string>() + ": hbm_addr_bits must be 1 to " + std::to_string(offset_bits) +
            " (the width of ap.offset)");
-    if (v.at("dma_hbm_credits").get<long>() < 1)
-      fail("preset " + pr.at("name").get<std::string>() + ": dma_hbm_credits must be at least 1");
+    for (const char* k : {"dma_hbm_credits", "dma_queue_inflight", "dma_engine_inflight"})
+      if (v.at(k).get<long>() < 1) fail("preset " + pr.at("name").get<std::string>() + ": " + k + " must be at least 1");
   }
 }
 
