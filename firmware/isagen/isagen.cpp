@@ -257,11 +257,17 @@ std::string generated_banner(const std::string& source, std::initializer_list<co
   return s;
 }
 
-// A word as SystemVerilog writes it: 32'h3FB8_AA3B.
-std::string sv_word(uint64_t w, unsigned bits) {
+// A word's hexadecimal digits, upper case, bits / 4 of them: 3FB8AA3B.
+std::string hex_digits(uint64_t w, unsigned bits) {
   std::ostringstream h;
   h << std::uppercase << std::hex << std::setfill('0') << std::setw(static_cast<int>(bits / 4)) << w;
-  std::string d = h.str(), r;
+  return h.str();
+}
+
+// A word as SystemVerilog writes it: 32'h3FB8_AA3B.
+std::string sv_word(uint64_t w, unsigned bits) {
+  const std::string d = hex_digits(w, bits);
+  std::string r;
   for (size_t i = 0; i < d.size(); ++i) r += (i && i % 4 == 0 ? "_" : "") + d.substr(i, 1);
   return std::to_string(bits) + "'h" + r;
 }
@@ -289,12 +295,8 @@ std::string gen_sv_consts(const Isa& isa) {
   return o.str() + "\n";
 }
 
-std::string cpp_word(uint64_t w, unsigned bits) {
-  std::ostringstream h;
-  h << "0x" << std::uppercase << std::hex << std::setfill('0') << std::setw(static_cast<int>(bits / 4)) << w
-    << (bits == 64 ? "ull" : "u");
-  return h.str();
-}
+// A word as C++ writes it: 0x3FB8AA3Bu.
+std::string cpp_word(uint64_t w, unsigned bits) { return "0x" + hex_digits(w, bits) + (bits == 64 ? "ull" : "u"); }
 
 std::string gen_cpp_consts(const Isa& isa) {
   std::ostringstream o;
@@ -686,8 +688,8 @@ void check_presets(const json& p, const Isa& isa) {
     if (v.at("hbm_addr_bits").get<long>() < 1 || v.at("hbm_addr_bits").get<unsigned long>() > offset_bits)
       fail("preset " + pr.at("name").get<std::string>() + ": hbm_addr_bits must be 1 to " + std::to_string(offset_bits) +
            " (the width of ap.offset)");
-    if (v.at("dma_hbm_credits").get<long>() < 1)
-      fail("preset " + pr.at("name").get<std::string>() + ": dma_hbm_credits must be at least 1");
+    for (const char* k : {"dma_hbm_credits", "dma_queue_inflight", "dma_engine_inflight"})
+      if (v.at(k).get<long>() < 1) fail("preset " + pr.at("name").get<std::string>() + ": " + k + " must be at least 1");
   }
 }
 

@@ -17,20 +17,16 @@
 // instructions that are malformed in every field.
 #include <fmt/format.h>
 
-#include <cstring>
 #include <string>
 
 #include "ncore/ap.hpp"
+#include "ncore/float_bits.hpp"
 #include "ncore/program.hpp"
 
 namespace ncore {
 namespace {
 
-float bits_to_float(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
+using num::bits_to_float;
 
 std::string free_dims(const isa::Ap& ap) {
   const int used = ap_used_dims(ap);

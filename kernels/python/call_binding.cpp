@@ -13,7 +13,7 @@
 //   flag       a bool; number a float; integer an int or Sym; axes a list of ints
 //   affine     (start int or Sym, [coeff per grid axis], [grid sizes])
 //   predicate  [(affine, comparison name), ...]
-//   shape      a list of ints
+//   shape      a list of ints; pattern a list of [step, num] pairs; any anything (ignored)
 // and mask: None, False (keeps nothing), or [({axis: coeff}, {axis: size}, start int or Sym,
 // comparison name), ...] over the instruction's index axes.
 #include <pybind11/pybind11.h>
@@ -61,6 +61,7 @@ struct Plan {
   bool has_dst = false;
   std::optional<bool> accumulate;
   bool split = false;
+  bool today = false;  // args in today's spelling (calls::invoke_today)
   nki::Loc loc;
 };
 
@@ -159,6 +160,22 @@ ArgPlan plan_arg(const calls::Param& p, py::handle h, std::vector<Ref>& refs, co
     case calls::Kind::shape:
       a.fixed = h.is_none() ? calls::Value::nothing(p.kind) : calls::Value::of_shape(h.cast<std::vector<int64_t>>());
       break;
+    case calls::Kind::pattern: {
+      if (h.is_none()) {
+        a.fixed = calls::Value::nothing(p.kind);
+        break;
+      }
+      std::vector<std::pair<int64_t, int64_t>> pat;
+      for (const auto& x : h.cast<std::vector<std::vector<int64_t>>>()) {
+        if (x.size() != 2) throw ncore::KernelError("an access pattern is a list of [step, num] pairs");
+        pat.emplace_back(x[0], x[1]);
+      }
+      a.fixed = calls::Value::of_pattern(std::move(pat));
+      break;
+    }
+    case calls::Kind::any:
+      a.fixed = calls::Value::nothing(p.kind);
+      break;
   }
   return a;
 }
@@ -245,6 +262,7 @@ Tensor run(const Plan& p, const Args& r) {
     for (size_t k = 0; k < terms.size(); ++k) terms[k].start = r.i(p.mask.ref + k);
     o.mask = nki::Mask::of(terms, p.decl->name, p.loc);
   }
+  if (p.today) return calls::invoke_today(*p.decl, std::move(vals), o);
   return calls::invoke(*p.decl, std::move(vals), o);
 }
 
@@ -270,9 +288,11 @@ void bind_calls(py::module_& m) {
           x["ns"] = d.ns;
           x["name"] = d.name;
           x["doc"] = d.doc;
-          py::list params;
+          py::list params, today;
           for (const calls::Param& p : d.params) params.append(param_dict(p));
+          for (const calls::Param& p : d.today) today.append(param_dict(p));
           x["params"] = params;
+          x["today"] = today;
           x["engine"] = ncore::isa::to_string(d.engine);
           x["mask"] = d.mask == calls::MaskRule::boxes     ? "boxes"
                       : d.mask == calls::MaskRule::one_box ? "one_box"
@@ -286,26 +306,28 @@ void bind_calls(py::module_& m) {
         return out;
       },
       "The NKI call surface's declarations (kernels/nki/include/nki/calls.hpp): ns, name, doc, params "
-      "(name, kind, default as NKI writes it, keyword_only), engine, mask rule, splits, result, psum_result.");
+      "(name, kind, default as NKI writes it, keyword_only), today (the same, in today's spelling; empty: not in "
+      "today's NKI), engine, mask rule, splits, result, psum_result.");
   m.def(
       "invoke",
       [&R](const std::string& ns, const std::string& name, py::handle dst, std::optional<bool> accumulate,
-           py::handle mask, bool split, const py::list& args, const nki::Loc& at) -> py::object {
+           py::handle mask, bool split, const py::list& args, const nki::Loc& at, bool today) -> py::object {
         const calls::Decl* d = calls::find(ns, name);
         if (!d) throw ncore::KernelError(fmt::format("nki.{} has no call '{}'", ns, name));
-        if (args.size() > d->params.size())
-          throw ncore::KernelError(
-              fmt::format("{}.{} takes {} arguments, got {}", ns, name, d->params.size(), args.size()));
+        const std::vector<calls::Param>& params = today ? d->today : d->params;
+        if (args.size() > params.size())
+          throw ncore::KernelError(fmt::format("{}.{} takes {} arguments, got {}", ns, name, params.size(), args.size()));
         auto plan = std::make_shared<Plan>();
         plan->decl = d;
         plan->accumulate = accumulate;
         plan->split = split;
+        plan->today = today;
         plan->loc = at;
         std::vector<Ref> refs{R.capture(dst)};
         plan->has_dst = !dst.is_none();
-        for (size_t i = 0; i < d->params.size(); ++i) {
+        for (size_t i = 0; i < params.size(); ++i) {
           const py::handle h = i < args.size() ? py::handle(args[i]) : py::handle(Py_None);
-          plan->args.push_back(plan_arg(d->params[i], h, refs, R));
+          plan->args.push_back(plan_arg(params[i], h, refs, R));
         }
         plan->mask = plan_mask(mask, refs, R);
         if (!d->result) {
@@ -315,7 +337,8 @@ void bind_calls(py::module_& m) {
         return R.tensor_call([plan](const Args& a) { return run(*plan, a); }, std::move(refs));
       },
       py::arg("ns"), py::arg("name"), py::arg("dst"), py::arg("accumulate"), py::arg("mask"), py::arg("split"),
-      py::arg("args"), py::arg("loc"),
+      py::arg("args"), py::arg("loc"), py::arg("today") = false,
       "Runs the call ns.name (arguments in parameter order, in the plain forms call_binding.cpp lists), into dst "
-      "when given, under mask, tiled when split; returns its result tile (None for a call without one).");
+      "when given, under mask, tiled when split; returns its result tile (None for a call without one). today: "
+      "the arguments are in today's spelling (dst among them), run by calls::invoke_today.");
 }

@@ -12,6 +12,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -185,8 +186,8 @@ void bind_errors(py::module_& /*m*/) {
 // Every call a kernel makes asks for it, so the walk is here rather than in Python.
 class CallerLocs {
  public:
-  void set_frontend(const std::string& dir, py::function relative) {
-    dir_ = dir;
+  void set_frontend(std::vector<std::string> dirs, py::function relative) {
+    dirs_ = std::move(dirs);
     relative_ = std::move(relative);
   }
 
@@ -224,8 +225,9 @@ class CallerLocs {
     if (it != files_.end()) return it->second;
     const std::string name = py::reinterpret_borrow<py::str>(code->co_filename);
     const char* file = nullptr;
-    if (name.compare(0, dir_.size(), dir_) != 0)
-      file = intern(relative_ ? relative_(name).cast<std::string>() : name);
+    const bool ours = std::any_of(dirs_.begin(), dirs_.end(),
+                                  [&](const std::string& d) { return name.compare(0, d.size(), d) == 0; });
+    if (!ours) file = intern(relative_ ? relative_(name).cast<std::string>() : name);
     Py_INCREF(code);
     files_.emplace(code, file);
     return file;
@@ -237,7 +239,7 @@ class CallerLocs {
       return std::hash<const void*>()(k.first) * 31 + static_cast<size_t>(k.second);
     }
   };
-  std::string dir_ = "\x01";  // matches no file until set
+  std::vector<std::string> dirs_;  // the front end's package folders (none until set)
   py::function relative_;
   std::unordered_map<PyCodeObject*, const char*> files_;
   std::unordered_map<std::pair<const char*, int>, py::object, PairHash> locs_;
@@ -251,8 +253,8 @@ CallerLocs& caller_locs() {
 
 // source locations: made once per (file, line) and passed to every call
 void bind_locations(py::module_& m) {
-  m.def("set_frontend", [](const std::string& dir, py::function relative) {
-    caller_locs().set_frontend(dir, std::move(relative));
+  m.def("set_frontend", [](std::vector<std::string> dirs, py::function relative) {
+    caller_locs().set_frontend(std::move(dirs), std::move(relative));
   });
   m.def("caller", [] { return caller_locs().get(); });
   m.def("alu_names", &alu_names);
@@ -357,6 +359,30 @@ void bind_tensors(py::module_& m) {
              return R.tensor_call([shape, at](const Args& a) { return a.t(0).reshape(nki::Shape(shape), at); },
                                   {R.capture(self)});
            })
+      .def("ap",
+           [&R](py::handle self, const std::vector<std::vector<int64_t>>& pattern, std::optional<int64_t> offset,
+                const nki::Loc& at) {
+             std::vector<std::pair<int64_t, int64_t>> pat;
+             for (const auto& x : pattern) {
+               if (x.size() != 2) throw ncore::KernelError("an access pattern is a list of [step, num] pairs");
+               pat.emplace_back(x[0], x[1]);
+             }
+             return R.tensor_call([pat, offset, at](const Args& a) { return a.t(0).ap(pat, offset, at); },
+                                  {R.capture(self)});
+           })
+      .def("bitcast",
+           [&R](py::handle self, const std::string& dtype, const nki::Loc& at) {
+             const nki::Dtype dt = dtype_of(dtype);
+             return R.tensor_call([dt, at](const Args& a) { return a.t(0).bitcast(dt, at); }, {R.capture(self)});
+           })
+      .def("pattern",
+           [](const Tensor& t) -> py::object {
+             const auto p = t.pattern();
+             if (!p) return py::none();
+             py::list steps;
+             for (const auto& [step, num] : p->first) steps.append(py::make_tuple(step, num));
+             return py::make_tuple(steps, p->second);
+           })
       .def("same_view",
            [&R](py::handle ha, py::handle hb) {
              const Tensor &a = ha.cast<const Tensor&>(), &b = hb.cast<const Tensor&>();
@@ -428,18 +454,32 @@ void bind_tracing(py::module_& m) {
   m.def(
       "trace",
       [](const std::string& name, const std::string& preset, const std::function<void(nki::Tracer&)>& body,
-         unsigned dma_queues, bool progress) {
+         unsigned dma_queues, bool progress, bool keep_referenced_tiles, std::vector<uint64_t> last_uses,
+         bool want_last_uses) -> py::object {
         nki::TraceOptions o;
         o.dma_queues_used = dma_queues;
+        o.keep_referenced_tiles = keep_referenced_tiles;
+        o.last_uses = std::move(last_uses);
+        nki::TraceStats stats;
+        if (want_last_uses) {
+          o.stats = &stats;
+          o.measure_last_uses = true;
+        }
         // Ctrl-C while C++ replays a loop's iterations (the GIL held, Python's handler in place)
         o.poll = [] {
           if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         };
         ncore::run::Progress shown("[ncore]", progress);
         shown.attach(o);
-        return std::make_shared<ncore::Program>(nki::trace(name, preset_of(preset), body, o));
+        auto prog = std::make_shared<ncore::Program>(nki::trace(name, preset_of(preset), body, o));
+        if (want_last_uses) return py::make_tuple(prog, stats.last_uses);
+        return py::cast(prog);
       },
-      py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4, py::arg("progress") = false);
+      py::arg("name"), py::arg("preset"), py::arg("body"), py::arg("dma_queues") = 4, py::arg("progress") = false,
+      py::arg("keep_referenced_tiles") = false, py::arg("last_uses") = std::vector<uint64_t>{},
+      py::arg("want_last_uses") = false,
+      "Traces body into a Program (with want_last_uses: measures the tiles' last uses for a second trace's "
+      "last_uses, TraceOptions::measure_last_uses, and returns them too).");
 
   loops::bind_loops(m);
 }
@@ -467,12 +507,17 @@ void bind_language(py::module_& m) {
   m.def("ndarray_alloc", [&R](const std::vector<std::pair<int64_t, bool>>& shape, const std::string& dtype,
                               int64_t base_addr, int64_t base_partition, const std::vector<int64_t>& num_par_tiles,
                               const std::vector<int64_t>& num_free_tiles, const std::string& name,
-                              const nki::Loc& at) {
-    const nki::Alloc al = nki::ncc::sbuf::mod_alloc(base_addr, base_partition, num_par_tiles, num_free_tiles);
+                              const nki::Loc& at, const std::string& buffer, bool by_address) {
+    nki::Alloc al = nki::ncc::sbuf::mod_alloc(base_addr, base_partition, num_par_tiles, num_free_tiles);
+    al.buffer = buffer_of(buffer).kind;
+    al.by_address = by_address;
     const nki::Shape sh = shape_of(shape);
     const nki::Dtype dt = dtype_of(dtype);
     return R.tensor_call([sh, dt, al, name, at](const Args&) { return nki::nl::ndarray(sh, dt, al, name, at); }, {});
-  });
+  },
+  py::arg("shape"), py::arg("dtype"), py::arg("base_addr"), py::arg("base_partition"), py::arg("num_par_tiles"),
+  py::arg("num_free_tiles"), py::arg("name"), py::arg("loc"), py::arg("buffer") = "sbuf",
+  py::arg("by_address") = false);
 }
 
 // nki.language's tensor creation and the helpers the Python front end's own semantics use (the

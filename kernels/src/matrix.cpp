@@ -252,20 +252,27 @@ Tensor matmul_blocked(const Tensor& lhsT, const Tensor& rhs) {
 
 // --- declarations ---------------------------------------------------------------------------
 
+Kernel transpose_kernel(std::string name, std::string function, std::string doc, Tensor (*fn)(const Tensor&)) {
+  return Kernel{
+      .name = std::move(name),
+      .function = std::move(function),
+      .doc = std::move(doc),
+      .params = matrix_dims("a_tensor", "a multiple of 128; "),
+      .inputs = {matrix_input("a_tensor", "the matrix (n, m)")},
+      .outputs = {{.name = "out", .shape = [](const Values& v) { return Dims{v["m"], v["n"]}; }, .help = "a_tensor.T (m, n)"}},
+      .body = [fn](const Inputs& in, const Values&) { return Outputs{fn(in[0])}; },
+      .reference = ref::transpose,
+      .example = "-n 256 -m 384 --check",
+      .waves = "transpose"};
+}
+
 namespace {
 
-const Register transpose{Kernel{
-    .name = "transpose",
-    .function = "matrix_transpose",
-    .doc = "matrix_transpose: a_tensor (n, m) to out (m, n) with nc_transpose on the tensor engine; n and m "
-           "multiples of 128 (m = n when not given); exact for finite inputs (-0 becomes +0)",
-    .params = matrix_dims("a_tensor", "a multiple of 128; "),
-    .inputs = {matrix_input("a_tensor", "the matrix (n, m)")},
-    .outputs = {{.name = "out", .shape = [](const Values& v) { return Dims{v["m"], v["n"]}; }, .help = "a_tensor.T (m, n)"}},
-    .body = [](const Inputs& in, const Values&) { return Outputs{matrix_transpose(in[0])}; },
-    .reference = ref::transpose,
-    .example = "-n 256 -m 384 --check",
-    .waves = "transpose"}};
+const Register transpose{transpose_kernel(
+    "transpose", "matrix_transpose",
+    "matrix_transpose: a_tensor (n, m) to out (m, n) with nc_transpose on the tensor engine; n and m "
+    "multiples of 128 (m = n when not given); exact for finite inputs (-0 becomes +0)",
+    matrix_transpose)};
 
 // The matmul kernels: inputs lhsT (k, m) and rhs (k, n), result (m, n).
 Kernel matmul(std::string name, std::string function, std::string doc, Tensor (*fn)(const Tensor&, const Tensor&)) {

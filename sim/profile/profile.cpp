@@ -589,7 +589,8 @@ std::vector<ProfileTrack> profile_tracks(const ProfileRun& run) {
     const Stream& st = prog.streams[s];
     if (!is_dma(st) || per[s].empty()) continue;
     std::vector<ProfileSlice> slices;
-    // A transfer from its issue (the queue takes it and pays the fixed cost) to completion.
+    // A transfer from its issue (the queue takes it and it pays the fixed cost, then waits for the
+    // transfer before it on the queue) to completion; a queue's transfers may overlap.
     for (const InsnRecord* rec : per[s]) slices.push_back({rec->issue, std::max(rec->end, rec->issue), s, rec->index});
     layout(s, true, st.name, std::move(slices));
   }
@@ -637,7 +638,7 @@ json profile_trace(const ProfileRun& run) {
       a["semaphore_wait_cycles"] = rec.issue - rec.ready;
       if (in.opcode == isa::Opcode::dma_copy) {
         a["bytes"] = dma_bytes(in);
-        a["fixed_cost_cycles"] = rec.start - rec.issue;
+        a["fixed_cost_cycles"] = rec.start - rec.issue;  // and any wait for the transfer before it on the queue
       }
       if (in.opcode == isa::Opcode::multiply_moving) a["macs"] = matmul_macs(in);
       ev.push_back({{"ph", "X"}, {"pid", pid}, {"tid", tid}, {"name", d.opcode}, {"cat", t.dma ? "dma" : "engine"},

@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "ncore/error.hpp"
 #include "ncore/interrupt.hpp"
@@ -31,24 +32,30 @@ GoldenModel::GoldenModel(const Preset& preset, ByteSpan hbm)
                    "(MXCSR FTZ/DAZ or rounding mode changed, e.g. by -ffast-math); the golden model needs IEEE floats");
 }
 
+namespace {
+// Partition `partition` of an on-chip memory (`name`: SBUF or PSUM) of `bytes` bytes per partition.
+const uint8_t* partition_of(const std::vector<uint8_t>& mem, const char* name, uint64_t bytes, unsigned partition,
+                            const Preset& preset) {
+  if (partition >= preset.num_partitions)
+    throw SimError(fmt::format("{} partition {} is outside 0..{}", name, partition, preset.num_partitions - 1));
+  return mem.data() + uint64_t{partition} * bytes;
+}
+}  // namespace
+
 uint8_t* GoldenModel::sbuf(unsigned partition) {
-  return const_cast<uint8_t*>(static_cast<const GoldenModel*>(this)->sbuf(partition));
+  return const_cast<uint8_t*>(std::as_const(*this).sbuf(partition));
 }
 
 const uint8_t* GoldenModel::sbuf(unsigned partition) const {
-  if (partition >= preset_.num_partitions)
-    throw SimError(fmt::format("SBUF partition {} is outside 0..{}", partition, preset_.num_partitions - 1));
-  return sbuf_.data() + uint64_t{partition} * preset_.sbuf_bytes;
+  return partition_of(sbuf_, "SBUF", preset_.sbuf_bytes, partition, preset_);
 }
 
 uint8_t* GoldenModel::psum(unsigned partition) {
-  return const_cast<uint8_t*>(static_cast<const GoldenModel*>(this)->psum(partition));
+  return const_cast<uint8_t*>(std::as_const(*this).psum(partition));
 }
 
 const uint8_t* GoldenModel::psum(unsigned partition) const {
-  if (partition >= preset_.num_partitions)
-    throw SimError(fmt::format("PSUM partition {} is outside 0..{}", partition, preset_.num_partitions - 1));
-  return psum_.data() + uint64_t{partition} * preset_.psum_bytes;
+  return partition_of(psum_, "PSUM", preset_.psum_bytes, partition, preset_);
 }
 
 const uint8_t* GoldenModel::elem_ptr(isa::Buffer mem, uint32_t partition, int64_t addr, unsigned nbytes) const {
@@ -235,21 +242,10 @@ void GoldenModel::execute(const isa::Insn& insn) {
       return;
     }
 
-    case isa::Opcode::tensor_reduce:
-      tensor_reduce(insn);
-      return;
-
-    case isa::Opcode::activation:
-      activation(insn);
-      return;
-
-    case isa::Opcode::load_stationary:
-      load_stationary(insn);
-      return;
-
-    case isa::Opcode::multiply_moving:
-      multiply_moving(insn);
-      return;
+    case isa::Opcode::tensor_reduce: return tensor_reduce(insn);
+    case isa::Opcode::activation: return activation(insn);
+    case isa::Opcode::load_stationary: return load_stationary(insn);
+    case isa::Opcode::multiply_moving: return multiply_moving(insn);
   }
   throw SimError(fmt::format("the golden model has no semantics for opcode {}", static_cast<unsigned>(insn.opcode)));
 }

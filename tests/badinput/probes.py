@@ -189,15 +189,10 @@ PROBES = [
         i_f = nl.arange(4)[None, :]
         nl.store(out, nl.load(a[i_p, i_f]))
         """, out="(128, 4)", match=r"TypeError.*float.*integer"),
-    py("ndarray shape a float", """
-        @nki.jit
-        def k(a):
-            t = nl.ndarray((128.0, 4), dtype=a.dtype, buffer=nl.sbuf)
-            out = nl.ndarray((128, 4), dtype=a.dtype, buffer=nl.shared_hbm)
-            t[...] = nl.load(a)
-            nl.store(out, t)
-            return out
-        nki.simulate_kernel(k, np.ones((128, 4), np.float32))
+    kernel("ndarray shape a float", """
+        t = nl.ndarray((128.0, 4), dtype=a.dtype, buffer=nl.sbuf)
+        t[...] = nl.load(a)
+        nl.store(out, t)
         """, match=r"TypeError.*float.*integer"),
     alloc("ndarray shape a string", "nl.ndarray(('128', 4), dtype=a.dtype, buffer=nl.sbuf)",
         match=r"TypeError.*str.*integer"),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """isagen refuses a preset description whose numbers the RTL and the simulator cannot hold: HBM
-address bits beyond the ISA's offset field, no HBM credits, a missing parameter; and writes the
-outputs of the real description.
+address bits beyond the ISA's offset field, no HBM credits, no DMA transfer in flight, a missing
+parameter; and writes the outputs of the real description.
 
 usage: check_isagen.py <isagen> <ncore_isa.json> <ncore_presets.json> <scratch dir>
 """
@@ -45,6 +45,8 @@ def broken(name, value):
 for name, value, want in (("hbm_addr_bits", 41, "hbm_addr_bits must be 1 to 40 (the width of ap.offset)"),
                           ("hbm_addr_bits", 0, "hbm_addr_bits must be 1 to 40"),
                           ("dma_hbm_credits", 0, "dma_hbm_credits must be at least 1"),
+                          ("dma_queue_inflight", 0, "dma_queue_inflight must be at least 1"),
+                          ("dma_engine_inflight", 0, "dma_engine_inflight must be at least 1"),
                           ("dma_hbm_credits", None, "lacks dma_hbm_credits")):
     p = broken(name, value)
     check(p.returncode == 1 and want in p.stderr, f"{name} = {value}: exit 1, '{want}' ({p.returncode}: {p.stderr.strip()})")

@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "exec_check.hpp"
 #include "golden_model.hpp"
@@ -141,6 +143,27 @@ struct TransposeCase {
   isa::Dtype dt;
 };
 
+// check(c, the kernel's arguments for c) for each case c, the case named in what a failing check reports.
+void each_transpose(const std::vector<TransposeCase>& cases,
+                    const std::function<void(const TransposeCase& c, const kernels::Args& a)>& check) {
+  for (const TransposeCase& c : cases) {
+    INFO(c.n << " x " << c.m << " " << isa::to_string(c.dt));
+    check(c, transpose_args(c.n, c.m, c.dt));
+  }
+}
+
+// The cases whose instructions are counted, and the cases run on the golden model. The second:
+// groups of ROWS x COLS blocks 2x3 (one group), 5x2 (two PSUM banks per row tile), 3x1 (one bank),
+// 1x16, 8x1, 3x2 in three row groups, 1x6 in three column groups.
+const std::vector<TransposeCase> kCountedTransposes = {
+    {128, 128, isa::Dtype::fp32},  {256, 384, isa::Dtype::fp32},  {640, 256, isa::Dtype::bf16},
+    {1024, 128, isa::Dtype::fp16}, {128, 2048, isa::Dtype::bf16}, {4096, 4096, isa::Dtype::fp32},
+    {2048, 4096, isa::Dtype::bf16}};
+const std::vector<TransposeCase> kRunTransposes = {
+    {256, 384, isa::Dtype::fp32},  {640, 256, isa::Dtype::bf16},  {384, 128, isa::Dtype::fp16},
+    {128, 2048, isa::Dtype::bf16}, {1024, 128, isa::Dtype::fp32}, {1152, 256, isa::Dtype::fp32},
+    {128, 2304, isa::Dtype::fp32}};
+
 int64_t largest_divisor(int64_t n, int64_t cap) {
   for (int64_t d = std::min(n, cap); d > 1; --d)
     if (n % d == 0) return d;
@@ -150,12 +173,8 @@ int64_t largest_divisor(int64_t n, int64_t cap) {
 }  // namespace
 
 TEST_CASE("matrix_transpose: instruction counts for several shapes and dtypes", "[firmware][kernels][matrix]") {
-  for (const TransposeCase& c : std::initializer_list<TransposeCase>{
-       {128, 128, isa::Dtype::fp32}, {256, 384, isa::Dtype::fp32}, {640, 256, isa::Dtype::bf16},
-       {1024, 128, isa::Dtype::fp16}, {128, 2048, isa::Dtype::bf16}, {4096, 4096, isa::Dtype::fp32},
-       {2048, 4096, isa::Dtype::bf16}}) {
-    INFO(c.n << " x " << c.m << " " << isa::to_string(c.dt));
-    const ncore::Program p = kernels::build(transpose_args(c.n, c.m, c.dt), trn2());
+  each_transpose(kCountedTransposes, [](const TransposeCase& c, const kernels::Args& a) {
+    const ncore::Program p = kernels::build(a, trn2());
     // Input rows n = M of the kernel, columns m = N. Groups of ROWS x COLS blocks.
     const int64_t rb = c.n / 128, cb = c.m / 128;
     const int64_t rows = largest_divisor(rb, 8), cols = largest_divisor(cb, 4096 / (128 * isa::dtype_bytes(c.dt)));
@@ -179,7 +198,7 @@ TEST_CASE("matrix_transpose: instruction counts for several shapes and dtypes", 
     REQUIRE(id);
     CHECK(id->role == ncore::TensorRole::constant);
     REQUIRE_NOTHROW(ncore::validate_program(p, trn2()));
-  }
+  });
   // 4096 x 4096 fp32: 16 groups of 8 x 8 blocks, [128, 1024] loads and stores (4 KiB per partition).
   const ncore::Program p = kernels::build(transpose_args(4096, 4096, isa::Dtype::fp32), trn2());
   CHECK(count(p, Op::dma_copy) == 257u);
@@ -255,19 +274,12 @@ TEST_CASE("kernel size checks, as the handout's asserts", "[firmware][kernels][m
 }
 
 TEST_CASE("matrix_transpose on the golden model equals the reference exactly", "[firmware][kernels][matrix][golden]") {
-  // Groups of ROWS x COLS blocks: 2x3 (one group), 5x2 (two PSUM banks per row tile), 3x1 (one
-  // bank), 1x16, 8x1, 3x2 in three row groups, 1x6 in three column groups.
-  for (const TransposeCase& c : std::initializer_list<TransposeCase>{
-       {256, 384, isa::Dtype::fp32}, {640, 256, isa::Dtype::bf16}, {384, 128, isa::Dtype::fp16},
-       {128, 2048, isa::Dtype::bf16}, {1024, 128, isa::Dtype::fp32}, {1152, 256, isa::Dtype::fp32},
-       {128, 2304, isa::Dtype::fp32}}) {
-    INFO(c.n << " x " << c.m << " " << isa::to_string(c.dt));
-    const kernels::Args a = transpose_args(c.n, c.m, c.dt);
+  each_transpose(kRunTransposes, [](const TransposeCase& c, const kernels::Args& a) {
     const Run r = run_golden(a, 7, -1000.0f, 1000.0f);
     CHECK(r.got == r.want);
     // and the reference is the transpose
     CHECK(elem(r.want, 1 * c.n + 2, c.dt) == elem(r.inputs.at("a_tensor"), 2 * c.m + 1, c.dt));
-  }
+  });
   // m = 0: square
   const Run r = run_golden(transpose_args(256, 0, isa::Dtype::bf16), 3, -1.0f, 1.0f);
   CHECK(r.got == r.want);

@@ -22,11 +22,14 @@ kernels::Args args(const std::string& k, int64_t n, isa::Dtype dt = isa::Dtype::
 }
 
 testing::RunSettings on(const char* preset, bool check = true, bool skip = true) {
-  testing::RunSettings s;
-  s.preset = preset;
-  s.check = check;
-  s.skip = skip;
-  return s;
+  return testing::RunSettings{.preset = preset, .check = check, .skip = skip};
+}
+
+// A kernel run whose output is checked against the plain C++ reference.
+run::KernelRun run_right(const kernels::Args& a, const testing::RunSettings& s = {}) {
+  run::KernelRun o = run_kernel(a, s);
+  CHECK(output(o) == expected(o));
+  return o;
 }
 
 }  // namespace
@@ -48,8 +51,7 @@ TEST_CASE("every vector-add kernel is right on the RTL, all dtypes, in check mod
     if (c.row_chunk) a.set("row_chunk", c.row_chunk);
     if (c.free_dim) a.set("free_dim", c.free_dim);
     INFO(c.kernel << " n=" << c.n << " dtype=" << isa::to_string(dt));
-    const run::KernelRun o = run_kernel(a);
-    CHECK(output(o) == expected(o));
+    const run::KernelRun o = run_right(a);
     CHECK(o.exact);
     CHECK(o.result.stats.checked_instructions == o.result.stats.instructions - [&] {
       // sem_wait instructions are not compared (they have no destination)
@@ -78,8 +80,7 @@ TEST_CASE("direct_alloc_bad: the overlapping tiles give a wrong answer, the same
   }
   CHECK(doubled == b.size() / 4);
   // The good kernel with the same inputs is right.
-  const run::KernelRun good = run_kernel(args("direct_alloc", 256000));
-  CHECK(output(good) == expected(good));
+  const run::KernelRun good = run_right(args("direct_alloc", 256000));
 }
 
 TEST_CASE("skipping idle cycles leaves the cycle count exact", "[kernels]") {
@@ -98,26 +99,21 @@ TEST_CASE("skipping idle cycles leaves the cycle count exact", "[kernels]") {
 }
 
 TEST_CASE("the trn1 configuration runs the kernels at its own clock", "[kernels]") {
-  const run::KernelRun o = run_kernel(args("stream", 25600), on("trn1"));
-  CHECK(output(o) == expected(o));
+  const run::KernelRun o = run_right(args("stream", 25600), on("trn1"));
   CHECK(o.result.stats.time_us == Approx(static_cast<double>(o.result.stats.cycles) / 2800.0));
 }
 
 TEST_CASE("at n=256000, FREE_DIM=1000 beats FREE_DIM=2000: loads overlap the adds", "[kernels][timing]") {
-  const run::KernelRun o1 = run_kernel(args("stream", 256000).set("free_dim", 1000), on("trn2", false));
-  const run::KernelRun o2 = run_kernel(args("stream", 256000).set("free_dim", 2000), on("trn2", false));
-  CHECK(output(o1) == expected(o1));
-  CHECK(output(o2) == expected(o2));
+  const run::KernelRun o1 = run_right(args("stream", 256000).set("free_dim", 1000), on("trn2", false));
+  const run::KernelRun o2 = run_right(args("stream", 256000).set("free_dim", 2000), on("trn2", false));
   CHECK(o1.result.stats.dma_transfers == 6);
   CHECK(o2.result.stats.dma_transfers == 3);
   CHECK(o1.result.stats.cycles < o2.result.stats.cycles);
 }
 
 TEST_CASE("at n=25600, ROW_CHUNK=128 is at least 50x faster than ROW_CHUNK=1", "[kernels][timing][slow]") {
-  const run::KernelRun o1 = run_kernel(args("tiled", 25600).set("row_chunk", 1), on("trn2", false));
-  const run::KernelRun o128 = run_kernel(args("tiled", 25600).set("row_chunk", 128), on("trn2", false));
-  CHECK(output(o1) == expected(o1));
-  CHECK(output(o128) == expected(o128));
+  const run::KernelRun o1 = run_right(args("tiled", 25600).set("row_chunk", 1), on("trn2", false));
+  const run::KernelRun o128 = run_right(args("tiled", 25600).set("row_chunk", 128), on("trn2", false));
   CHECK(o1.result.stats.dma_transfers == 76800);
   CHECK(o128.result.stats.dma_transfers == 600);
   // Tens of milliseconds of device time, as on the chip: every transfer pays the fixed cost.

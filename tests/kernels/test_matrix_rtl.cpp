@@ -45,16 +45,20 @@ double out_ulp(isa::Dtype dt) { return dt == isa::Dtype::fp32 ? 0x1p-23 : dt == 
 
 }  // namespace
 
-TEST_CASE("matrix_transpose on the RTL: 128x128, 256x384, 1024x1024 and the 16-bit dtypes, exact", "[kernels][pe]") {
+TEST_CASE("matrix_transpose on the RTL: 128x128, 256x384, 1024x1024 and the 16-bit dtypes, exact, and the per-tile transpose",
+          "[kernels][pe]") {
   struct Case {
+    const char* kernel;
     int64_t n, m;
     isa::Dtype dt;
   };
-  const Case cases[] = {{128, 128, isa::Dtype::fp32},  {256, 384, isa::Dtype::fp32}, {1024, 1024, isa::Dtype::fp32},
-                        {256, 128, isa::Dtype::bf16},  {128, 256, isa::Dtype::fp16}};
+  const Case cases[] = {{"transpose", 128, 128, isa::Dtype::fp32},       {"transpose", 256, 384, isa::Dtype::fp32},
+                        {"transpose", 1024, 1024, isa::Dtype::fp32},     {"transpose", 256, 128, isa::Dtype::bf16},
+                        {"transpose", 128, 256, isa::Dtype::fp16},       {"transpose_tiled", 256, 384, isa::Dtype::fp32},
+                        {"transpose_tiled", 256, 128, isa::Dtype::bf16}};
   for (const auto& c : cases) {
-    INFO("transpose n=" << c.n << " m=" << c.m << " " << isa::to_string(c.dt));
-    const Run r = run_kernel(args("transpose", 0, c.m, c.n, c.dt), 7);
+    INFO(c.kernel << " n=" << c.n << " m=" << c.m << " " << isa::to_string(c.dt));
+    const Run r = run_kernel(args(c.kernel, 0, c.m, c.n, c.dt), 7);
     const std::vector<float>& x = r.inputs.at(0);  // (n, m)
     uint64_t wrong = 0;
     for (int64_t i = 0; i < c.m; ++i)

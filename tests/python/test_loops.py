@@ -348,3 +348,28 @@ def test_composite_calls_and_masks_in_a_loop_traced_once(rows, python_iterations
     want = np.exp(x - x.max(axis=1, keepdims=True))
     want /= want.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(simulated(masked_causal_rows, a), want, rtol=1e-5, atol=1e-7)
+
+
+@nki.jit
+def strided_columns(a, rng=None, seq=None, ran=None):
+    """Copies the 64-column blocks 1, 3, 5 of `a` (a range with a start and a step); the block
+    index is asked for as a Python int, so a loop traced once falls back to Python after its
+    first iteration."""
+    P, F = a.shape
+    out = nl.ndarray((P, F), dtype=a.dtype, buffer=nl.shared_hbm)
+    zero = nl.zeros((P, F), dtype=a.dtype, buffer=nl.sbuf)
+    nl.store(out, value=zero)
+    for i in rng(1, F // 64, 2):
+        ran.append(int(i))
+        nl.store(out[:, i * 64:(i + 1) * 64], value=nl.load(a[:, i * 64:(i + 1) * 64]))
+    return out
+
+
+def test_a_range_with_a_start_and_a_step_yields_its_values():
+    a = np.arange(128 * 384, dtype=np.float32).reshape(128, 384)
+    sym, static = same_program(strided_columns, a)
+    assert sym == static == [1, 3, 5]
+    ref = np.zeros_like(a)
+    for i in (1, 3, 5):
+        ref[:, i * 64:(i + 1) * 64] = a[:, i * 64:(i + 1) * 64]
+    np.testing.assert_array_equal(simulated(strided_columns, a), ref)

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/core_sim.hpp"
@@ -75,6 +77,18 @@ void wait_on(isa::Insn& i, unsigned sem, uint32_t v) {
   i.wait_sem = sem;
   i.wait_cond = isa::SemCond::ge;
   i.wait_val = v;
+}
+
+// A Program of 1 KiB of HBM and one memset of SBUF on the vector engine's stream; `wait`, when
+// given, makes the memset wait until semaphore wait->first reaches wait->second.
+Program one_memset(const Preset& p, std::optional<std::pair<unsigned, uint32_t>> wait = std::nullopt) {
+  Program prog = empty_program(p);
+  prog.hbm_bytes = 1024;
+  isa::Insn m = op(isa::Opcode::memset, isa::Engine::dve, 3);
+  m.dst = sbuf_ap(128, 0, 4);
+  if (wait) wait_on(m, wait->first, wait->second);
+  prog.streams[3].insns.push_back({m, 0});
+  return prog;
 }
 
 }  // namespace
@@ -173,14 +187,133 @@ TEST_CASE("hand-written vector add runs on the RTL and matches the golden model"
   CHECK(hbm2 == hbm);
 }
 
+namespace {
+
+// `n` independent loads on each of the first `queues` DMA queues, each all partitions of `f`
+// fp32 from its own HBM rows into its own SBUF bytes; a transfer raises its queue's semaphore.
+Program independent_loads(const Preset& p, unsigned queues, unsigned n, uint32_t f) {
+  Program prog = empty_program(p);
+  const uint32_t parts = static_cast<uint32_t>(p.num_partitions);
+  const uint64_t bytes = uint64_t{parts} * f * 4;
+  prog.hbm_bytes = queues * n * bytes;
+  for (unsigned q = 0; q < queues; ++q)
+    for (unsigned t = 0; t < n; ++t) {
+      const unsigned k = q * n + t;
+      isa::Insn ld = op(isa::Opcode::dma_copy, isa::Engine::dma, 5 + q);
+      ld.dma_queue = q;
+      ld.dst = sbuf_ap(parts, uint64_t{k} * f * 4, f);
+      ld.src0 = hbm_ap(parts, k * bytes, f);
+      prog.streams[5 + q].insns.push_back({ld, 0});
+    }
+  return prog;
+}
+
+// Runs `prog` in check mode (each transfer's bits compared with the golden model's) on HBM
+// filled with a pattern; the DMA queues' records, queue by queue in program order.
+std::vector<std::vector<sim::InsnRecord>> run_loads(const Preset& p, const Program& prog, sim::RunResult& r) {
+  std::vector<uint8_t> hbm(prog.hbm_bytes);
+  for (size_t i = 0; i < hbm.size(); ++i) hbm[i] = static_cast<uint8_t>(i * 7 + 1);
+  sim::RunOptions opt;
+  opt.check = true;
+  r = sim::Core::get(p).run(prog, hbm, opt);
+  std::vector<std::vector<sim::InsnRecord>> q(p.dma_queues);
+  for (const sim::InsnRecord& rec : r.records)
+    if (rec.stream >= 5) q[rec.stream - 5].push_back(rec);
+  for (auto& v : q)
+    std::sort(v.begin(), v.end(), [](const sim::InsnRecord& a, const sim::InsnRecord& b) { return a.index < b.index; });
+  return q;
+}
+
+// One queue's independent transfers follow its rules to the cycle: transfer i issues
+// dma_queue_issue_ns after transfer i-1, and not before transfer i-K completes (K =
+// dma_queue_inflight); it goes to the engines when its fixed cost has elapsed and transfer i-1
+// is done. Returns the transfers' data times (hand-over to completion), summed.
+uint64_t check_queue_rules(const Preset& p, const std::vector<sim::InsnRecord>& q) {
+  const uint64_t F = p.dma_fixed_cost_ns * p.clock_mhz / 1000, O = p.dma_queue_issue_ns * p.clock_mhz / 1000;
+  const size_t K = p.dma_queue_inflight;
+  uint64_t data = 0;
+  for (size_t i = 0; i < q.size(); ++i) {
+    INFO("transfer " << i << ": issue " << q[i].issue << " start " << q[i].start << " end " << q[i].end);
+    uint64_t issue = i ? q[i - 1].issue + O : q[0].issue;
+    if (i >= K) issue = std::max(issue, q[i - K].end);
+    CHECK(q[i].issue == issue);
+    CHECK(q[i].start == std::max(q[i].issue + F, i ? q[i - 1].end : 0));
+    CHECK(q[i].end > q[i].start);
+    data += q[i].end - q[i].start;
+  }
+  return data;
+}
+
+}  // namespace
+
+TEST_CASE("DMA fixed cost as latency: a trn2 queue pays the next transfer's fixed cost while the one before moves data",
+          "[sim]") {
+  // trn2: the fixed cost holds the queue (dma_queue_issue_ns = dma_fixed_cost_ns), so a queue's
+  // fixed costs follow each other, and each one overlaps the data of the transfer before it
+  // (2 in flight): transfer i issues as transfer i-1 is handed to the engines.
+  const Preset& p = *find_preset("trn2");
+  REQUIRE(p.dma_queue_inflight == 2);
+  REQUIRE(p.dma_queue_issue_ns == p.dma_fixed_cost_ns);
+  const unsigned N = 5;
+  sim::RunResult r;
+  const std::vector<sim::InsnRecord> q = run_loads(p, independent_loads(p, 1, N, 512), r).at(0);  // 2 KiB per partition
+  REQUIRE(q.size() == N);
+  CHECK(r.checked_instructions == N);
+  check_queue_rules(p, q);
+  for (unsigned i = 1; i < N; ++i) {
+    CHECK(q[i].issue == q[i - 1].start);  // its fixed cost starts as the one before starts moving data
+    CHECK(q[i].issue < q[i - 1].end);
+  }
+}
+
+TEST_CASE("DMA fixed cost as latency: N small transfers on one queue take one fixed cost and N data times", "[sim]") {
+  // tiny: the fixed cost is all latency (dma_queue_issue_ns 0) and a queue keeps 4 in flight, so
+  // N <= 4 independent small transfers issue together and finish after F + D_0 + ... + D_N-1,
+  // where paying the fixed cost as occupancy would take N F + D_0 + ... + D_N-1.
+  const Preset& p = *find_preset("tiny");
+  REQUIRE(p.dma_queue_issue_ns == 0);
+  const unsigned N = static_cast<unsigned>(p.dma_queue_inflight);
+  REQUIRE(N >= 2);
+  REQUIRE(p.dma_engine_inflight >= N);
+  const uint64_t F = p.dma_fixed_cost_ns * p.clock_mhz / 1000;
+  sim::RunResult r;
+  const std::vector<sim::InsnRecord> q = run_loads(p, independent_loads(p, 1, N, 16), r).at(0);  // 64 B per partition
+  REQUIRE(q.size() == N);
+  CHECK(r.checked_instructions == N);
+  const uint64_t data = check_queue_rules(p, q);
+  for (unsigned i = 0; i < N; ++i) CHECK(q[i].issue == q[0].issue);
+  CHECK(q[N - 1].end - q[0].issue == F + data);
+  CHECK(data < (N - 1) * F);  // small transfers: less than N fixed costs in all
+  // More transfers than the queue keeps in flight: the later ones follow the same rules.
+  const std::vector<sim::InsnRecord> q2 = run_loads(p, independent_loads(p, 1, 2 * N + 1, 16), r).at(0);
+  REQUIRE(q2.size() == 2 * N + 1);
+  check_queue_rules(p, q2);
+}
+
+TEST_CASE("the DMA block keeps at most dma_engine_inflight transfers in flight over all its queues", "[sim]") {
+  // tiny: every queue with as many transfers as it keeps in flight, more than the limit over all.
+  const Preset& p = *find_preset("tiny");
+  const unsigned queues = static_cast<unsigned>(p.dma_queues), K = static_cast<unsigned>(p.dma_queue_inflight);
+  const unsigned E = static_cast<unsigned>(p.dma_engine_inflight);
+  REQUIRE(queues * K > E);
+  sim::RunResult r;
+  const auto q = run_loads(p, independent_loads(p, queues, K, 16), r);
+  CHECK(r.checked_instructions == queues * K);
+  std::vector<std::pair<uint64_t, int>> events;  // -1 at a completion, +1 at an issue
+  for (const auto& v : q)
+    for (const sim::InsnRecord& rec : v) {
+      events.push_back({rec.issue, +1});
+      events.push_back({rec.end, -1});
+    }
+  std::sort(events.begin(), events.end());  // a completion sorts before an issue of the same cycle
+  int now = 0, most = 0;
+  for (const auto& e : events) most = std::max(most, now += e.second);
+  CHECK(most == static_cast<int>(E));
+}
+
 TEST_CASE("a program that waits on a semaphore nobody raises is reported as a deadlock", "[sim]") {
   const Preset& p = *find_preset("trn2");
-  Program prog = empty_program(p);
-  prog.hbm_bytes = 1024;
-  isa::Insn m = op(isa::Opcode::memset, isa::Engine::dve, 3);
-  m.dst = sbuf_ap(128, 0, 4);
-  wait_on(m, 200, 1);
-  prog.streams[3].insns.push_back({m, 0});
+  Program prog = one_memset(p, std::pair{200u, 1u});
   std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
   REQUIRE_THROWS_WITH(sim::Core::get(p).run(prog, hbm, {}), Catch::Contains("deadlock"));
 }
@@ -213,11 +346,7 @@ extern "C" void ncore_assert_fail(const char* msg);
 
 TEST_CASE("an RTL assertion failure stops the run with its cycle and message", "[sim]") {
   const Preset& p = *find_preset("trn2");
-  Program prog = empty_program(p);
-  prog.hbm_bytes = 1024;
-  isa::Insn m = op(isa::Opcode::memset, isa::Engine::dve, 3);
-  m.dst = sbuf_ap(128, 0, 4);
-  prog.streams[3].insns.push_back({m, 0});
+  Program prog = one_memset(p);
   std::vector<uint8_t> hbm(prog.hbm_bytes, 0);
   ncore_assert_fail("ncore_trn2.ncore_top.u_dve.u_front.a_planted: a planted failure");
   REQUIRE_THROWS_WITH(sim::Core::get(p).run(prog, hbm, {}),

@@ -20,22 +20,14 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 
 #include "ncore/act_consts_gen.hpp"
+#include "ncore/float_bits.hpp"
 
 namespace ncore::num::am {
 
-inline float fb(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-inline uint32_t bf(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
+inline float fb(uint32_t b) { return bits_to_float(b); }
+inline uint32_t bf(float f) { return float_to_bits(f); }
 
 inline constexpr uint32_t kNan = 0x7FC00000u;
 inline constexpr uint32_t kInf = 0x7F800000u;

@@ -30,6 +30,7 @@
 #include <utility>
 
 #include "ncore/act_math.hpp"
+#include "ncore/float_bits.hpp"
 #include "ncore/isa_gen.hpp"
 #include "ncore/isa_kinds.hpp"
 
@@ -44,18 +45,6 @@ using isa::dtype_bytes;
 inline constexpr uint32_t kF32CanonNan = 0x7FC00000u;
 inline constexpr uint16_t kBf16CanonNan = 0x7FC0u;
 inline constexpr uint16_t kFp16CanonNan = 0x7E00u;
-
-inline float bits_to_float(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, sizeof f);
-  return f;
-}
-
-inline uint32_t float_to_bits(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, sizeof b);
-  return b;
-}
 
 inline bool f32_bits_is_nan(uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
 

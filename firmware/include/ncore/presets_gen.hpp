@@ -44,13 +44,16 @@ struct Preset {
   uint64_t hbm_capacity_bytes;  // HBM of the device a kernel's tensors must fit in; a Program or image that needs more is refused (T2: 96 GiB on a Trainium2; T1: 32 GiB on a Trainium1; tiny: model)
   uint64_t hbm_latency_ns;  // HBM access latency (model: not published; a typical HBM load-to-use latency)
   uint64_t dma_fixed_cost_ns;  // per-transfer DMA fixed cost: descriptor, sync and semaphore-to-start latency, paid by the queue before its engines start (DB: about 1300 ns)
+  uint64_t dma_queue_issue_ns;  // the part of dma_fixed_cost_ns that holds a DMA queue: the queue issues a transfer no sooner than this after its previous one, and the rest of the fixed cost only delays the transfer (DB calls the whole fixed cost latency and publishes no split). trn2: fitted to CAL: the vector-add rows need 1150 ns or more (ROW_CHUNK=128 models 290 us at 1000 ns and 225 us at 0, for 378 us measured), so the whole fixed cost: a queue pays its transfers' fixed costs one after another, each one overlapping the data of the transfers before it. trn1: the trn2 value. tiny: model, 0 (the fixed cost all latency)
+  uint64_t dma_queue_inflight;  // DMA transfers a queue keeps issued and not complete, paying their fixed cost or moving data; the data of a queue's transfers still moves one transfer at a time, in order (DO: a queue's transfers run in order on each engine; FIDELITY: the chip keeps several transfers in flight per queue; no number is published). trn2, trn1: model, 2: one moving data while the next pays its fixed cost (with the fixed cost holding the queue, dma_queue_issue_ns, a third would only wait for the queue's RTL slot). tiny: model, 4
+  uint64_t dma_engine_inflight;  // DMA transfers issued and not complete over all the queues; every transfer has a share on every DMA engine, so this is the limit per engine (DO: 16 queues per engine; no number is published). trn2, trn1: model, 32 = dma_queues x dma_queue_inflight, so it never binds. tiny: model, 6, below its 4 queues x 4 so that the tests and random Programs reach it
   uint64_t kernel_start_ns;  // kernel start-up: NeuronCore time from the kernel's start to its first instruction (instruction fetch, queue and semaphore setup), inside every reported latency. trn2: fitted to CAL (a one-tile vector add, 2 loads, 1 add, 1 store, takes 15 us; published trn2 profiles show 12.4 to 13.3 us between total_time and total_active_time). trn1: no figure published, the trn2 value. tiny: model
 };
 
 inline constexpr Preset kPresets[] = {
-    {"trn2", "NeuronCore-v3 (Trainium2), the default", 0, 128, 229376, 212984, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 30, 256, 2400, 1200, 2, 5, 1, 2, 7, 10, 60, 64, 60, 64, 64, 362500, 103079215104, 100, 1300, 10200},
-    {"trn1", "NeuronCore-v2 (Trainium1)", 1, 128, 196608, 180224, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 136, 256, 2800, 1400, 2, 5, 1, 2, 3, 5, 60, 64, 60, 64, 64, 410000, 34359738368, 100, 1300, 10200},
-    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 1024, 256, 8, 4, 2, 4, 4, 40, 4, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 6, 8, 4, 362500, 1073741824, 20, 100, 100},
+    {"trn2", "NeuronCore-v3 (Trainium2), the default", 0, 128, 229376, 212984, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 30, 256, 2400, 1200, 2, 5, 1, 2, 7, 10, 60, 64, 60, 64, 64, 362500, 103079215104, 100, 1300, 1300, 2, 32, 10200},
+    {"trn1", "NeuronCore-v2 (Trainium1)", 1, 128, 196608, 180224, 8, 16, 16384, 2048, 64, 4, 16, 16, 4, 40, 136, 256, 2800, 1400, 2, 5, 1, 2, 3, 5, 60, 64, 60, 64, 64, 410000, 34359738368, 100, 1300, 1300, 2, 32, 10200},
+    {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 1024, 256, 8, 4, 2, 4, 4, 40, 4, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 6, 8, 4, 362500, 1073741824, 20, 100, 0, 4, 6, 100},
 };
 
 // The preset called `name`, or nullptr.

@@ -2,6 +2,8 @@
 // and the tiled matrix multiplication nki_matmul_tiled_ of part 2, in the NKI-like C++ API.
 #pragma once
 
+#include <string>
+
 #include "nki/tensor.hpp"
 
 namespace kernels {
@@ -10,6 +12,12 @@ namespace kernels {
 // compute instruction is nisa::nc_transpose (plus tensor_copy out of PSUM and DMA). See
 // matrix.cpp for the structure (row panels, PSUM rotation, wide stores).
 nki::Tensor matrix_transpose(const nki::Tensor& a_tensor);
+
+struct Kernel;
+// The declaration of a transpose kernel (kernel.hpp): input a_tensor (n, m), output out (m, n),
+// the exact reference; `fn` is its body.
+Kernel transpose_kernel(std::string name, std::string function, std::string doc,
+                        nki::Tensor (*fn)(const nki::Tensor&));
 
 // result [M, N] = lhsT[K, M].T @ rhs[K, N], tiles of TILE_M = 128, TILE_K = 128, TILE_N = 512
 // accumulated in PSUM, as the handout's nki_matmul_tiled_; K and M multiples of 128, N a

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "ncore/error.hpp"
+#include "calls_today.hpp"
 #include "tracer_impl.hpp"
 
 namespace nki::calls {
@@ -82,6 +83,10 @@ const char* to_string(Kind k) {
       return "predicate";
     case Kind::shape:
       return "shape";
+    case Kind::pattern:
+      return "pattern";
+    case Kind::any:
+      return "any";
   }
   return "?";
 }
@@ -134,6 +139,9 @@ Value Value::of_predicate(nisa::AffinePredicate p) {
   return given(Kind::predicate, [&](Value& v) { v.predicate = std::move(p); });
 }
 Value Value::of_shape(std::vector<int64_t> s) { return given(Kind::shape, [&](Value& v) { v.shape = std::move(s); }); }
+Value Value::of_pattern(std::vector<std::pair<int64_t, int64_t>> p) {
+  return given(Kind::pattern, [&](Value& v) { v.pattern = std::move(p); });
+}
 Value Value::nothing(Kind k) {
   Value v;
   v.kind = k;
@@ -154,8 +162,14 @@ int Decl::index(std::string_view n) const {
   return -1;
 }
 
+int Decl::today_index(std::string_view n) const {
+  for (size_t i = 0; i < today.size(); ++i)
+    if (today[i].name == n) return static_cast<int>(i);
+  return -1;
+}
+
 const Value& Ctx::arg(std::string_view name) const {
-  const int i = decl.index(name);
+  const int i = today ? decl.today_index(name) : decl.index(name);
   if (i < 0) throw ncore::KernelError(fmt::format("internal: {}.{} has no parameter '{}'", decl.ns, decl.name, name));
   return args[static_cast<size_t>(i)];
 }
@@ -244,6 +258,37 @@ using E = ncore::isa::Engine;
 
 Tensor result(const Ctx& c, const Tensor& like, std::optional<Dtype> dt) {
   return c.dst ? *c.dst : nl::result_tile(like, dt ? *dt : like.dtype(), c.loc);
+}
+
+// The dtype argument, else `like`'s (a tile or a tile argument).
+template <class Like>
+Dtype dtype_or(const Ctx& c, const Like& like) {
+  const auto dt = c.dtype("dtype");
+  return dt ? *dt : like.dtype();
+}
+
+// A call whose typed API makes its result: made by `make` when there is neither a destination nor a
+// dtype argument (an unmasked call traces exactly what the typed API traces), else written by
+// into(result) into the result (the destination, or a new tile like `like` in the dtype).
+template <class Make, class Into>
+Tensor made_or_into(const Ctx& c, const Tensor& like, Make make, Into into) {
+  const auto dt = c.dtype("dtype");
+  if (!c.dst && !dt) return make();
+  const Tensor t = result(c, like, dt);
+  into(t);
+  return t;
+}
+
+// The lowering of a call that writes into its result (the destination, else a new tile like the
+// tile argument `data`, in the dtype argument): write(c, result, data).
+template <class Write>
+Lower into_result(const char* data, Write write) {
+  return [data, write](Ctx& c) -> Tensor {
+    const Tensor x = c.tile(data);
+    const Tensor t = result(c, x, c.dtype("dtype"));
+    write(c, t, x);
+    return t;
+  };
 }
 
 // --- the ALU element-wise ops of nl (add, subtract, ...) and their operands -----------------------
@@ -374,10 +419,7 @@ Decl unary_decl(const std::string& name, AluOp op, bool bool_result, const char*
   d.prepare = nullptr;
   d.doc = std::move(doc);
   d.grid = [](const Ctx& c) { return shape_of(c.arg("x")); };
-  d.make_result = [](const Ctx& c) {
-    const auto dt = c.dtype("dtype");
-    return result_like(c.arg("x").tile, dt ? *dt : c.arg("x").tile.dtype(), c.loc);
-  };
+  d.make_result = [](const Ctx& c) { return result_like(c.arg("x").tile, dtype_or(c, c.arg("x").tile), c.loc); };
   d.lower = [op](Ctx& c) -> Tensor {
     const Operand x = operand_of(c.arg("x"), c.loc);
     if (c.dst) {
@@ -481,29 +523,37 @@ Box swapped(const Box& b) {
   return r;
 }
 
-// The lowering of a call on the one tile `src` through a typed-API pair: `into` writes into the
-// assignment's destination, `make` makes a new tile in `dtype` (src's when not given).
+// The lowering of a call on the one tile argument `src` through a typed-API pair: `into` writes
+// into the assignment's destination, `make` makes a new tile in `dtype` (src's when not given).
 template <class Into, class Make>
-Lower src_lowering(Into into, Make make) {
-  return [into, make](Ctx& c) -> Tensor {
-    const Tensor s = c.tile("src");
+Lower src_lowering(Into into, Make make, const char* src = "src") {
+  return [into, make, src](Ctx& c) -> Tensor {
+    const Tensor s = c.tile(src);
     if (c.dst) {
       into(*c.dst, s, c.loc);
       return *c.dst;
     }
-    const auto dt = c.dtype("dtype");
-    return make(s, dt ? *dt : s.dtype(), c.loc);
+    return make(s, dtype_or(c, s), c.loc);
   };
 }
 
-Tensor tensor_reduce_lower(Ctx& c, AluOp op) {
-  const Tensor x = c.tile("data");
-  const auto dt = c.dtype("dtype");
+// tensor_reduce of `op` over the tile argument `data`'s `axis`.
+Tensor tensor_reduce_lower(Ctx& c, AluOp op, const char* data) {
+  const Tensor x = c.tile(data);
   if (c.dst) {
     nisa::tensor_reduce(*c.dst, op, x, c.axes("axis"), c.loc);
     return *c.dst;
   }
-  return nisa::tensor_reduce(op, x, c.axes("axis"), dt ? *dt : x.dtype(), c.flag("keepdims"), c.loc);
+  return nisa::tensor_reduce(op, x, c.axes("axis"), dtype_or(c, x), c.flag("keepdims"), c.loc);
+}
+
+// A reduction over the free axes of the argument `axis` of the tile argument `data`: the tiling
+// keeps them whole, and the result (when the call makes it) and the destination's box drop them.
+void reduces(Decl& d, const char* data) {
+  d.grid_param = data;
+  d.reduced = [data](const Ctx& c) { return reduced_axes(c, data, "axis"); };
+  d.make_result = [data](const Ctx& c) { return reduce_result(c, data, c.dtype("dtype")); };
+  d.dst_box = [data](const Box& b, const Ctx& c) { return reduce_dst_box(b, c, data); };
 }
 
 // nki.isa: data movement and the vector engine's elementary instructions
@@ -551,10 +601,9 @@ void isa_data_movement(std::vector<Decl>& v) {
                      }
                      return nl::elementwise(op, Operand(x), Operand(y), dt, c.loc);
                    }
-                   if (!c.dst && !dt) return nisa::tensor_tensor(x, y, op, c.loc);
-                   const Tensor t = result(c, x, dt);
-                   nisa::tensor_tensor(t, x, y, op, c.loc);
-                   return t;
+                   return made_or_into(
+                       c, x, [&] { return nisa::tensor_tensor(x, y, op, c.loc); },
+                       [&](const Tensor& t) { nisa::tensor_tensor(t, x, y, op, c.loc); });
                  });
     d.grid_param = "data1";
     d.make_result = [](const Ctx& c) {
@@ -578,15 +627,12 @@ void isa_vector(std::vector<Decl>& v) {
             E::dve, MaskRule::boxes,
             "(data <op0> operand0) <op1> operand1 with scalars or (P, 1) tiles (vector engine).", [](Ctx& c) -> Tensor {
               const Tensor x = c.tile("data");
-              const auto dt = c.dtype("dtype");
               const AluOp a0 = c.alu("op0"), a1 = c.alu("op1");
-              if (!c.dst && !dt)
-                return nisa::tensor_scalar(x, a0, c.operand("operand0"), c.flag("reverse0"), a1, c.operand("operand1"),
-                                           c.flag("reverse1"), c.loc);
-              const Tensor t = result(c, x, dt);
-              nisa::tensor_scalar(t, x, a0, c.operand("operand0"), c.flag("reverse0"), a1, c.operand("operand1"),
-                                  c.flag("reverse1"), c.loc);
-              return t;
+              const Operand o0 = c.operand("operand0"), o1 = c.operand("operand1");
+              const bool r0 = c.flag("reverse0"), r1 = c.flag("reverse1");
+              return made_or_into(
+                  c, x, [&] { return nisa::tensor_scalar(x, a0, o0, r0, a1, o1, r1, c.loc); },
+                  [&](const Tensor& t) { nisa::tensor_scalar(t, x, a0, o0, r0, a1, o1, r1, c.loc); });
             });
     d.grid_param = "data";
     v.push_back(d);
@@ -636,20 +682,16 @@ void isa_vector(std::vector<Decl>& v) {
             "op (add, multiply, maximum, minimum) over free axes of data (vector engine); negate: -(the "
             "reduction), reduced in float32 then multiplied by -1 into dtype.",
             [](Ctx& c) -> Tensor {
-              if (!c.flag("negate")) return tensor_reduce_lower(c, c.alu("op"));
+              if (!c.flag("negate")) return tensor_reduce_lower(c, c.alu("op"), "data");
               if (c.mask) fail(c.loc, "tensor_reduce with negate=True and a mask is not supported by this model");
               const Tensor x = c.tile("data");
               const Tensor r =
                   nisa::tensor_reduce(c.alu("op"), x, c.axes("axis"), Dtype::float32, c.flag("keepdims"), c.loc);
-              const auto dt = c.dtype("dtype");
-              const Tensor t = result(c, r, dt ? *dt : x.dtype());
+              const Tensor t = result(c, r, dtype_or(c, x));
               nisa::tensor_scalar(t, r, AluOp::multiply, Operand(-1.0f), false, AluOp::bypass, {}, false, c.loc);
               return t;
             });
-    d.grid_param = "data";
-    d.reduced = [](const Ctx& c) { return reduced_axes(c, "data", "axis"); };
-    d.make_result = [](const Ctx& c) { return reduce_result(c, "data", c.dtype("dtype")); };
-    d.dst_box = [](const Box& b, const Ctx& c) { return reduce_dst_box(b, c, "data"); };
+    reduces(d, "data");
     v.push_back(d);
   }
 }
@@ -669,8 +711,7 @@ void isa_scalar_and_tensor(std::vector<Decl>& v) {
             nisa::activation(*c.dst, c.act("op"), x, c.operand("bias"), c.operand("scale"), c.loc);
             return *c.dst;
           }
-          const auto dt = c.dtype("dtype");
-          return nisa::activation(c.act("op"), x, c.operand("bias"), c.operand("scale"), dt ? *dt : x.dtype(), c.loc);
+          return nisa::activation(c.act("op"), x, c.operand("bias"), c.operand("scale"), dtype_or(c, x), c.loc);
         });
     d.grid_param = "data";
     v.push_back(d);
@@ -683,13 +724,10 @@ void isa_scalar_and_tensor(std::vector<Decl>& v) {
                   K("mask", Kind::predicate, "None"), K("dtype", Kind::dtype, "None")},
                  E::act, MaskRule::boxes,
                  "activation, and the add-reduce of its results along the free axis into reduce_res (P, 1).",
-                 [](Ctx& c) -> Tensor {
-                   const Tensor x = c.tile("data");
-                   const Tensor t = result(c, x, c.dtype("dtype"));
+                 into_result("data", [](Ctx& c, const Tensor& t, const Tensor& x) {
                    nisa::activation_reduce(t, c.act("op"), x, c.alu("reduce_op"), c.tile("reduce_res"),
                                            c.operand("bias"), c.operand("scale"), c.loc);
-                   return t;
-                 });
+                 }));
     d.grid_param = "data";
     v.push_back(d);
   }
@@ -783,12 +821,9 @@ void isa_composite_selects(std::vector<Decl>& v) {
           E::pool, MaskRule::whole,
           "on_true_tile where the affine predicate holds, on_false_value (float32) elsewhere: a constant tile of "
           "bounds loaded by one dma_copy, then a maximum and a minimum (vector engine).",
-          [](Ctx& c) -> Tensor {
-            const Tensor x = c.tile("on_true_tile");
-            const Tensor t = result(c, x, c.dtype("dtype"));
+          into_result("on_true_tile", [](Ctx& c, const Tensor& t, const Tensor& x) {
             nisa::affine_select(t, c.arg("pred").predicate, x, static_cast<float>(c.number("on_false_value")), c.loc);
-            return t;
-          }));
+          })));
 
   {
     Decl d = isa(
@@ -815,13 +850,10 @@ void isa_composite_selects(std::vector<Decl>& v) {
           E::dve, MaskRule::whole,
           "(data op0 operand0) op1 operand1: operand0 a number or a (P, 1) tile, operand1 a tile of data's shape "
           "(tensor_scalar, then tensor_tensor).",
-          [](Ctx& c) -> Tensor {
-            const Tensor x = c.tile("data");
-            const Tensor t = result(c, x, c.dtype("dtype"));
+          into_result("data", [](Ctx& c, const Tensor& t, const Tensor& x) {
             nisa::scalar_tensor_tensor(t, x, c.alu("op0"), c.operand("operand0"), c.alu("op1"), c.tile("operand1"),
                                        c.flag("reverse0"), c.flag("reverse1"), c.loc);
-            return t;
-          }));
+          })));
 }
 
 // nki.isa: more composite calls: reductions and scans
@@ -833,13 +865,10 @@ void isa_composite_scans(std::vector<Decl>& v) {
                   E::dve, MaskRule::whole,
                   "data op0 operand0, and its reduce_op (add, multiply, maximum, minimum) over every free axis written "
                   "into reduce_res, a (P, 1) tile (tensor_scalar, then tensor_reduce).",
-                  [](Ctx& c) -> Tensor {
-                    const Tensor x = c.tile("data");
-                    const Tensor t = result(c, x, c.dtype("dtype"));
+                  into_result("data", [](Ctx& c, const Tensor& t, const Tensor& x) {
                     nisa::tensor_scalar_reduce(t, x, c.alu("op0"), c.operand("operand0"), c.alu("reduce_op"),
                                                c.tile("reduce_res"), c.flag("reverse0"), c.loc);
-                    return t;
-                  }));
+                  })));
 
   {
     Decl d =
@@ -850,13 +879,10 @@ void isa_composite_scans(std::vector<Decl>& v) {
             E::dve, MaskRule::one_box,
             "The scan r[:, i] = (data0[:, i] op0 r[:, i-1]) op1 data1[:, i] from r[:, -1] = initial (a number or a "
             "(P, 1) tile), carried in float32: one tensor_scalar per column (vector engine).",
-            [](Ctx& c) -> Tensor {
-              const Tensor x = c.tile("data0");
-              const Tensor t = result(c, x, c.dtype("dtype"));
+            into_result("data0", [](Ctx& c, const Tensor& t, const Tensor& x) {
               nisa::tensor_tensor_scan(t, x, c.tile("data1"), c.operand("initial"), c.alu("op0"), c.alu("op1"),
                                        c.flag("reverse0"), c.flag("reverse1"), c.loc);
-              return t;
-            });
+            }));
     d.grid_param = "data0";
     v.push_back(d);
   }
@@ -867,17 +893,7 @@ void isa_composite_stats(std::vector<Decl>& v) {
   // bn_stats, bn_aggr, max8: into dst, or into a new (P, 6) / (P, 2) / (P, 8) tile of dtype.
   using StatsInto = void (*)(const Tensor&, const Tensor&, Loc);
   using StatsNew = Tensor (*)(const Tensor&, Dtype, Loc);
-  auto stats = [](StatsInto into, StatsNew make, const char* data) {
-    return [into, make, data](Ctx& c) -> Tensor {
-      const Tensor x = c.tile(data);
-      if (c.dst) {
-        into(*c.dst, x, c.loc);
-        return *c.dst;
-      }
-      const auto dt = c.dtype("dtype");
-      return make(x, dt ? *dt : x.dtype(), c.loc);
-    };
-  };
+  auto stats = [](StatsInto into, StatsNew make, const char* data) { return src_lowering(into, make, data); };
   {
     Decl d =
         isa("bn_stats", {P("data", Kind::tile), K("mask", Kind::predicate, "None"), K("dtype", Kind::dtype, "None")},
@@ -923,14 +939,11 @@ void isa_composite_stats(std::vector<Decl>& v) {
           E::dve, MaskRule::whole,
           "data with the first occurrence of each of vals' 8 values replaced by imm; their positions into "
           "dst_idx (P, 8) when given (float32 indices).",
-          [](Ctx& c) -> Tensor {
-            const Tensor x = c.tile("data");
-            const Tensor t = result(c, x, c.dtype("dtype"));
+          into_result("data", [](Ctx& c, const Tensor& t, const Tensor& x) {
             const auto idx = c.opt_tile("dst_idx");
             nisa::nc_match_replace8(t, x, c.tile("vals"), static_cast<float>(c.number("imm")), idx ? &*idx : nullptr,
                                     c.loc);
-            return t;
-          }));
+          })));
   v.push_back(
       isa("dropout",
           {P("data", Kind::tile), P("prob", Kind::operand), K("mask", Kind::predicate, "None"),
@@ -938,12 +951,9 @@ void isa_composite_stats(std::vector<Decl>& v) {
           E::dve, MaskRule::whole,
           "data with each element replaced by 0 with probability prob (a number or a (P, 1) tile), not rescaled: "
           "the kernel's next random numbers (see nl.rand) compared with prob, then a select.",
-          [](Ctx& c) -> Tensor {
-            const Tensor x = c.tile("data");
-            const Tensor t = result(c, x, c.dtype("dtype"));
+          into_result("data", [](Ctx& c, const Tensor& t, const Tensor& x) {
             nisa::dropout(t, x, c.operand("prob"), c.loc);
-            return t;
-          }));
+          })));
   {
     Decl d =
         isa("reciprocal", {P("data", Kind::tile), K("dtype", Kind::dtype, "None"), K("mask", Kind::predicate, "None")},
@@ -951,12 +961,13 @@ void isa_composite_stats(std::vector<Decl>& v) {
             "1 / data, element-wise, correctly rounded (vector engine: tensor_scalar divide, reversed).",
             [](Ctx& c) -> Tensor {
               const Tensor x = c.tile("data");
-              const auto dt = c.dtype("dtype");
-              if (!c.dst && !dt)
-                return nisa::tensor_scalar(x, AluOp::divide, Operand(1.0f), true, AluOp::bypass, {}, false, c.loc);
-              const Tensor t = result(c, x, dt);
-              nisa::tensor_scalar(t, x, AluOp::divide, Operand(1.0f), true, AluOp::bypass, {}, false, c.loc);
-              return t;
+              const Operand one(1.0f);
+              return made_or_into(
+                  c, x,
+                  [&] { return nisa::tensor_scalar(x, AluOp::divide, one, true, AluOp::bypass, {}, false, c.loc); },
+                  [&](const Tensor& t) {
+                    nisa::tensor_scalar(t, x, AluOp::divide, one, true, AluOp::bypass, {}, false, c.loc);
+                  });
             });
     d.grid_param = "data";
     v.push_back(d);
@@ -970,20 +981,12 @@ void language_memory(std::vector<Decl>& v) {
   {
     Decl d = lang("load", {P("src", Kind::tile), P("dtype", Kind::dtype, "None"), P("mask", Kind::predicate, "None")},
                   E::dma, MaskRule::boxes, "A new SBUF tile holding the HBM view `src` (one DMA transfer).",
-                  [](Ctx& c) -> Tensor {
-                    const Tensor s = c.tile("src");
-                    if (c.dst) {
-                      nisa::dma_copy(*c.dst, s, c.loc);
-                      return *c.dst;
-                    }
-                    const auto dt = c.dtype("dtype");
-                    return nl::load(s, dt ? *dt : s.dtype(), c.loc);
-                  });
+                  src_lowering([](const Tensor& d, const Tensor& s, Loc l) { nisa::dma_copy(d, s, l); },
+                               [](const Tensor& s, Dtype dt, Loc l) { return nl::load(s, dt, l); }));
     d.grid_param = "src";
     d.make_result = [](const Ctx& c) {
       const TileArg& s = c.arg("src").tile;
-      const auto dt = c.dtype("dtype");
-      return nl::ndarray(Shape(s.shape()), dt ? *dt : s.dtype(), nl::sbuf, "", c.loc);
+      return nl::ndarray(Shape(s.shape()), dtype_or(c, s), nl::sbuf, "", c.loc);
     };
     v.push_back(d);
   }
@@ -1007,15 +1010,8 @@ void language_memory(std::vector<Decl>& v) {
     d.params = {P("x", Kind::tile), P("dtype", Kind::dtype, "None"), P("mask", Kind::predicate, "None")};
     d.splits = true;
     d.grid_param = "x";
-    d.lower = [](Ctx& c) -> Tensor {
-      const Tensor s = c.tile("x");
-      if (c.dst) {
-        nisa::tensor_copy(*c.dst, s, c.loc);
-        return *c.dst;
-      }
-      const auto dt = c.dtype("dtype");
-      return nisa::tensor_copy(s, dt ? *dt : s.dtype(), c.loc);
-    };
+    d.lower = src_lowering([](const Tensor& d, const Tensor& s, Loc l) { nisa::tensor_copy(d, s, l); },
+                           [](const Tensor& s, Dtype dt, Loc l) { return nisa::tensor_copy(s, dt, l); }, "x");
     v.push_back(d);
   }
 }
@@ -1074,20 +1070,9 @@ void language_reductions(std::vector<Decl>& v) {
                    P("keepdims", Kind::flag, "False"), P("mask", Kind::predicate, "None")},
                   E::dve, MaskRule::boxes,
                   fmt::format("nl.{}(x, axis): a reduction over free axes (tensor_reduce on the vector engine).", name),
-                  [o](Ctx& c) -> Tensor {
-                    const Tensor x = c.tile("x");
-                    const auto dt = c.dtype("dtype");
-                    if (c.dst) {
-                      nisa::tensor_reduce(*c.dst, o, x, c.axes("axis"), c.loc);
-                      return *c.dst;
-                    }
-                    return nisa::tensor_reduce(o, x, c.axes("axis"), dt ? *dt : x.dtype(), c.flag("keepdims"), c.loc);
-                  });
+                  [o](Ctx& c) { return tensor_reduce_lower(c, o, "x"); });
     d.splits = true;
-    d.grid_param = "x";
-    d.reduced = [](const Ctx& c) { return reduced_axes(c, "x", "axis"); };
-    d.make_result = [](const Ctx& c) { return reduce_result(c, "x", c.dtype("dtype")); };
-    d.dst_box = [](const Box& b, const Ctx& c) { return reduce_dst_box(b, c, "x"); };
+    reduces(d, "x");
     v.push_back(d);
   }
 
@@ -1100,15 +1085,9 @@ void language_reductions(std::vector<Decl>& v) {
                   fmt::format("nl.{}(x): element-wise on the scalar engine (one activation instruction); also the op "
                               "argument of nisa.activation.",
                               name),
-                  [f](Ctx& c) -> Tensor {
-                    const Tensor x = c.tile("x");
-                    if (c.dst) {
-                      nisa::activation(*c.dst, f, x, {}, 1.0f, c.loc);
-                      return *c.dst;
-                    }
-                    const auto dt = c.dtype("dtype");
-                    return nisa::activation(f, x, {}, 1.0f, dt ? *dt : x.dtype(), c.loc);
-                  });
+                  src_lowering(
+                      [f](const Tensor& d, const Tensor& x, Loc l) { nisa::activation(d, f, x, {}, 1.0f, l); },
+                      [f](const Tensor& x, Dtype dt, Loc l) { return nisa::activation(f, x, {}, 1.0f, dt, l); }, "x"));
     d.splits = true;
     d.grid_param = "x";
     v.push_back(d);
@@ -1140,17 +1119,13 @@ void language_statistics(std::vector<Decl>& v) {
                }
                const Tensor total =
                    nisa::tensor_reduce(AluOp::add, x, c.axes("axis"), Dtype::float32, c.flag("keepdims"), c.loc);
-               const auto dt = c.dtype("dtype");
-               const Tensor t = result(c, total, dt ? *dt : x.dtype());
+               const Tensor t = result(c, total, dtype_or(c, x));
                nisa::tensor_scalar(t, total, AluOp::multiply, Operand(1.0f / static_cast<float>(n)), false,
                                    AluOp::bypass, {}, false, c.loc);
                return t;
              });
     d.splits = true;
-    d.grid_param = "x";
-    d.reduced = [](const Ctx& c) { return reduced_axes(c, "x", "axis"); };
-    d.make_result = [](const Ctx& c) { return reduce_result(c, "x", c.dtype("dtype")); };
-    d.dst_box = [](const Box& b, const Ctx& c) { return reduce_dst_box(b, c, "x"); };
+    reduces(d, "x");
     v.push_back(d);
   }
 
@@ -1192,8 +1167,7 @@ void language_statistics(std::vector<Decl>& v) {
   auto reduction = [](Reduction fn) {
     return [fn](Ctx& c) -> Tensor {
       const Tensor x = c.tile("x");
-      const auto dt = c.dtype("dtype");
-      return fn(x, c.axes("axis"), dt ? *dt : x.dtype(), c.dst, c.loc);
+      return fn(x, c.axes("axis"), dtype_or(c, x), c.dst, c.loc);
     };
   };
   v.push_back(lang(
@@ -1227,9 +1201,8 @@ void language_statistics(std::vector<Decl>& v) {
                    "square, sum, divide and add, sqrt, divide, multiply (in float32).",
                    [](Ctx& c) -> Tensor {
                      const Tensor x = c.tile("x");
-                     const auto dt = c.dtype("dtype");
                      return nl::rms_norm(x, c.operand("w"), c.axes("axis"), c.integer("n"),
-                                         static_cast<float>(c.number("epsilon")), dt ? *dt : x.dtype(), c.dst, c.loc);
+                                         static_cast<float>(c.number("epsilon")), dtype_or(c, x), c.dst, c.loc);
                    }));
   v.back().skip_nothing = false;
 }
@@ -1245,8 +1218,7 @@ void language_composite(std::vector<Decl>& v) {
                    "minimum and a max-reduction (vector engine).",
                    [](Ctx& c) -> Tensor {
                      const Tensor x = c.tile("data");
-                     const auto dt = c.dtype("dtype");
-                     return nl::gather_flattened(x, c.tile("indices"), dt ? *dt : x.dtype(), c.dst, c.loc);
+                     return nl::gather_flattened(x, c.tile("indices"), dtype_or(c, x), c.dst, c.loc);
                    }));
   v.back().skip_nothing = false;
   // nl.loop_reduce: dst = dst op x into the tile the result is assigned to (the front end finds it).
@@ -1310,20 +1282,16 @@ void language_composite(std::vector<Decl>& v) {
                        nisa::dma_copy(*c.dst, t, c.loc);
                        return *c.dst;
                      }
-                     const auto dt = c.dtype("dtype");
-                     return nl::load(t, dt ? *dt : t.dtype(), c.loc);
+                     return nl::load(t, dtype_or(c, t), c.loc);
                    }));
   v.back().skip_nothing = false;
   v.push_back(lang("dropout",
                    {P("x", Kind::tile), P("rate", Kind::operand), K("dtype", Kind::dtype, "None"),
                     K("mask", Kind::predicate, "None")},
                    E::dve, MaskRule::whole, "x with each element replaced by 0 with probability rate (nisa.dropout).",
-                   [](Ctx& c) -> Tensor {
-                     const Tensor x = c.tile("x");
-                     const Tensor t = result(c, x, c.dtype("dtype"));
+                   into_result("x", [](Ctx& c, const Tensor& t, const Tensor& x) {
                      nisa::dropout(t, x, c.operand("rate"), c.loc);
-                     return t;
-                   }));
+                   })));
   {
     Decl d = lang("rand", {P("shape", Kind::shape), P("dtype", Kind::dtype, "float32")}, E::dma, MaskRule::none,
                   "A new SBUF tile of uniform values in [0, 1): the kernel's next random numbers (a splitmix64 stream "
@@ -1365,6 +1333,7 @@ std::vector<Decl> make_all() {
   language_reductions(v);
   language_statistics(v);
   language_composite(v);
+  attach_today(v);
   return v;
 }
 
@@ -1517,6 +1486,58 @@ Tensor invoke(const Decl& d, std::vector<Value> args, const Options& opt) {
   Tensor out;
   if (lands_elsewhere(c, out)) return out;
   return run(c);
+}
+
+namespace {
+
+// The destination of a call in today's spelling, where its engine writes: NKI places a
+// tensor-engine result in PSUM and no compute engine writes HBM.
+void check_today_dst(const Decl& d, const Tensor& dst, const Loc& loc) {
+  const char* label = d.ns == "isa" ? "nisa" : "nl";
+  if (d.psum_result && dst.buffer() != BufferKind::psum && d.name != "nc_transpose")
+    fail(loc, fmt::format("{}.{}: dst must be a PSUM tile (the tensor engine writes PSUM), got {} {}", label, d.name,
+                          to_string(dst.buffer()), dst.name()));
+  if (d.engine != E::dma && d.engine != E::none && !dst.on_chip())
+    fail(loc, fmt::format("{}.{}: dst must be an SBUF or PSUM tile (a compute engine cannot write HBM), got the HBM "
+                          "tensor {}: write it to an on-chip tile, then nisa.dma_copy it",
+                          label, d.name, dst.name()));
+}
+
+}  // namespace
+
+Tensor invoke_today(const Decl& d, std::vector<Value> args, const Options& opt) {
+  const char* label = d.ns == "isa" ? "nisa" : "nl";
+  if (d.today.empty())
+    throw ncore::KernelError(fmt::format("{}.{} is not a call of today's NKI (nki.{})", label, d.name, d.ns));
+  if (args.size() > d.today.size())
+    throw ncore::KernelError(fmt::format("{}.{} takes {} arguments, got {}", label, d.name, d.today.size(), args.size()));
+  for (size_t i = args.size(); i < d.today.size(); ++i) args.push_back(Value::nothing(d.today[i].kind));
+  for (size_t i = 0; i < d.today.size(); ++i)
+    if (d.today[i].required() && args[i].none)
+      fail(opt.loc, fmt::format("{}.{}: {} is required", label, d.name, d.today[i].name));
+  check_today_strict(d, args, opt.loc);
+  Options o = opt;
+  Tensor dst;
+  if (const int di = d.today_index("dst"); di >= 0) {
+    const Value& v = args[static_cast<size_t>(di)];
+    if (!is_tile(v)) fail(opt.loc, fmt::format("{}.{}: dst must be a tile", label, d.name));
+    dst = v.tile.whole(opt.loc);
+    check_today_dst(d, dst, opt.loc);
+    if (d.index("dst") < 0) o.dst = &dst;  // else a parameter of the call itself (dma_copy's)
+  }
+  if (const int ai = d.today_index("accumulate"); ai >= 0 && !args[static_cast<size_t>(ai)].none)
+    o.accumulate = args[static_cast<size_t>(ai)].number != 0;
+  if (d.today_lower) {
+    Ctx c{d, std::move(args), o.dst, o.accumulate, o.loc, nullptr, false, true};
+    return d.today_lower(c);
+  }
+  std::vector<Value> mapped;
+  mapped.reserve(d.params.size());
+  for (const Param& p : d.params) {
+    const int j = d.today_index(p.name);
+    mapped.push_back(j >= 0 ? std::move(args[static_cast<size_t>(j)]) : Value::nothing(p.kind));
+  }
+  return invoke(d, std::move(mapped), o);
 }
 
 Tensor invoke(std::string_view ns, std::string_view name, std::vector<Value> args, const Options& opt) {

@@ -477,4 +477,104 @@ Tensor Tensor::reshape(const Shape& shape, Loc loc) const {
   return Tensor(st_, w);
 }
 
+Tensor Tensor::ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<int64_t> offset,
+                  Loc loc) const {
+  if (!st_) view_error(loc, "an access pattern of an empty tensor");
+  if (pattern.empty() || pattern.size() > static_cast<size_t>(kMaxDims))
+    view_error(loc, fmt::format("the access pattern of tensor `{}` has {} [step, num] pairs: 1 to {}", name(),
+                                pattern.size(), kMaxDims));
+  for (const auto& [step, num] : pattern)
+    if (num <= 0)
+      view_error(loc, fmt::format("the access pattern of tensor `{}`: [{}, {}] has no elements (num must be positive)",
+                                  name(), step, num));
+  const detail::Storage& s = *st_;
+  detail::View w;
+  w.dtype = v_.dtype;
+  w.nd = static_cast<uint8_t>(pattern.size());
+  // The flat range the pairs from `from` on reach from `start` must lie in [0, size).
+  auto check_range = [&](size_t from, int64_t start, int64_t size, const char* of) {
+    int64_t lo = start, hi = start;
+    for (size_t a = from; a < pattern.size(); ++a) {
+      const int64_t span = pattern[a].first * (pattern[a].second - 1);
+      (span < 0 ? lo : hi) += span;
+    }
+    if (lo < 0 || hi >= size)
+      view_error(loc, fmt::format("Out-of-bound access for tensor `{}`: its access pattern reaches elements [{}, {}] of "
+                                  "{}{}",
+                                  name(), lo, hi, of, size));
+  };
+  for (size_t a = 0; a < pattern.size(); ++a) {
+    w.size[a] = pattern[a].second;
+    w.stride[a] = pattern[a].first;
+    w.kind[a] = detail::DimKind::free;
+  }
+  if (!on_chip()) {
+    w.offset = offset ? *offset : v_.offset;
+    const int64_t total = s.hbm_elems * dtype_bytes(s.dtype) / dtype_bytes(v_.dtype);
+    check_range(0, w.offset, total, "");
+    return Tensor(st_, w);
+  }
+  if (s.nblock != 0)
+    view_error(loc, fmt::format("an access pattern of tensor `{}`, which has block dimensions: index a tile of it first",
+                                name()));
+  const int64_t pelems = s.free_bytes / dtype_bytes(v_.dtype);  // the elements of one partition
+  const int64_t flat = offset ? *offset : v_.part * pelems + v_.offset;
+  const auto [pstep, pnum] = pattern[0];
+  if (pnum > 1 && pstep != pelems)
+    view_error(loc, fmt::format("the access pattern of on-chip tensor `{}`: its first pair [{}, {}] walks the "
+                                "partitions, so its step must be the elements of one partition, {}",
+                                name(), pstep, pnum, pelems));
+  w.kind[0] = detail::DimKind::part;
+  w.stride[0] = 0;
+  w.part = flat / pelems;
+  w.offset = flat % pelems;
+  if (flat < 0 || w.part + pnum > s.tile_parts)
+    view_error(loc, fmt::format("Out-of-bound access for tensor `{}`: its access pattern reaches partitions [{}, {}] of {}",
+                                name(), w.part, w.part + pnum - 1, s.tile_parts));
+  check_range(1, w.offset, pelems, "each partition's ");
+  return Tensor(st_, w);
+}
+
+std::optional<std::pair<std::vector<std::pair<int64_t, int64_t>>, int64_t>> Tensor::pattern() const {
+  if (!st_) return std::nullopt;
+  const detail::Storage& s = *st_;
+  const int64_t pelems = on_chip() ? s.free_bytes / dtype_bytes(v_.dtype) : 0;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int d = 0; d < v_.nd; ++d) {
+    switch (v_.kind[d]) {
+      case detail::DimKind::block: return std::nullopt;
+      case detail::DimKind::part: out.emplace_back(pelems, v_.size[d]); break;
+      case detail::DimKind::free: out.emplace_back(v_.stride[d], v_.size[d]); break;
+    }
+  }
+  if (on_chip() && s.nblock != 0) return std::nullopt;
+  return std::pair{out, on_chip() ? v_.part * pelems + v_.offset : v_.offset};
+}
+
+Tensor Tensor::bitcast(Dtype to, Loc loc) const {
+  if (!st_) view_error(loc, "viewing an empty tensor as another dtype");
+  const int64_t from_b = dtype_bytes(v_.dtype), to_b = dtype_bytes(to);
+  detail::View w = v_;
+  w.dtype = to;
+  if (from_b == to_b) return Tensor(st_, w);
+  auto whole = [&](int64_t elems, const char* what) {
+    if (elems * from_b % to_b != 0)
+      view_error(loc, fmt::format("tensor `{}` ({}) read as {}: its {} of {} {} elements is not a whole number of {} "
+                                  "elements",
+                                  name(), to_string(v_.dtype), to_string(to), what, elems, to_string(v_.dtype),
+                                  to_string(to)));
+    return elems * from_b / to_b;
+  };
+  const int last = v_.nd - 1;
+  if (last < 0 || v_.kind[last] != detail::DimKind::free || (v_.size[last] > 1 && v_.stride[last] != 1))
+    view_error(loc, fmt::format("tensor `{}` read as {}: its last dimension must be contiguous", name(),
+                                to_string(to)));
+  for (int d = 0; d < last; ++d)
+    if (v_.kind[d] == detail::DimKind::free) w.stride[d] = whole(v_.stride[d], "stride");
+  w.size[last] = whole(v_.size[last], "last dimension");
+  w.stride[last] = 1;
+  w.offset = whole(v_.offset, "offset");
+  return Tensor(st_, w);
+}
+
 }  // namespace nki

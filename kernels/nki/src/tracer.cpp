@@ -281,6 +281,7 @@ std::optional<uint64_t> TracerImpl::allocate_or_shrink(BufferKind kind, uint64_t
           if (!r || r->kind != kind || r->k <= 1) continue;
           const auto& last = r->live[static_cast<size_t>(r->k - 1)];
           if (last && last.use_count() > 1) continue;  // its tile is in use
+          if (opts_.keep_referenced_tiles && needed_later(last)) continue;
           if (!best || r->k > best->k || (r->k == best->k && r->base < best->base)) best = r.get();
         }
     if (!best) return std::nullopt;
@@ -308,6 +309,34 @@ void TracerImpl::release_tile(BufferKind kind, uint64_t offset) noexcept {
   } catch (...) {
   }
   if (kind == BufferKind::sbuf) auto_names_.erase(offset);
+}
+
+namespace {
+// A loop's buffers held for the tiles that outlive the loop: given back with the last of them.
+struct RingHold {
+  BufferKind kind;
+  uint64_t base;
+  uint64_t trace;
+  RingHold(BufferKind k, uint64_t b, uint64_t t) : kind(k), base(b), trace(t) {}
+  RingHold(const RingHold&) = delete;
+  RingHold& operator=(const RingHold&) = delete;
+  ~RingHold() {
+    if (current() && current()->id() == trace) current()->release_tile(kind, base);
+  }
+};
+}  // namespace
+
+bool TracerImpl::hold_ring(Ring& r) noexcept {
+  std::shared_ptr<RingHold> hold;
+  for (auto& s : r.live)
+    if (needed_later(s)) {
+      if (!hold) hold = std::make_shared<RingHold>(r.kind, r.base, s->trace);
+      s->hold = hold;
+    }
+  if (!hold) return false;
+  ++lifetime_events_;
+  for (auto& s : r.live) s.reset();
+  return true;
 }
 
 void TracerImpl::release_ring(Ring& r, const std::string& why) noexcept {
@@ -350,7 +379,24 @@ std::shared_ptr<Storage> TracerImpl::new_storage(BufferKind kind, const std::str
   st->trace = id_;
   st->dtype = dtype;
   st->loc = loc;
+  if (kind != BufferKind::hbm) st->ordinal = onchip_made_++;
   return st;
+}
+
+bool TracerImpl::needed_later(const std::shared_ptr<Storage>& ref) const noexcept {
+  if (!ref || !ref->alive) return false;
+  const auto& lu = opts_.last_uses;
+  if (ref->ordinal >= 0 && static_cast<size_t>(ref->ordinal) < lu.size())
+    return lu[static_cast<size_t>(ref->ordinal)] > uses_;
+  return ref.use_count() > 1;
+}
+
+void TracerImpl::note_use(const Storage& st) {
+  ++uses_;
+  if (!opts_.measure_last_uses || st.ordinal < 0) return;  // only a measuring trace keeps the table
+  const auto o = static_cast<size_t>(st.ordinal);
+  if (last_use_.size() <= o) last_use_.resize(o + 1, 0);
+  last_use_[o] = uses_;
 }
 
 std::string TracerImpl::start_on_chip(const Shape& shape, Dtype dtype, const std::string& name_in, const Loc& loc,
@@ -392,6 +438,7 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
   for (int d = 0; d < par; ++d) st->free_tiles.push_back(shape[d]);
   st->tile_parts = parts;
   st->tile_bytes = static_cast<int64_t>(tile_bytes);
+  st->free_bytes = free * dtype_bytes(dtype);
 
   if (loops_.empty() || persistent) {
     auto off = allocate_or_shrink(kind, slot);
@@ -427,13 +474,17 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
       }
     std::unique_ptr<Ring> fresh;
     if (which >= site.rings.size()) fresh = make_ring(kind, slot, f.trip, name, loc, occ == 0);
-    if (which >= site.rings.size() && !fresh) {
+    // A tile outside the rings: bytes of its own, given back when its last view is gone.
+    auto own_bytes = [&] {
       ++lifetime_events_;
       auto off = allocate_or_shrink(kind, slot);
       if (!off) capacity_error(kind, name, loc, slot, 1);
       st->byte_base = *off;
       st->owner = this;
       if (kind == BufferKind::sbuf) auto_names_[*off] = name;
+    };
+    if (which >= site.rings.size() && !fresh) {
+      own_bytes();
     } else {
       if (fresh) {
         site.rings.emplace_back(std::move(fresh));
@@ -441,32 +492,39 @@ Tensor TracerImpl::new_tile(const Shape& shape, Dtype dtype, BufferKind kind, co
       }
       std::unique_ptr<Ring>& ring = site.rings[which];
       if (ring->slot_bytes < slot || ring->kind != kind) {
-        release_ring(*ring, fmt::format("its buffers were reallocated for a larger tile at {}", where(loc)));
+        if (!(opts_.keep_referenced_tiles && hold_ring(*ring)))
+          release_ring(*ring, fmt::format("its buffers were reallocated for a larger tile at {}", where(loc)));
         ring = make_ring(kind, slot, f.trip, name, loc);
       }
       const int b = static_cast<int>(f.iter % ring->k);
-      if (auto& old = ring->live[b]) {
-        old->alive = false;
-        old->reused_by = f.iter;
-        old->reused_in = f.loc;
+      if (auto& old = ring->live[b]; opts_.keep_referenced_tiles && needed_later(old)) {
+        own_bytes();  // still referred to: it keeps its slot
+      } else {
+        if (old) {
+          old->alive = false;
+          old->reused_by = f.iter;
+          old->reused_in = f.loc;
+        }
+        st->byte_base = ring->base + static_cast<uint64_t>(b) * ring->slot_bytes;
+        ring->live[b] = st;
       }
-      st->byte_base = ring->base + static_cast<uint64_t>(b) * ring->slot_bytes;
-      ring->live[b] = st;
     }
   }
-  if (kind == BufferKind::psum) {
-    // A new tile: the accumulation groups of the tile that had these banks are closed.
-    ncore::Box b;
-    b.p_lo = 0;
-    b.p_hi = static_cast<uint32_t>(preset_.num_partitions);
-    b.lo = static_cast<int64_t>(st->byte_base);
-    b.hi = b.lo + static_cast<int64_t>(slot);
-    psum_groups_.erase(std::remove_if(psum_groups_.begin(), psum_groups_.end(),
-                                      [&](const ncore::Box& g) { return g.overlaps(b); }),
-                       psum_groups_.end());
-  }
+  if (kind == BufferKind::psum) drop_psum_groups(st->byte_base, st->byte_base + slot);
 
   return Tensor(std::move(st), new_view(shape, dtype, par));
+}
+
+// A new PSUM tile at bytes [lo, hi): the accumulation groups of the tile that had them are closed.
+void TracerImpl::drop_psum_groups(uint64_t lo, uint64_t hi) {
+  ncore::Box b;
+  b.p_lo = 0;
+  b.p_hi = static_cast<uint32_t>(preset_.num_partitions);
+  b.lo = static_cast<int64_t>(lo);
+  b.hi = static_cast<int64_t>(hi);
+  psum_groups_.erase(std::remove_if(psum_groups_.begin(), psum_groups_.end(),
+                                    [&](const ncore::Box& g) { return g.overlaps(b); }),
+                     psum_groups_.end());
 }
 
 Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, const std::string& name_in,
@@ -478,44 +536,55 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
   int64_t free = 1;
   for (size_t d = par + 1; d < shape.size(); ++d) free *= shape[d];
   const int64_t tile_bytes = free * esz;
+  const BufferKind kind = al.buffer;
+  const bool psum = kind == BufferKind::psum;
+  const char* api = al.by_address ? "address=" : "mod_alloc";
+  const uint64_t capacity = psum ? preset_.psum_bytes : preset_.sbuf_usable_bytes;
+  if (psum && (al.base_addr % static_cast<int64_t>(preset_.psum_bank_bytes) != 0 ||
+               tile_bytes > static_cast<int64_t>(preset_.psum_bank_bytes)))
+    fail(loc, fmt::format("{} places PSUM tensor `{}` at byte {} with {} bytes per partition: a PSUM tensor starts at "
+                          "a {}-byte bank boundary and fits one bank",
+                          api, name, al.base_addr, tile_bytes, preset_.psum_bank_bytes));
   // Counts and extents beyond the SBUF are refused below; ncore::kMaxCount keeps the arithmetic
   // itself from wrapping on the way there.
   auto count = [&](const std::vector<int64_t>& v, const char* what) {
     for (int64_t x : v)
-      if (x <= 0) fail(loc, fmt::format("mod_alloc {} of tensor `{}` must be positive", what, name));
+      if (x <= 0) fail(loc, fmt::format("{} {} of tensor `{}` must be positive", api, what, name));
     const auto n = ncore::count_product(v.begin(), v.end());
-    if (!n) fail(loc, fmt::format("mod_alloc {} of tensor `{}` multiply to more than 2^60 tiles", what, name));
+    if (!n) fail(loc, fmt::format("{} {} of tensor `{}` multiply to more than 2^60 tiles", api, what, name));
     return static_cast<int64_t>(*n);
   };
   const int64_t nfree = count(al.num_free_tiles, "num_free_tiles");
   const int64_t npar = count(al.num_par_tiles, "num_par_tiles");
   if (al.base_addr < 0 || al.base_partition < 0)
-    fail(loc, fmt::format("mod_alloc of tensor `{}`: base_addr and base_partition must not be negative", name));
+    fail(loc, fmt::format("{} of tensor `{}`: the address and partition must not be negative", api, name));
   if (al.base_addr > static_cast<int64_t>(ncore::kMaxCount) || al.base_partition > static_cast<int64_t>(ncore::kMaxCount))
-    fail(loc, fmt::format("mod_alloc of tensor `{}`: base_addr {} or base_partition {} is beyond the SBUF", name,
-                          al.base_addr, al.base_partition));
+    fail(loc, fmt::format("{} of tensor `{}`: address {} or partition {} is beyond the {}", api, name, al.base_addr,
+                          al.base_partition, psum ? "PSUM" : "SBUF"));
   if (al.base_addr % esz != 0)
-    fail(loc, fmt::format("mod_alloc base_addr {} of tensor `{}` is not a multiple of its {}-byte {} element",
-                          al.base_addr, name, esz, to_string(dtype)));
+    fail(loc, fmt::format("{} address {} of tensor `{}` is not a multiple of its {}-byte {} element", api, al.base_addr,
+                          name, esz, to_string(dtype)));
   const auto span = ncore::count_mul(static_cast<uint64_t>(nfree), static_cast<uint64_t>(tile_bytes));
   const int64_t lo = al.base_addr, hi = span ? al.base_addr + static_cast<int64_t>(*span) : INT64_MAX;
-  if (hi > static_cast<int64_t>(preset_.sbuf_usable_bytes))
-    fail(loc, fmt::format("mod_alloc places tensor `{}` at bytes [{}, {}) of each partition, beyond the {} usable "
+  if (hi > static_cast<int64_t>(capacity))
+    fail(loc, fmt::format("{} places tensor `{}` at bytes [{}, {}) of each partition, beyond the {} usable "
                           "bytes per partition",
-                          name, lo, span ? fmt::format("{}", hi) : "over 2^60", preset_.sbuf_usable_bytes));
+                          api, name, lo, span ? fmt::format("{}", hi) : "over 2^60", capacity));
   const auto pspan = ncore::count_mul(static_cast<uint64_t>(npar), static_cast<uint64_t>(parts));
   const int64_t phi = pspan ? al.base_partition + static_cast<int64_t>(*pspan) : INT64_MAX;
   if (phi > static_cast<int64_t>(preset_.num_partitions))
-    fail(loc, fmt::format("mod_alloc places tensor `{}` on partitions [{}, {}), beyond the {} partitions", name,
+    fail(loc, fmt::format("{} places tensor `{}` on partitions [{}, {}), beyond the {} partitions", api, name,
                           al.base_partition, phi, preset_.num_partitions));
-  if (auto clash = sbuf_.reserve(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi))) {
+  if (auto clash = allocator(kind).reserve(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi))) {
     auto it = auto_names_.find(clash->first);
-    fail(loc, fmt::format("mod_alloc region [{}, {}) of tensor `{}` overlaps the automatically allocated tile `{}` "
-                          "at [{}, {}); declare direct allocations before automatically allocated tiles",
-                          lo, hi, name, it != auto_names_.end() ? it->second : "?", clash->first, clash->second));
+    fail(loc, fmt::format("{} region [{}, {}) of tensor `{}` overlaps the automatically allocated tile `{}` "
+                          "at [{}, {}); declare tensors placed by address before automatically placed ones",
+                          api, lo, hi, name, psum || it == auto_names_.end() ? "?" : it->second, clash->first,
+                          clash->second));
   }
+  if (psum) drop_psum_groups(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi));
 
-  auto st = new_storage(BufferKind::sbuf, name, dtype, loc);
+  auto st = new_storage(kind, name, dtype, loc);
   st->direct = true;
   st->part_base = static_cast<uint32_t>(al.base_partition);
   st->byte_base = static_cast<uint64_t>(al.base_addr);
@@ -524,6 +593,7 @@ Tensor TracerImpl::new_direct(const Shape& shape, Dtype dtype, const Alloc& al, 
   st->free_tiles = al.num_free_tiles;
   st->tile_parts = parts;
   st->tile_bytes = tile_bytes;
+  st->free_bytes = tile_bytes;
 
   return Tensor(std::move(st), new_view(shape, dtype, par));
 }
@@ -572,7 +642,7 @@ void TracerImpl::loop_exit(uint64_t frame) noexcept {
     }
     for (auto& site : f.sites)
       for (auto& r : site.second.rings)
-        if (r) release_ring(*r, why);
+        if (r && !(opts_.keep_referenced_tiles && hold_ring(*r))) release_ring(*r, why);
     loops_.pop_back();
   }
 }
@@ -603,11 +673,24 @@ struct FreeDims {
                                  "pattern has at most 4",
                                  operand_str(c, param), t.str(), n));
   }
-  void fill(ncore::isa::Ap& ap) const {
+  // The operand lowered: an access pattern of these free dimensions over num_part partitions from
+  // start_part (part_stride elements apart: HBM rows), its first element `offset` bytes in.
+  Lowered lowered(ncore::isa::Buffer mem, Dtype dtype, int64_t start_part, int64_t num_part, int64_t part_stride,
+                  uint64_t offset) const {
+    Lowered l;
+    ncore::isa::Ap& ap = l.ap;
+    ap.mem = mem;
+    ap.dtype = to_isa(dtype);
+    ap.start_part = static_cast<uint32_t>(start_part);
+    ap.num_part = static_cast<uint32_t>(num_part);
+    ap.part_stride = static_cast<int32_t>(part_stride);
+    ap.offset = offset;
     for (int i = 0; i < 4; ++i) {
       ap.size[i] = i < n ? static_cast<uint32_t>(size[i]) : 1;
       ap.stride[i] = i < n ? static_cast<int32_t>(stride[i]) : 0;
     }
+    l.region = ncore::region_of(ap);
+    return l;
   }
 };
 
@@ -618,7 +701,7 @@ void TracerImpl::check_alive(const Tensor& t, const Ctx& c, const char* param) c
   const Storage& st = *t.storage();
   if (st.trace != id_)
     fail(c.loc, fmt::format("{} is tensor `{}` of another trace", operand_str(c, param), st.name));
-  if (!st.alive)
+  if (!st.alive && !opts_.measure_last_uses)
     fail(c.loc, fmt::format("{} uses tile `{}` (allocated at {}) after its lifetime ended: {}", operand_str(c, param),
                             st.name, where(st.loc),
                             st.reused_by >= 0 ? fmt::format("its buffer was reused by iteration {} of the loop at {}",
@@ -629,8 +712,8 @@ void TracerImpl::check_alive(const Tensor& t, const Ctx& c, const char* param) c
 Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* param) {
   check_alive(t, c, param);
   const Storage& st = *t.storage();
+  note_use(st);
   const View& v = t.view();
-  namespace isa = ncore::isa;
   const int64_t esz = dtype_bytes(v.dtype);
   int64_t parts = 1;
   FreeDims f;
@@ -649,24 +732,15 @@ Lowered TracerImpl::lower_onchip(const Tensor& t, const Ctx& c, const char* para
   f.check(*this, c, param, t);
   const int64_t ptile = mod_linear(st.par_tiles, v.block.data(), st.nblock);
   const int64_t ftile = mod_linear(st.free_tiles, v.block.data(), st.nblock);
-  Lowered l;
-  isa::Ap& ap = l.ap;
-  ap.mem = st.kind == BufferKind::psum ? isa::Buffer::psum : isa::Buffer::sbuf;
-  ap.dtype = to_isa(v.dtype);
-  ap.start_part = static_cast<uint32_t>(st.part_base + ptile * st.tile_parts + v.part);
-  ap.num_part = static_cast<uint32_t>(parts);
-  ap.part_stride = 0;
-  ap.offset = st.byte_base + static_cast<uint64_t>(ftile * st.tile_bytes + v.offset * esz);
-  f.fill(ap);
-  l.region = ncore::region_of(ap);
-  return l;
+  return f.lowered(st.kind == BufferKind::psum ? ncore::isa::Buffer::psum : ncore::isa::Buffer::sbuf, v.dtype,
+                   st.part_base + ptile * st.tile_parts + v.part, parts, 0,
+                   st.byte_base + static_cast<uint64_t>(ftile * st.tile_bytes + v.offset * esz));
 }
 
 Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) {
   check_alive(t, c, param);
   const Storage& st = *t.storage();
   const View& v = t.view();
-  namespace isa = ncore::isa;
   const int64_t esz = dtype_bytes(v.dtype);
   int64_t rows = 1, row_stride = 0;
   int first_free = 0;
@@ -686,17 +760,8 @@ Lowered TracerImpl::lower_hbm(const Tensor& t, const Ctx& c, const char* param) 
   if (row_stride > INT32_MAX || row_stride < INT32_MIN)
     fail(c.loc, fmt::format("{} ({}): a row stride of {} elements does not fit the access pattern's 32-bit field",
                             operand_str(c, param), t.str(), row_stride));
-  Lowered l;
-  isa::Ap& ap = l.ap;
-  ap.mem = isa::Buffer::hbm;
-  ap.dtype = to_isa(v.dtype);
-  ap.start_part = 0;
-  ap.num_part = static_cast<uint32_t>(rows);
-  ap.part_stride = static_cast<int32_t>(row_stride);
-  ap.offset = st.hbm_addr + static_cast<uint64_t>(v.offset * esz);
-  f.fill(ap);
-  l.region = ncore::region_of(ap);
-  return l;
+  return f.lowered(ncore::isa::Buffer::hbm, v.dtype, 0, rows, row_stride,
+                   st.hbm_addr + static_cast<uint64_t>(v.offset * esz));
 }
 
 // --- emission -------------------------------------------------------------------------------
@@ -926,6 +991,8 @@ ncore::Program TracerImpl::finish() {
     t.stationary_reuses = stationary_reuses_;
     t.psum_zeros_elided = zeros_elided_ + pending_zeros_.size();  // the rest: never touched
     t.order = std::move(order_);
+    t.last_uses = last_use_;
+    t.last_uses.resize(static_cast<size_t>(onchip_made_), 0);
   }
   return p;
 }

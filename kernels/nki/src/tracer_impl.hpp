@@ -44,6 +44,8 @@ struct Storage {
   std::vector<int64_t> par_tiles, free_tiles;
   int64_t tile_parts = 0;
   int64_t tile_bytes = 0;
+  int64_t free_bytes = 0;
+  int64_t ordinal = -1;  // on chip: the how-manieth tile the trace made (TraceStats::last_uses)  // the bytes of one partition's elements (a PSUM tile's tile_bytes is its whole bank)
   bool direct = false;  // placed by mod_alloc
   // Lifetime: a tile allocated in a loop dies when its ring buffer is reused or the loop ends.
   bool alive = true;
@@ -53,6 +55,9 @@ struct Storage {
   // A tile allocated outside the kernel's loops gives its bytes back when its last view is gone
   // (the allocator's range at byte_base, if the trace that made it is still being recorded).
   TracerImpl* owner = nullptr;
+  // A loop's buffers outliving the loop for the tiles still referred to (keep_referenced_tiles):
+  // given back when the last of them goes.
+  std::shared_ptr<void> hold;
   ~Storage();
 };
 
@@ -218,6 +223,14 @@ class TracerImpl {
   std::unique_ptr<Ring> make_ring(BufferKind kind, uint64_t slot_bytes, int64_t trip, const std::string& name,
                                   const Loc& loc, bool must = true);
   void release_ring(Ring& r, const std::string& why) noexcept;
+  // keep_referenced_tiles at a loop's end: the ring's bytes held by its tiles still referred to
+  // (false: none is, release it).
+  bool hold_ring(Ring& r) noexcept;
+  // keep_referenced_tiles: whether the tile (held by `ref`, one of its references) is used again:
+  // by its last use measured earlier (last_uses), else while anything but `ref` refers to it.
+  bool needed_later(const std::shared_ptr<Storage>& ref) const noexcept;
+  void note_use(const Storage& st);
+  void drop_psum_groups(uint64_t lo, uint64_t hi);
   // An allocation of `bytes`; when there is no room, the rings of the loops being traced give
   // back their last slot (the deepest first, a slot whose tile nothing else refers to) until
   // there is: fewer buffers in flight rather than a failed allocation, as a compiler would
@@ -230,6 +243,9 @@ class TracerImpl {
   uint64_t id_;
   const ncore::Preset& preset_;
   TraceOptions opts_;
+  uint64_t uses_ = 0;                    // operand uses of on-chip tiles so far
+  int64_t onchip_made_ = 0;              // on-chip tiles made so far (their ordinals)
+  std::vector<uint64_t> last_use_;       // per ordinal, the last use (TraceStats::last_uses)
   std::string root_;  // repository root, stripped from source paths
   ncore::SbufAllocator sbuf_, psum_;
   std::map<uint64_t, std::string> auto_names_;  // sbuf offset -> tile name, for clash messages

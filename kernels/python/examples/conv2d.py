@@ -10,48 +10,18 @@ import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 
+from sizes import conv_plan
+
 
 @nki.compiler.skip_middle_end_transformations
 @nki.jit
 def fused_conv2d_maxpool(X, W, bias, pool_size=1):
-    B, Cin, H, Wd = X.shape
-    Cout, Cin_, K, K_ = W.shape
     dtype = X.dtype
-    assert Cin_ == Cin, f"W has {Cin_} input channels but X has {Cin}"
-    assert K_ == K, f"the filter must be square (Filter Height == Filter Width), got {K} x {K_}"
-    assert bias.shape[0] == Cout, f"bias has {bias.shape[0]} elements but W has {Cout} output channels"
+    c = conv_plan(X.shape, W.shape, bias.shape[0], pool_size, 4 if dtype == nl.float32 else 2)
+    B, Cout, K, Ho, Wo, Wout, CT, CO_T, KK = c.B, c.Cout, c.K, c.Ho, c.Wo, c.Wout, c.CT, c.CO_T, c.KK
+    Cin, Wd, R, BR, NBANDS, Hout = c.Cin, c.Wd, c.R, c.BR, c.NBANDS, c.Hout
     P = nl.tile_size.pmax  # 128
-    assert Cin % P == 0, f"Input Channels ({Cin}) must be a multiple of {P}"
-    assert Cout % P == 0, f"Output Channels ({Cout}) must be a multiple of {P}"
-    # Pooling keeps the whole windows and drops the rest (floor, as the handout and PyTorch's
-    # max_pool2d): only the Hout x Wout conv outputs those windows cover are computed.
-    Ho, Wo = (H - K + 1) // pool_size, (Wd - K + 1) // pool_size
-    assert Ho >= 1 and Wo >= 1, \
-        f"the output size {H - K + 1} x {Wd - K + 1} is smaller than the {pool_size} x {pool_size} pool window"
-    Hout, Wout = Ho * pool_size, Wo * pool_size
     BANK = nl.tile_size.psum_fmax  # 512 fp32: one PSUM bank per partition
-    assert Wout <= BANK, f"output rows of {Wout} elements do not fit one PSUM bank ({BANK} float32)"
-    CT, CO_T, KK = Cin // P, Cout // P, K * K
-    esz = 4 if dtype == nl.float32 else 2
-
-    # SBUF budget per partition: the transposed weights, their staging tiles, and two buffers of
-    # an input band and of an output band.
-    sbuf_bytes = 160 * 1024
-    w_bytes = CT * CO_T * KK * P * esz
-    w_stage_bytes = 2 * Cin * KK * esz
-    assert w_bytes + w_stage_bytes <= sbuf_bytes // 2, f"the weights W {W.shape} do not fit the SBUF"
-    # Row group: R output rows in one PSUM bank; band: BR output rows (about 16).
-    R = min(Hout, BANK // Wout // pool_size * pool_size)
-    assert R >= pool_size, f"a pool window of {pool_size} rows of {Wout} elements does not fit one PSUM bank"
-
-    def band_bytes(br):
-        return 2 * (CT * (br + K - 1) * Wd * esz + br // pool_size * Wo * esz)
-
-    BR = min(R * max(1, 16 // R), (Hout + R - 1) // R * R)
-    while BR > R and w_bytes + w_stage_bytes + band_bytes(BR) > sbuf_bytes:
-        BR -= R
-    assert w_bytes + w_stage_bytes + band_bytes(BR) <= sbuf_bytes, "a band of the image and the weights do not fit"
-    NBANDS = (Hout + BR - 1) // BR
 
     out = nl.ndarray((B, Cout, Ho, Wo), dtype=dtype, buffer=nl.shared_hbm)
 

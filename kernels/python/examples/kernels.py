@@ -7,6 +7,8 @@ import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 
+from sizes import transpose_groups
+
 
 @nki.compiler.skip_middle_end_transformations
 @nki.jit
@@ -203,14 +205,6 @@ def vector_add_load_store(a_vec, b_vec, FREE_DIM=200):
     return out
 
 
-def _largest_divisor(n, cap):
-    """The largest divisor of n that is at most cap."""
-    for d in range(min(n, cap), 1, -1):
-        if n % d == 0:
-            return d
-    return 1
-
-
 @nki.compiler.skip_middle_end_transformations
 @nki.jit
 def matrix_transpose(a_tensor):
@@ -218,18 +212,12 @@ def matrix_transpose(a_tensor):
     out = nl.ndarray((N, M), dtype=a_tensor.dtype, buffer=nl.shared_hbm)
     tile_dim = nl.tile_size.pmax  # 128
 
-    assert M % tile_dim == N % tile_dim == 0, "Matrix dimensions not divisible by tile dimension!"
-
     # Groups of ROWS row blocks x COLS column blocks, about 4 KiB per partition each way: one
     # DMA per input panel [128, COLS*128], one per output row tile [128, ROWS*128].
-    esz = 4 if a_tensor.dtype == nl.float32 else 2
-    ROWS = _largest_divisor(M // tile_dim, 8)
-    COLS = _largest_divisor(N // tile_dim, 4096 // (tile_dim * esz))
+    sz = transpose_groups(M, N, 4 if a_tensor.dtype == nl.float32 else 2)
+    ROWS, COLS, PER_BANK, NBANKS = sz.ROWS, sz.COLS, sz.PER_BANK, sz.NBANKS
+    GROUP_COLS, GROUPS = sz.GROUP_COLS, sz.GROUPS
     BANK = nl.tile_size.psum_fmax  # 512 fp32: one PSUM bank per partition
-    PER_BANK = BANK // tile_dim
-    NBANKS = (ROWS + PER_BANK - 1) // PER_BANK
-    GROUP_COLS = N // (COLS * tile_dim)
-    GROUPS = (M // (ROWS * tile_dim)) * GROUP_COLS
 
     # Group i is loaded into panel buffer i % NBUF; it is transposed while group i + 1 loads. The
     # loop body is the same in every iteration, as NKI traces it once: the first load goes

@@ -6,7 +6,7 @@ import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 
-from kernels import _largest_divisor
+from sizes import matmul_blocks
 
 
 @nki.compiler.skip_middle_end_transformations
@@ -73,20 +73,8 @@ def matmul_blocked(lhsT, rhs):
 
     # Block sizes: two buffers of each block tile and of the output row within this share of a
     # partition's SBUF bytes.
-    esz = 4 if lhsT.dtype == nl.float32 else 2
     KT = K // TILE_K
-    budget = 160 * 1024
-
-    def nbytes(bm, bn):
-        return 2 * (KT * (bm + bn) * esz + bn * esz)
-
-    BN = TILE_N * _largest_divisor(N // TILE_N, N // TILE_N)
-    while BN > TILE_N and nbytes(TILE_M, BN) > budget:
-        BN = TILE_N * _largest_divisor(N // TILE_N, BN // TILE_N - 1)
-    BM = TILE_M * _largest_divisor(M // TILE_M, M // TILE_M)
-    while BM > TILE_M and nbytes(BM, BN) > budget:
-        BM = TILE_M * _largest_divisor(M // TILE_M, BM // TILE_M - 1)
-    assert nbytes(BM, BN) <= budget, f"K = {K} is too large for matmul_blocked"
+    BM, BN = matmul_blocks(K, M, N, 4 if lhsT.dtype == nl.float32 else 2)
 
     rhs_bufs = nl.ndarray((2, KT, nl.par_dim(TILE_K), BN), dtype=rhs.dtype, buffer=nl.sbuf)
     lhs_bufs = nl.ndarray((2, KT, nl.par_dim(TILE_K), BM), dtype=lhsT.dtype, buffer=nl.sbuf)

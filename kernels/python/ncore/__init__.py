@@ -59,10 +59,11 @@ def last_run():
 
 
 def trace(kernel, *args, **kwargs):
-    """The Program a kernel traces to for these arguments (NumPy arrays as its HBM inputs), without
-    running it: .listing(), .instruction_count(), .opcode_counts(), .save(path), .tensors()."""
+    """The Program a kernel (of neuronxcc.nki or of today's nki) traces to for these arguments
+    (NumPy arrays as its HBM inputs), without running it: .listing(), .instruction_count(), .opcode_counts(), .save(path), .tensors()."""
     func = getattr(kernel, "func", kernel)
-    prog, _, _ = _run.trace(func, args, kwargs, getattr(kernel, "grid", ()))
+    dialect = getattr(kernel, "dialect", "neuronxcc")  # an `import nki` kernel's: "nki"
+    prog, _, _ = _run.trace(func, args, kwargs, getattr(kernel, "grid", ()), dialect)
     return prog
 
 

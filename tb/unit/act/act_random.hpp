@@ -30,12 +30,11 @@ using namespace ncore::tb;
 
 enum class Overlap { disjoint, in_place };
 
-class ActGen {
+class ActGen : public InsnGenBase {
  public:
   // Operands stay in bytes [0, sbuf_limit) of SBUF partitions and [0, psum_limit) of PSUM ones.
   ActGen(const ncore::Preset& pr, uint64_t seed, uint64_t sbuf_limit, uint64_t psum_limit)
-      : pr_(pr), rng_(seed), g_(rng_), sbuf_limit_(sbuf_limit), psum_limit_(psum_limit) {}
-  std::mt19937_64& rng() { return rng_; }
+      : InsnGenBase(pr, seed), sbuf_limit_(sbuf_limit), psum_limit_(psum_limit) {}
 
   Insn next(Overlap& kind) {
     for (;;) {
@@ -45,8 +44,6 @@ class ActGen {
   }
 
  private:
-  uint32_t below(uint64_t n) { return g_.below(n); }
-  bool chance(unsigned pct) { return g_.chance(pct); }
   uint64_t limit(Buffer m) const { return m == Buffer::psum ? psum_limit_ : sbuf_limit_; }
   uint64_t mem_bytes(Buffer m) const { return m == Buffer::psum ? pr_.psum_bytes : pr_.sbuf_bytes; }
   Buffer mem() { return chance(65) ? Buffer::sbuf : Buffer::psum; }
@@ -129,9 +126,6 @@ class ActGen {
     return true;
   }
 
-  const ncore::Preset& pr_;
-  std::mt19937_64 rng_;
-  ApGen g_;
   uint64_t sbuf_limit_, psum_limit_;
 };
 

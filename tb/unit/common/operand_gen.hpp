@@ -13,6 +13,7 @@
 
 #include "ncore/ap.hpp"
 #include "ncore/isa_gen.hpp"
+#include "ncore/presets_gen.hpp"
 
 namespace ncore::tb {
 
@@ -149,6 +150,23 @@ class ApGen {
 
  private:
   std::mt19937_64& rng_;
+};
+
+// What the engine benches' instruction generators share: the preset, a random stream of their own
+// (from `seed`) and the operand generator drawing from it.
+class InsnGenBase {
+ public:
+  std::mt19937_64& rng() { return rng_; }
+
+ protected:
+  InsnGenBase(const Preset& pr, uint64_t seed) : pr_(pr), rng_(seed), g_(rng_) {}
+
+  uint32_t below(uint64_t n) { return g_.below(n); }
+  bool chance(unsigned pct) { return g_.chance(pct); }
+
+  const Preset& pr_;
+  std::mt19937_64 rng_;
+  ApGen g_;
 };
 
 // A hand-made operand over partitions [0, np) of `mem`: n1 rows of n0 elements, row-major and

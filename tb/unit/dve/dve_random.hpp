@@ -43,12 +43,11 @@ enum class Overlap { disjoint, in_place, partial };
 // one op takes its immediate (the immediates are junk to the engine otherwise).
 enum class Imm { none, any, only };
 
-class InsnGen {
+class InsnGen : public InsnGenBase {
  public:
   // Operands stay in bytes [0, limit) of their partitions (0: the whole partition).
   InsnGen(const ncore::Preset& pr, uint64_t seed, Imm imm = Imm::any, uint64_t limit = 0)
-      : pr_(pr), rng_(seed), g_(rng_), imm_(imm), limit_(limit ? limit : pr.sbuf_bytes) {}
-  std::mt19937_64& rng() { return rng_; }
+      : InsnGenBase(pr, seed), imm_(imm), limit_(limit ? limit : pr.sbuf_bytes) {}
 
   // A random instruction. `allow_partial`: the destination may also overlap the sources
   // partially. `kind` tells what was drawn.
@@ -60,8 +59,6 @@ class InsnGen {
   }
 
  private:
-  uint32_t below(uint64_t n) { return g_.below(n); }
-  bool chance(unsigned pct) { return g_.chance(pct); }
   Dtype dtype() { return g_.dtype(); }
   // Any arithmetic ALU op of the ISA (bypass only when bypass_ok); the bitvec ops, which need
   // integer operands throughout, are the random-program generator's (tb/regress).
@@ -222,9 +219,6 @@ class InsnGen {
     return true;
   }
 
-  const ncore::Preset& pr_;
-  std::mt19937_64 rng_;
-  ApGen g_;
   Imm imm_;
   uint64_t limit_;
 };

@@ -82,18 +82,10 @@ class Bench {
 
   // fp_to_f32(raw, dt) and fp_from_f32(f, dt).
   void check_to_f32(uint32_t raw, Dtype dt) {
-    dut_->raw_i = raw;
-    dut_->dt_i = static_cast<uint8_t>(dt);
-    dut_->eval();
-    expect(std::string("to_f32 ") + ncore::isa::to_string(dt), raw, 0, dut_->to_f32_o, num::to_f32_bits(raw, dt));
-    ++conversions_;
+    check_conversion("to_f32 ", dut_->raw_i, raw, dt, dut_->to_f32_o, num::to_f32_bits(raw, dt));
   }
   void check_from_f32(uint32_t f, Dtype dt) {
-    dut_->a_i = f;
-    dut_->dt_i = static_cast<uint8_t>(dt);
-    dut_->eval();
-    expect(std::string("from_f32 ") + ncore::isa::to_string(dt), f, 0, dut_->from_f32_o, num::from_f32_bits(f, dt));
-    ++conversions_;
+    check_conversion("from_f32 ", dut_->a_i, f, dt, dut_->from_f32_o, num::from_f32_bits(f, dt));
   }
   // raw -> fp32 -> raw in the RTL; non-NaN 16-bit patterns must come back unchanged.
   void check_round_trip(uint16_t raw, Dtype dt) {
@@ -114,6 +106,17 @@ class Bench {
   std::string report() const { return log_.str(); }
 
  private:
+  // A conversion: x driven on the input port `in`, dt on dt_i, the output port `out` (read once the
+  // model has evaluated) checked against `want`.
+  template <class In, class Out>
+  void check_conversion(const char* what, In& in, uint32_t x, Dtype dt, const Out& out, uint32_t want) {
+    in = x;
+    dut_->dt_i = static_cast<uint8_t>(dt);
+    dut_->eval();
+    expect(what + std::string(ncore::isa::to_string(dt)), x, 0, out, want);
+    ++conversions_;
+  }
+
   void expect(const std::string& what, uint32_t a, uint32_t b, uint32_t got, uint32_t want) {
     if (got == want) return;
     if (++failures_ <= 20)

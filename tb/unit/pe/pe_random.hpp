@@ -42,14 +42,12 @@ struct ProgramShape {
   Dtype dtype = Dtype::bf16;
 };
 
-class ProgramGen {
+class ProgramGen : public InsnGenBase {
  public:
   // Operands stay below byte sbuf_limit of each SBUF partition; PSUM results avoid the last
   // psum_noise_words words of every bank.
   ProgramGen(const ncore::Preset& pr, uint64_t seed, uint64_t sbuf_limit, unsigned psum_noise_words)
-      : pr_(pr), rng_(seed), g_(rng_), sbuf_limit_(sbuf_limit), noise_words_(psum_noise_words) {}
-
-  std::mt19937_64& rng() { return rng_; }
+      : InsnGenBase(pr, seed), sbuf_limit_(sbuf_limit), noise_words_(psum_noise_words) {}
 
   std::vector<Insn> program(const ProgramShape& sh) {
     std::vector<Insn> out;
@@ -77,8 +75,6 @@ class ProgramGen {
   }
 
  private:
-  uint32_t below(uint64_t n) { return static_cast<uint32_t>(rng_() % n); }
-  bool chance(unsigned pct) { return below(100) < pct; }
   uint32_t P() const { return static_cast<uint32_t>(pr_.num_partitions); }
   uint32_t bank_words() const { return static_cast<uint32_t>(pr_.psum_bank_bytes / 4); }
 
@@ -181,9 +177,6 @@ class ProgramGen {
     return i;
   }
 
-  const ncore::Preset& pr_;
-  std::mt19937_64 rng_;
-  ApGen g_;
   uint64_t sbuf_limit_;
   unsigned noise_words_;
 };

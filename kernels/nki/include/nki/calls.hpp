@@ -45,6 +45,8 @@ enum class Kind : uint8_t {
   affine,     // an affine expression of index grids (nl.arange, nl.mgrid), or an int
   predicate,  // comparisons of affine expressions with 0, all of which must hold
   shape,      // a tuple of dimensions
+  pattern,    // an access pattern's [[step, num], ...] (today's iota, affine_select)
+  any,        // accepted and ignored: changes nothing this model computes (name=, engine=, perf_mode=, ...)
 };
 const char* to_string(Kind k);
 
@@ -71,6 +73,7 @@ struct Value {
   nisa::Affine affine;
   nisa::AffinePredicate predicate;
   std::vector<int64_t> shape;
+  std::vector<std::pair<int64_t, int64_t>> pattern;  // [step, num] pairs, outermost first
 
   static Value of_tile(TileArg t);
   static Value of_scalar(double v, std::string dtype = "float32");
@@ -84,6 +87,7 @@ struct Value {
   static Value of_affine(nisa::Affine a);
   static Value of_predicate(nisa::AffinePredicate p);
   static Value of_shape(std::vector<int64_t> s);
+  static Value of_pattern(std::vector<std::pair<int64_t, int64_t>> p);
   static Value nothing(Kind k);
 };
 
@@ -99,6 +103,7 @@ struct Ctx {
   Loc loc;
   const Mask* mask = nullptr;  // the call's mask (for calls that lower to other masked calls)
   bool split = false;          // within a high-level call: its instructions are tiled
+  bool today = false;          // args are in today's spelling's order (Decl::today_lower)
 
   const Value& arg(std::string_view name) const;
   bool given(std::string_view name) const { return !arg(name).none; }
@@ -151,8 +156,20 @@ struct Decl {
   // then a copy under the transposed mask): returns the result, or nullopt to run as usual.
   std::function<std::optional<Tensor>(Ctx&)> around;
   bool psum_result = false;  // a tensor-engine result: assigned outside PSUM, it lands in PSUM first
+  // Today's spelling (`import nki`, NKI 0.3 on; calls_today.cpp): the parameters in its order,
+  // destination first for the instructions, no mask=. Each names a parameter of `params` (its
+  // value goes there), or is one of today's own: dst, accumulate, and those of kind any or read by
+  // today_lower. Empty: the call is not in today's namespace.
+  std::vector<Param> today;
+  // Lowers today's spelling itself where its arguments mean something other than params' (iota's
+  // pattern, memset's value): ctx.args in today's order, ctx.dst the destination. Null: the
+  // arguments go to params by name and invoke() runs the call into dst.
+  Lower today_lower;
+  // Today's parameters that change what the model computes when not their default: refused then.
+  std::vector<std::string> today_strict;
   const Param* param(std::string_view name) const;
   int index(std::string_view name) const;  // -1 when it has no such parameter
+  int today_index(std::string_view name) const;  // in today's spelling; -1 when it has none
 };
 
 // Every declaration, in NKI's order of its documentation (language, then isa).
@@ -172,6 +189,13 @@ struct Options {
 // the result tile (the destination when given), or an invalid Tensor for a call without one.
 Tensor invoke(const Decl& d, std::vector<Value> args, const Options& opt);
 Tensor invoke(std::string_view ns, std::string_view name, std::vector<Value> args, const Options& opt);
+
+// Runs a call in today's spelling (Decl::today), arguments in that order (dst first): the
+// arguments move to the declaration's parameters by name and the call runs into dst (nc_matmul's
+// accumulate= from its argument), or today_lower runs. A result the call's engine cannot write
+// where dst is (a tensor-engine result outside PSUM, an engine result in HBM) is refused in NKI's
+// words, not moved there by a copy as the older spelling's assignment does.
+Tensor invoke_today(const Decl& d, std::vector<Value> args, const Options& opt);
 
 // Names as the front ends give them.
 Dtype dtype_of(const std::string& name);

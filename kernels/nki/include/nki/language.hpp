@@ -63,23 +63,13 @@ void kernel_check(bool cond, const std::string& message, Loc loc = Loc::here());
 
 namespace nl {
 
-inline constexpr Dtype float32 = Dtype::float32;
-inline constexpr Dtype bfloat16 = Dtype::bfloat16;
-inline constexpr Dtype float16 = Dtype::float16;
-inline constexpr Dtype tfloat32 = Dtype::tfloat32;
-inline constexpr Dtype float8_e4m3 = Dtype::float8_e4m3;
-inline constexpr Dtype float8_e5m2 = Dtype::float8_e5m2;
-inline constexpr Dtype int8 = Dtype::int8;
-inline constexpr Dtype uint8 = Dtype::uint8;
-inline constexpr Dtype int16 = Dtype::int16;
-inline constexpr Dtype uint16 = Dtype::uint16;
-inline constexpr Dtype int32 = Dtype::int32;
-inline constexpr Dtype uint32 = Dtype::uint32;
+inline constexpr Dtype float32 = Dtype::float32, bfloat16 = Dtype::bfloat16, float16 = Dtype::float16,
+                       tfloat32 = Dtype::tfloat32, float8_e4m3 = Dtype::float8_e4m3, float8_e5m2 = Dtype::float8_e5m2;
+inline constexpr Dtype int8 = Dtype::int8, uint8 = Dtype::uint8, int16 = Dtype::int16, uint16 = Dtype::uint16,
+                       int32 = Dtype::int32, uint32 = Dtype::uint32;
 
-inline constexpr Buffer hbm{BufferKind::hbm};
-inline constexpr Buffer shared_hbm{BufferKind::shared_hbm};
-inline constexpr Buffer sbuf{BufferKind::sbuf};
-inline constexpr Buffer psum{BufferKind::psum};
+inline constexpr Buffer hbm{BufferKind::hbm}, shared_hbm{BufferKind::shared_hbm}, sbuf{BufferKind::sbuf},
+    psum{BufferKind::psum};
 
 // An ALU op by its NKI name. It is an op argument (nisa::tensor_tensor(a, b, nl::add)) and the
 // element-wise call of NKI's language, nl::add(x, y) (see elementwise below).

@@ -72,6 +72,10 @@ struct Alloc {
   int64_t base_partition = 0;
   std::vector<int64_t> num_par_tiles;
   std::vector<int64_t> num_free_tiles;
+  // Today's NKI's nl.ndarray(..., address=(partition, byte offset)): in SBUF or PSUM (a PSUM tensor
+  // starts at a bank and fits it; tensors placed at the same bytes share them).
+  BufferKind buffer = BufferKind::sbuf;
+  bool by_address = false;  // errors say address=, not mod_alloc
 };
 
 // nl::par_dim(n): marks the partition dimension in a shape with block dimensions.
@@ -189,6 +193,20 @@ class Tensor {
                 const std::vector<int64_t>& grid, Loc loc = Loc::here()) const;
   // The same elements under a new shape; only where the view's strides allow it.
   Tensor reshape(const Shape& shape, Loc loc = Loc::here()) const;
+  // NKI's tensor.ap(pattern=[[step, num], ...], offset=): a view of the tensor's storage read flat,
+  // in elements of its dtype, one dimension of `num` elements `step` apart per pair (outermost
+  // first). On chip the first pair walks the partitions (its step: the elements of one partition)
+  // and the flat offset is partition * that + the element within the partition. offset nullopt:
+  // the view's own start.
+  Tensor ap(const std::vector<std::pair<int64_t, int64_t>>& pattern, std::optional<int64_t> offset,
+            Loc loc = Loc::here()) const;
+  // The same bytes read as another dtype (NKI's tensor.view(dtype)): the last dimension must be
+  // contiguous; its size, the other strides and the offset are rescaled and must stay whole.
+  Tensor bitcast(Dtype to, Loc loc = Loc::here()) const;
+  // The view as NKI's access pattern: [step, num] per dimension (on chip the partition dimension's
+  // step is the elements of one partition) and the flat offset, in elements; nullopt for a view
+  // with block dimensions (no one flat pattern).
+  std::optional<std::pair<std::vector<std::pair<int64_t, int64_t>>, int64_t>> pattern() const;
 
   const detail::View& view() const { return v_; }
   const std::shared_ptr<detail::Storage>& storage() const { return st_; }

@@ -40,6 +40,9 @@ struct TraceStats {
   // With TraceOptions::record_order: (stream, position) of every traced instruction, in
   // the order the kernel issued them.
   std::vector<std::pair<unsigned, uint32_t>> order;
+  // Per on-chip tile, in the order they were made: the count of operand uses at its last use (0:
+  // never used). TraceOptions::last_uses of a second trace of the same kernel.
+  std::vector<uint64_t> last_uses;
 };
 
 struct TraceOptions {
@@ -51,6 +54,20 @@ struct TraceOptions {
   // group's first multiply starts from zero, so the bits are the same); anything else touching
   // the tile first gets the memset just before it.
   bool elide_psum_zeros = true;
+  // Today's NKI: a tile lives while the kernel refers to it. A tile allocated in a loop whose
+  // buffer comes round again, or whose loop ends, while it is still referred to keeps its bytes
+  // (the new tile gets others; the loop's buffers are given back when their last tile goes)
+  // instead of ending its life there, as the older NKI's loop scoping does.
+  bool keep_referenced_tiles = false;
+  // With keep_referenced_tiles: the tiles' last uses, measured by a first trace of the same kernel
+  // (TraceStats::last_uses). A tile then lives until its last use, as a compiler's liveness
+  // analysis has it, whatever Python still refers to (a loop's variables outlive it): the loop's
+  // buffers rotate past a tile not used again, and are held past the loop for one that is.
+  std::vector<uint64_t> last_uses;
+  // A trace that only measures the tiles' last uses (TraceStats::last_uses) for a second one: it
+  // places them as the older NKI does and lets a tile be used after its buffer went to another
+  // (the sequence of uses does not depend on where the tiles are; its Program is not run).
+  bool measure_last_uses = false;
   bool record_order = false;
   TraceStats* stats = nullptr;   // filled when the trace succeeds
   // Long traces: every few thousand instructions the tracer calls poll (which may throw to stop

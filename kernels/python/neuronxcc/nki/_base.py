@@ -85,7 +85,9 @@ def _relative(path):
     return r
 
 
-_native.set_frontend(_NEURONXCC_DIR, _relative)
+# The front end's own code: both NKI namespaces' packages (neuronxcc.nki and nki), beside each other.
+FRONTEND_DIRS = [_NEURONXCC_DIR + os.sep, os.path.join(os.path.dirname(_NEURONXCC_DIR), "nki") + os.sep]
+_native.set_frontend(FRONTEND_DIRS, _relative)
 
 
 # --- dtypes -----------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ The destination-first spelling of NKI's newer releases is accepted by every call
 into that view (as `t[...] = call(...)` does), and nc_matmul's accumulate= is NKI's.
 """
 import ast
+import enum
 import linecache
 import os
 
@@ -182,7 +183,17 @@ def _integer(v, d, p):
     return integer(v, f"{p['name']} of '{d['name']}'")
 
 
-_CONVERT = {"tile": _tile, "operand": _operand, "alu_op": lambda v, d, p: alu_name(v, p["name"]),
+def _pattern(v, d, p):
+    """An access pattern [[step, num], ...] as a list of integer pairs."""
+    if v is None:
+        return None
+    what = f"{p['name']} of '{d['name']}'"
+    if not isinstance(v, (list, tuple)) or not all(isinstance(x, (list, tuple)) and len(x) == 2 for x in v):
+        raise ValueError(f"{caller()}: {what} must be a list of [step, num] pairs, got {v!r}")
+    return [[integer(a, what), integer(b, what)] for a, b in v]
+
+
+_CONVERT = {"tile": _tile, "operand": _operand, "pattern": _pattern, "any": lambda v, d, p: None, "alu_op": lambda v, d, p: alu_name(v, p["name"]),
             "act_func": lambda v, d, p: None if v is None else act_name(v), "dtype": _dtype,
             "flag": lambda v, d, p: None if v is None else bool(v),
             "number": lambda v, d, p: None if v is None else float(v), "integer": _integer, "axes": _axes,
@@ -268,13 +279,31 @@ def _default(text):
 _REQUIRED = object()
 
 
+class NkiInstruction:
+    """What an instruction of today's NKI returns: a handle (the model orders instructions by the
+    data they share, so depends_on adds nothing and returns the handle)."""
+
+    __slots__ = ("name", "loc")
+
+    def __init__(self, name, loc):
+        self.name, self.loc = name, loc
+
+    def depends_on(self, *others):
+        return self
+
+    def __repr__(self):
+        return f"<NkiInstruction {self.name} at {self.loc}>"
+
+
 class Call:
     """One declaration, as a callable with NKI's parameters."""
 
-    def __init__(self, d):
+    def __init__(self, d, today=False):
         self.d = d
         self.ns, self.name = d["ns"], d["name"]
-        self.params = d["params"]
+        self.today = today  # today's spelling (import nki): d["today"]'s parameters, dst among them
+        self.dialect = "nki" if today else "neuronxcc"
+        self.params = d["today"] if today else d["params"]
         self.names = [p["name"] for p in self.params]
         self.mask_at = self.names.index("mask") if "mask" in self.names else -1
         self.convert = [_CONVERT[p["kind"]] for p in self.params]
@@ -284,11 +313,18 @@ class Call:
 
     def __call__(self, values, kwargs, dst=None, acc=False):
         d = self.d
-        _core.require_trace(self.name)
+        _core.require_trace(self.name, self.dialect)
         loc = caller()
         mask = mask_terms(values[self.mask_at], self.name, loc, view_axes(values)) if self.mask_at >= 0 else None
         args = [None if i == self.mask_at else self.convert[i](v, d, self.params[i]) for i, v in enumerate(values)]
         ns, name = self.ns, self.name
+        if self.today:
+            if "dst" in self.names or not self.result:  # an instruction: into its destination, now
+                _core.flush()
+                _native.invoke(ns, name, None, None, None, False, args, loc, True)
+                return NkiInstruction(name, loc)
+            return _core.pending(name, lambda into, accumulate: _native.invoke(ns, name, into, accumulate, None, False,
+                                                                               args, loc, True), loc, psum=self.psum)
         if not self.result:
             _core.flush()
             _native.invoke(ns, name, None, None, mask, False, args, loc)
@@ -342,13 +378,76 @@ def function(ns, name, pre=None, extra=()):
             f"        return _call([{names}], kwargs, kwargs.get('dst'), kwargs.get('accumulate', {acc_default}))\n"
             f"    return _call([{names}], None)\n")
     src = f"def {name}({', '.join(parts)}, **kwargs):\n{body}"
-    # compiled as a file of the front end's folder, so that the kernel's location (caller()) is the
-    # first frame outside it; its source registered with linecache, so that tracebacks show it
-    filename = os.path.join(os.path.dirname(__file__), f"<generated nki call {name}>")
+    return _compiled(src, glob, call, f"neuronxcc.nki.{'isa' if ns == 'isa' else 'language'}")
+
+
+def _compiled(src, glob, call, module):
+    """The function `src` defines, compiled as a file of the front end's folder, so that the
+    kernel's location (caller()) is the first frame outside it; its source registered with
+    linecache, so that tracebacks show it."""
+    name = call.name
+    filename = os.path.join(os.path.dirname(__file__), f"<generated nki call {module}.{name}>")
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     exec(compile(src, filename, "exec"), glob)
     fn = glob[name]
-    fn.__doc__ = d["doc"]
-    fn.__module__ = f"neuronxcc.nki.{'isa' if ns == 'isa' else 'language'}"
+    fn.__doc__ = call.d["doc"]
+    fn.__module__ = module
     fn._nki_call = call
     return fn
+
+
+def refused(label, why):
+    """A function that refuses the documented call `label` (nl.fori_loop, nisa.nc_n_gather, ...),
+    which this model does not run yet, by name."""
+    def fn(*args, **kwargs):
+        raise NotImplementedError(f"{caller()}: {label} is not supported by this model yet ({why})")
+
+    fn.__name__ = label.split(".")[-1]
+    return fn
+
+
+def _enum_of(call, param, value, kind):
+    """An enum argument given otherwise than as a member: an integer enum's value (kernels pass
+    dge_mode=3), else a TypeError."""
+    if issubclass(kind, enum.IntEnum) and isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    raise TypeError(f"{caller()}: {call}: {param}={value!r}: expected a member of {kind.__name__} "
+                    f"({', '.join(f'{kind.__name__}.{m.name}' for m in kind)})")
+
+
+def today_function(ns, name, env, module):
+    """The Python function of the declaration ns.name in today's spelling (`import nki`): exactly
+    its parameters (d["today"]: destination first for an instruction, no mask=), defaults as NKI
+    writes them, evaluated in `env` (the module's names: engine.unknown, nl.add, ...); a keyword
+    it does not take is Python's own TypeError. `module` names it (nki.isa, nki.language)."""
+    d = DECLS[(ns, name)]
+    call = Call(d, today=True)
+    glob = {"_call": call}
+    parts, seen_kw = [], False
+    for i, p in enumerate(call.params):
+        if p["keyword_only"] and not seen_kw:
+            parts.append("*")
+            seen_kw = True
+        if p["default"] == "":
+            parts.append(p["name"])
+            continue
+        try:
+            default = ast.literal_eval(p["default"])
+        except (ValueError, SyntaxError):
+            default = eval(p["default"], dict(env))  # a name of the module: engine.unknown, nl.add
+        glob[f"_d{i}"] = default
+        parts.append(f"{p['name']}=_d{i}")
+    # An enum parameter takes its enum's members (NKI 0.3 on refuses a raw integer, nisa.dge_mode.hwdge not 2).
+    checks = ""
+    for i, p in enumerate(call.params):
+        default = glob.get(f"_d{i}")
+        if isinstance(default, enum.Enum):
+            glob[f"_t{i}"] = type(default)
+            checks += (f"    if not isinstance({p['name']}, _t{i}):\n"
+                       f"        {p['name']} = _enum_of({name!r}, {p['name']!r}, {p['name']}, _t{i})\n")
+    glob["_enum_of"] = _enum_of
+    src = f"def {name}({', '.join(parts)}):\n{checks}    return _call([{', '.join(call.names)}], None)\n"
+    return _compiled(src, glob, call, module)

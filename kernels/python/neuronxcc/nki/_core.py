@@ -35,6 +35,10 @@ class _TraceState(threading.local):
         self.pid = ()
         self.shared = []      # the shared_hbm tensors of the first instance, in allocation order
         self.shared_next = 0  # how many the instance being traced has allocated
+        # The namespace of the kernel being traced: "neuronxcc" (neuronxcc.nki: loops traced once,
+        # calls return tiles) or "nki" (today's NKI: destination-first calls, loops run as Python).
+        self.dialect = "neuronxcc"
+        self.private_hbm = set()  # today's NKI: the names of the nl.hbm / nl.private_hbm tensors
 
 
 def shared_hbm_tensor(shape, dtype, make):
@@ -65,10 +69,22 @@ def in_trace():
     return _state.active
 
 
-def require_trace(api):
+def require_trace(api, dialect="neuronxcc"):
+    """Refuses a call outside a kernel being traced, and a neuronxcc.nki call inside a kernel of
+    today's `nki` (NKI 0.4's error) or the reverse (dialect None: either namespace's)."""
     if not _state.active:
+        if dialect == "nki":
+            raise RuntimeError(f"'{api}' called outside of a kernel being traced: call the kernel through nki.jit "
+                               "or nki.simulate")
         raise RuntimeError(f"'{api}' called outside of a kernel being traced: call the kernel through nki.jit, "
                            "nki.baremetal, nki.benchmark or nki.simulate_kernel")
+    if dialect is not None and _state.dialect != dialect:
+        if dialect == "neuronxcc":
+            raise RuntimeError(f"{caller()}: neuronxcc.nki '{api}' used inside an nki kernel: the neuronxcc.nki "
+                               "namespace cannot be used in kernels of the nki namespace (import nki.language as nl, "
+                               "import nki.isa as nisa)")
+        raise RuntimeError(f"{caller()}: nki '{api}' used inside a neuronxcc.nki kernel: call the kernel through "
+                           "nki.jit of `import nki`, or use neuronxcc.nki's own call")
 
 
 def flush():
@@ -282,6 +298,93 @@ def _has_long_slice(key, shape):
                for k, n in zip(ks, shape))
 
 
+def _groups(pattern, what):
+    """An einops pattern ("p (a b) c") as a list of groups of names."""
+    out, cur = [], None
+    for tok in pattern.replace("(", " ( ").replace(")", " ) ").split():
+        if tok == "(":
+            if cur is not None:
+                raise ValueError(f"{caller()}: rearrange: nested parentheses in {what} {pattern!r}")
+            cur = []
+        elif tok == ")":
+            if cur is None:
+                raise ValueError(f"{caller()}: rearrange: unbalanced parentheses in {what} {pattern!r}")
+            out.append(cur)
+            cur = None
+        elif cur is not None:
+            cur.append(tok)
+        else:
+            out.append([tok])
+    if cur is not None:
+        raise ValueError(f"{caller()}: rearrange: unbalanced parentheses in {what} {pattern!r}")
+    return out
+
+
+def _rearrange(t, src_pattern, dst_pattern, sizes):
+    src, dst = _groups(src_pattern, "src_pattern"), _groups(dst_pattern, "dst_pattern")
+    shape = list(t.shape)
+    if len(src) != len(shape):
+        raise ValueError(f"{caller()}: rearrange: src_pattern {src_pattern!r} has {len(src)} dimensions, the tensor "
+                         f"{len(shape)}")
+    names = [n for g in src for n in g]
+    if sorted(names) != sorted(n for g in dst for n in g) or len(set(names)) != len(names):
+        raise ValueError(f"{caller()}: rearrange: {src_pattern!r} and {dst_pattern!r} must name the same dimensions, "
+                         "each once")
+    for g, n in zip(src, shape):
+        unknown = [x for x in g if x not in sizes]
+        known = 1
+        for x in g:
+            known *= sizes.get(x, 1)
+        if len(unknown) > 1:
+            raise ValueError(f"{caller()}: rearrange: group ({' '.join(g)}) needs fixed_sizes for all but one name")
+        if unknown:
+            if n % known:
+                raise ValueError(f"{caller()}: rearrange: dimension {n} does not split by {known}")
+            sizes[unknown[0]] = n // known
+        elif known != n:
+            raise ValueError(f"{caller()}: rearrange: group ({' '.join(g)}) is {known}, the dimension {n}")
+    v = t._reshaped([sizes[n] for n in names]) if len(names) != len(shape) else t
+    order = [names.index(n) for g in dst for n in g]
+    if order != list(range(len(names))):
+        v = v.permute(order)
+    merged = []
+    for g in dst:
+        n = 1
+        for x in g:
+            n *= sizes[x]
+        merged.append(n)
+    return v._reshaped(merged) if len(merged) != len(names) else v
+
+
+def _today_key(key, t):
+    """Today's NKI's ranks of an indexed view: on chip an integer on the partition dimension keeps
+    it (size 1), and an integer on a free dimension drops it unless the view would have fewer than
+    2 dimensions (then the last one is kept, size 1); in HBM an integer drops its dimension, down to
+    1 dimension. Integers become the size-1 slices that keep them."""
+    key = list(_expand_ellipsis(key, t.ndim))
+    ints = [d for d, k in enumerate(key) if isinstance(k, (int, np.integer, Sym)) and not isinstance(k, bool)]
+    if not ints:
+        return tuple(key)
+
+    def keep(d):
+        i = as_int(key[d])
+        if type(i) is not Sym and i < 0:
+            i += t.shape[d]
+        key[d] = slice(i, i + 1)
+
+    least = 1
+    if t.on_chip:
+        least = 2
+        if ints[0] == 0:
+            keep(0)
+            ints = ints[1:]
+    kept = t.ndim - len(ints)
+    while ints and kept < least:
+        keep(ints.pop())
+        kept += 1
+    return tuple(key)
+
+
 def _view(t, key, loc, axes=None):
     """The native view t[key] (axes: see _affine_index)."""
     items = _fast_index(key)
@@ -389,6 +492,8 @@ class Tensor:
     def __getitem__(self, key):
         # A view's location serves only its errors: found (a walk up the stack) only when there is one.
         t = self._t if self._t is not None else self._native()
+        if _state.dialect == "nki":
+            key = _today_key(key, t)
         axes = {}
         try:
             return _with_axes(Tensor(_view(t, key, _NO_LOC, axes)), axes)
@@ -405,7 +510,7 @@ class Tensor:
                 return _with_axes(Tensor(defer=(t, offset, coeff, grid, e)), axes)
 
     def __setitem__(self, key, value):
-        require_trace("assignment")
+        require_trace("assignment", None)
         loc = caller()
         axes = {}
         dst = _with_axes(Tensor(_view(self._native(), key, loc, axes)), axes)
@@ -450,26 +555,155 @@ class Tensor:
     def expand_dims(self, axis):
         return _expand_dims(self, axis, caller())
 
+    # -- today's NKI's view methods (NkiTensor): each is a view of the same storage
+    def _dim(self, dim, what, free=True):
+        """A dimension argument, checked (negative counts from the end); `free`: on chip, not the
+        partition dimension."""
+        n = len(self.shape)
+        d = integer(dim, what)
+        d = d + n if d < 0 else d
+        if not 0 <= d < n:
+            raise IndexError(f"{caller()}: {what} {dim} of a {n}-D tensor")
+        if free and d == 0 and self._native().on_chip:
+            raise ValueError(f"{caller()}: {what} {dim}: the partition dimension of an on-chip tensor stays as it is")
+        return d
+
+    def permute(self, dims):
+        return Tensor(self._native().permute([integer(d, "a dimension of permute") for d in dims], caller()))
+
+    def broadcast(self, dim, size):
+        return Tensor(self._native().broadcast(self._dim(dim, "broadcast dimension"),
+                                               integer(size, "the size of broadcast"), caller()))
+
+    def expand_dim(self, dim):
+        shape = list(self.shape)
+        d = integer(dim, "expand_dim dimension")
+        d = d + len(shape) + 1 if d < 0 else d
+        if d == 0 and self._native().on_chip:
+            raise ValueError(f"{caller()}: expand_dim before the partition dimension of an on-chip tensor")
+        shape.insert(d, 1)
+        return self._reshaped(shape)
+
+    def squeeze_dim(self, dim):
+        d = self._dim(dim, "squeeze_dim dimension")
+        shape = list(self.shape)
+        if shape[d] != 1:
+            raise ValueError(f"{caller()}: squeeze_dim {dim}: the dimension has size {shape[d]}, not 1")
+        del shape[d]
+        return self._reshaped(shape)
+
+    def reshape_dim(self, dim, shape):
+        d = self._dim(dim, "reshape_dim dimension")
+        new = list(self.shape)
+        new[d:d + 1] = dims(shape, "a size of reshape_dim's shape")
+        return self._reshaped(new)
+
+    def flatten_dims(self, start_dim, end_dim):
+        a = self._dim(start_dim, "flatten_dims start_dim")
+        b = self._dim(end_dim, "flatten_dims end_dim")
+        if b < a:
+            raise ValueError(f"{caller()}: flatten_dims({start_dim}, {end_dim}): end_dim comes before start_dim")
+        shape = list(self.shape)
+        n = 1
+        for x in shape[a:b + 1]:
+            n *= x
+        return self._reshaped(shape[:a] + [n] + shape[b + 1:])
+
+    def _reshaped(self, shape):
+        return Tensor(self._native().reshape(dims(shape), caller()))
+
+    def slice(self, dim, start, end, step=1):
+        d = self._dim(dim, "slice dimension", free=False)
+        key = [slice(None)] * len(self.shape)
+        key[d] = slice(start, end, step)
+        return self[tuple(key)]
+
+    def select(self, dim, index):
+        d = self._dim(dim, "select dimension", free=False)
+        key = [slice(None)] * len(self.shape)
+        key[d] = index
+        return self[tuple(key)]
+
+    @property
+    def data(self):
+        """The tensor itself (as a grid's .data is its selection: either is an instruction's operand)."""
+        return self
+
+    def get_pattern(self):
+        """The view as an access pattern: [[step, num], ...] in elements (on chip the partition
+        dimension first, its step the elements of one partition)."""
+        p = self._native().pattern()
+        if p is None:
+            raise ValueError(f"{caller()}: {self} has block dimensions: it has no one access pattern")
+        return [list(x) for x in p[0]]
+
+    def is_contiguous(self):
+        """Whether the view's elements lie one after the other (on chip: within each partition)."""
+        pat = self.get_pattern()
+        start = 1 if self._native().on_chip else 0
+        want = 1
+        for step, num in reversed(pat[start:]):
+            if num != 1 and step != want:
+                return False
+            want *= num
+        return True
+
+    def is_indirect(self):
+        return False
+
+    def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None):
+        """einops-style: t.rearrange("p (a b) c", "p c a b", {"a": 2}): the groups split, the names
+        permuted, the groups merged, as views."""
+        return _rearrange(self, src_pattern, dst_pattern, dict(fixed_sizes or {}))
+
+    def view(self, dtype):
+        """The same bytes read as `dtype` (the last dimension rescaled: (P, 8) float32 as bfloat16 is
+        (P, 16))."""
+        return Tensor(self._native().bitcast(dtype_name(dtype), caller()))
+
+    def vector_select(self, dim, vector_offset):
+        raise NotImplementedError(f"{caller()}: vector_select (an index known only when the kernel runs) is not "
+                                  "supported by this model yet")
+
+    indirect = vector_select
+
+    def ap(self, pattern, offset=None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
+        """NKI's access pattern (today's NKI): a view of this tensor's storage read flat, in
+        elements, one dimension of `num` elements `step` apart per [step, num] pair, outermost
+        first (on chip the first pair walks the partitions); offset: the flat start (None: this
+        view's own)."""
+        loc = caller()
+        if scalar_offset is not None or vector_offset is not None:
+            raise NotImplementedError(f"{loc}: tensor.ap with scalar_offset or vector_offset (an address known only "
+                                      "when the kernel runs) is not supported by this model yet")
+        base = self if dtype is None else self.view(dtype)  # steps and offset count the new dtype's elements
+        if not isinstance(pattern, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2
+                                                              for p in pattern):
+            raise ValueError(f"{loc}: tensor.ap: pattern must be a list of [step, num] pairs, got {pattern!r}")
+        pat = [[integer(a, "a step of the pattern"), integer(b, "a num of the pattern")] for a, b in pattern]
+        off = None if offset is None else integer(offset, "the offset of tensor.ap")
+        return Tensor(base._native().ap(pat, off, loc))
+
     # -- arithmetic (nl's element-wise calls, which nki.language registers in OPS; the binary
     # operators are set after the class, from one table)
     def _ew(self, op, other, reverse=False):
-        fn = OPS[op]
+        fn = OPS[_state.dialect][op]
         return fn(other, self) if reverse else fn(self, other)
 
     def __invert__(self):
-        return OPS["invert"](self)
+        return OPS[_state.dialect]["invert"](self)
 
     def __neg__(self):
-        return OPS["negative"](self)
+        return OPS[_state.dialect]["negative"](self)
 
     def _inplace(self, op, o):
-        require_trace(f"'{op}' in place")
+        require_trace(f"'{op}' in place", None)
         if op == "add" and isinstance(o, Tensor) and o._pending() and o._psum:
             # psum += nisa.nc_matmul(...): the multiply accumulates into this PSUM tile.
             emit_into(o, self._native(), None)
             return self
         # x op= y is x[...] = x op y: the instruction writes into x.
-        emit_into(OPS[op](self, o), self._native(), False)
+        emit_into(OPS[_state.dialect][op](self, o), self._native(), False)
         return self
 
 
@@ -554,7 +788,7 @@ def pending(kind, emit, loc, psum=False):
 
 # The nl element-wise calls behind the tiles' operators (+, -, *, ..., ~, unary -) and the views'
 # buffers (nl.sbuf, ...), registered by nki.language when it is imported.
-OPS = {}
+OPS = {"neuronxcc": {}, "nki": {}}  # by namespace (each registers its own)
 BUFFERS = {}
 
 

@@ -1,7 +1,9 @@
 """Tracing a Python kernel and running it through the run pipeline (sim/run), with the options
 of the `ncore` module (environment variables NCORE_BACKEND, NCORE_CONFIG, NCORE_CHECK,
 NCORE_THREADS, NCORE_PE_MODEL, NCORE_PROFILE, NCORE_DMA_QUEUES, NCORE_VERBOSE)."""
+import contextlib
 import inspect
+import io
 import itertools
 import operator
 import os
@@ -176,12 +178,14 @@ def _definition(func):
     return r
 
 
-def trace(func, args, kwargs, grid=()):
+def trace(func, args, kwargs, grid=(), dialect="neuronxcc", preset=None):
     """Traces func with its numpy array arguments as HBM tensors. Returns (program, input arrays by
     name, the order of the returned tensors, which argument each returned input is). With an SPMD
     launch grid, every instance is traced into the one Program, in row-major order of program ids:
     this model has one NeuronCore, which runs the instances one after the other (the scheduler
-    overlaps their independent work as it overlaps loop iterations)."""
+    overlaps their independent work as it overlaps loop iterations). dialect: the namespace the
+    kernel is written in ("neuronxcc", or "nki": today's NKI); preset: the model's (None: the
+    option's)."""
     sig = inspect.signature(func)
     try:
         bound = sig.bind(*args, **kwargs)
@@ -193,8 +197,13 @@ def trace(func, args, kwargs, grid=()):
     result = {"readonly": [n for n, v in bound.arguments.items() if isinstance(v, np.ndarray) and not v.flags.writeable],
               "torch": any(_is_torch(v) for v in bound.arguments.values())}
 
+    as_given = dict(bound.arguments)
+
     def body(tracer):
+        bound.arguments.update(as_given)  # a second trace starts from the arguments as given
         _core._state.active = True
+        _core._state.dialect = dialect
+        _core._state.private_hbm = set()
         _core._state.pending = []
         _native.reset_loops()
         try:
@@ -222,6 +231,10 @@ def trace(func, args, kwargs, grid=()):
                 if given is not None:
                     order.append(("input", given))
                 else:
+                    if dialect == "nki" and (not n.buffer.endswith("hbm") or n.name in _core._state.private_hbm):
+                        where = "nl.hbm" if n.buffer.endswith("hbm") else f"nl.{n.buffer}"
+                        raise ValueError(f"{_core.location(def_file, def_line)}: {func.__name__} returns {n}, allocated "
+                                         f"in {where}: a kernel's outputs must be allocated with buffer=nl.shared_hbm")
                     tracer.output(n, _core.location(def_file, def_line))
                     order.append(("output", n.name, n.dtype))
             result["order"] = order
@@ -231,10 +244,21 @@ def trace(func, args, kwargs, grid=()):
         finally:
             _native.reset_loops()
             _core._state.active = False
+            _core._state.dialect = "neuronxcc"
             _core._state.pending = []
             _core._state.grid, _core._state.pid, _core._state.shared = (), (), []
 
-    prog = _native.trace(func.__name__, current_preset(), body, option("dma_queues"), not option("quiet"))
+    preset = preset or current_preset()
+    if dialect != "nki":
+        prog = _native.trace(func.__name__, preset, body, option("dma_queues"), not option("quiet"))
+        return prog, arrays, result
+    # Today's NKI: a tile lives until its last use, also past its loop. A first trace (what the
+    # kernel prints not shown) measures each tile's last use; the second places the tiles by them
+    # (TraceOptions::measure_last_uses, last_uses).
+    with contextlib.redirect_stdout(io.StringIO()):
+        _, last_uses = _native.trace(func.__name__, preset, body, option("dma_queues"), False, False,
+                                     want_last_uses=True)
+    prog = _native.trace(func.__name__, preset, body, option("dma_queues"), not option("quiet"), True, last_uses)
     return prog, arrays, result
 
 
@@ -293,12 +317,14 @@ def _check_run_options(backend, chosen, label, profile):
             _native.check_writable(given, base + ext)
 
 
-def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), files=None):
+def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), files=None, dialect="neuronxcc",
+        preset=None):
     """Traces and runs func (over an SPMD launch grid, if given); returns what the kernel returns
     (numpy arrays) and the figures. files: {"neff": path, "trace": path} written under exactly
-    those names (the Program image; the profile's Perfetto trace)."""
+    those names (the Program image; the profile's Perfetto trace). dialect and preset: see trace."""
     files = files or {}
-    prog, arrays, meta = trace(func, args, kwargs, grid)
+    preset = preset or current_preset()
+    prog, arrays, meta = trace(func, args, kwargs, grid, dialect, preset)
     written = set(prog.inputs_written()) & set(meta["readonly"])
     if written:
         raise ValueError(f"{func.__name__}: argument{'s' if len(written) > 1 else ''} "
@@ -308,7 +334,6 @@ def run(func, args, kwargs, backend=None, profile=None, label="run", grid=(), fi
     if files.get("neff"):
         prog.save(files["neff"])
         print(f"[ncore] Program image written: {files['neff']} (the traced kernel's binary image)", file=sys.stderr)
-    preset = current_preset()
     chosen = backend
     backend = backend or option("backend")
     _check_run_options(backend, chosen, label, profile)

@@ -115,7 +115,7 @@ def _hbm_name(name, loc):
 def ndarray(shape, dtype, buffer=None, name="", **kwargs):
     """A new tensor (not initialised): in HBM, or a tile placed by the allocator (or by ncc's
     direct allocation)."""
-    _core.require_trace("ndarray")
+    _core.require_trace("ndarray", kwargs.pop("_namespace", "neuronxcc"))  # nki.language's too
     _core.flush()
     loc = caller()
     b = _buffer_name(buffer)
@@ -132,7 +132,7 @@ def ndarray(shape, dtype, buffer=None, name="", **kwargs):
 
 def zeros(shape, dtype, buffer=None, name="", **kwargs):
     """A new on-chip tile filled with zeros (a memset on the vector engine)."""
-    _core.require_trace("zeros")
+    _core.require_trace("zeros", kwargs.pop("_namespace", "neuronxcc"))  # nki.language's too
     _core.flush()
     loc = caller()
     b = _buffer_name(buffer)
@@ -146,7 +146,7 @@ def zeros(shape, dtype, buffer=None, name="", **kwargs):
 
 def full(shape, fill_value, dtype, buffer=None, name="", **kwargs):
     """A new on-chip tile filled with `fill_value`."""
-    _core.require_trace("full")
+    _core.require_trace("full", kwargs.pop("_namespace", "neuronxcc"))  # nki.language's too
     _core.flush()
     loc = caller()
     b = _buffer_name(buffer)
@@ -327,7 +327,7 @@ for _fn_name in _calls.ACT:
 identity = copy
 copy._nki_act = "copy"
 
-_core.OPS.update({n: globals()[n] for n in ("add", "subtract", "multiply", "divide", "bitwise_and", "bitwise_or",
+_core.OPS["neuronxcc"].update({n: globals()[n] for n in ("add", "subtract", "multiply", "divide", "bitwise_and", "bitwise_or",
                                             "bitwise_xor", "left_shift", "right_shift", "mod", "power", "less",
                                             "less_equal", "greater", "greater_equal", "invert", "negative")})
 
@@ -383,7 +383,7 @@ def _assigned_tile(loc):
 def shared_constant(constant, dtype=None, **kwargs):
     """A constant HBM tensor holding `constant` (a NumPy array), stored in the Program and copied
     into HBM before the kernel runs; dtype defaults to the array's (float32 or float16)."""
-    _core.require_trace("shared_constant")
+    _core.require_trace("shared_constant", kwargs.pop("_namespace", "neuronxcc"))  # nki.language's too
     _core.flush()
     loc = caller()
     a = np.asarray(constant)
@@ -398,7 +398,7 @@ def shared_constant(constant, dtype=None, **kwargs):
 def shared_identity_matrix(n, dtype=uint8, **kwargs):
     """The [n, n] identity as a constant HBM tensor (the default dtype uint8 is not modelled: give
     float32, bfloat16 or float16)."""
-    _core.require_trace("shared_identity_matrix")
+    _core.require_trace("shared_identity_matrix", kwargs.pop("_namespace", "neuronxcc"))  # nki.language's too
     _core.flush()
     loc = caller()
     return Tensor(_native.shared_identity_matrix(_core.integer(n, "the size of nl.shared_identity_matrix"),
@@ -494,11 +494,11 @@ class _Range:
             else:
                 loop.enter()
             while True:
-                v = loop.next()
-                if v is None:
+                k = loop.next()  # the iteration's number: its value is the range's k-th
+                if k is None:
                     return
                 try:
-                    yield v
+                    yield self.r[k]
                 except GeneratorExit:
                     _core.flush()
                     raise
