@@ -3,7 +3,7 @@
 // the logical ops), square root and the scalar engine's activation functions. Engines widen every
 // element to fp32 exactly, compute in IEEE-754 binary32 with round-to-nearest-even and no flush-to-zero, and round
 // once to the destination dtype. Any NaN that comes out of a conversion or an arithmetic op is
-// the canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00); bit copies between equal
+// the canonical quiet NaN (fp32 0x7FC00000, bf16 0x7FC0, fp16 0x7E00, fp8_e4m3 0x7C, fp8_e5m2 0x7E); bit copies between equal
 // dtypes do not come here and keep their bits. The C++ reference is firmware/include/ncore/numerics.hpp,
 // built on the host's IEEE float arithmetic and checked against these functions by tb/unit/fp.
 //
@@ -145,6 +145,50 @@ package ncore_fp_pkg;
     f32_to_int = f32_is_nan(f[30:0]) ? 32'd0 : elem_bits(s[31:0], dt);
   endfunction
 
+  // The 8-bit floats (fp8_e4m3: ew = 4, mw = 3; fp8_e5m2: ew = 5, mw = 2) are IEEE-like: bias
+  // 2^(ew-1) - 1, the top exponent for the infinities and NaNs, subnormals at exponent 0.
+  //
+  // One of them (bits 7:0 of raw) to fp32, exactly. A subnormal m * 2^(1 - bias - mw) has its
+  // leading one at bit mw - 1 - lz of m, so it is 1.f * 2^(-bias - lz).
+  function automatic logic [31:0] fp8_to_f32(logic [7:0] raw, int ew, int mw);
+    int bias;
+    logic [7:0] ex, man, top;
+    logic [5:0] lz;
+    bias = (1 << (ew - 1)) - 1;
+    top = 8'((1 << ew) - 1);
+    ex = {1'b0, raw[6:0]} >> mw;
+    man = {1'b0, raw[6:0]} & 8'((1 << mw) - 1);
+    lz = fp_clz32({man, 24'd0} << (8 - mw));
+    if (ex == top) fp8_to_f32 = (man == 8'd0) ? {raw[7], F32InfMag} : F32CanonNan;
+    else if (ex != 8'd0) fp8_to_f32 = {raw[7], 8'($signed({24'd0, ex}) - bias + 127), 23'({man, 23'd0} >> mw)};
+    else if (man == 8'd0) fp8_to_f32 = {raw[7], 31'd0};
+    else fp8_to_f32 = {raw[7], 8'(127 - bias - $signed({26'd0, lz})), 23'({man, 23'd0} << (lz + 6'd1) >> mw)};
+  endfunction
+
+  // fp32 to one of the 8-bit floats (in bits 7:0), rounding to nearest even, into the subnormals,
+  // past the largest finite to infinity; a NaN becomes the canonical one (exponent all ones, the
+  // mantissa's top bit set: 0x7C for fp8_e4m3, 0x7E for fp8_e5m2). As fp16 below: te is the
+  // result's biased exponent; t = 1 - te (at most 31) shifts a subnormal result's significand
+  // right, and the 48-bit word {sig, 24'b0} >> t keeps 1 + mw bits at its top, then a guard bit
+  // and the sticky bits. The hidden bit in `kept` adds the last 1 << mw of a normal result's base.
+  function automatic logic [7:0] fp8_from_f32(logic [31:0] f, int ew, int mw);
+    int bias, te, t;
+    logic [47:0] w;
+    logic [7:0] kept, mag;
+    logic up;
+    bias = (1 << (ew - 1)) - 1;
+    te = $signed({24'd0, f[30:23]}) - 127 + bias;
+    t = (te >= 1) ? 0 : ((1 - te > 31) ? 31 : 1 - te);
+    w = {f[30:23] != 8'd0, f[22:0], 24'd0} >> t;
+    kept = 8'(w >> (47 - mw));
+    up = w[46 - mw] & (((w & ~(48'hFFFF_FFFF_FFFF << (46 - mw))) != 48'd0) | kept[0]);
+    mag = ((te >= 1) ? 8'((te - 1) << mw) : 8'd0) + kept + {7'd0, up};
+    if (f32_is_nan(f[30:0])) fp8_from_f32 = 8'(((1 << (ew + 1)) - 1) << (mw - 1));
+    else if (te >= (1 << ew) - 1 || mag >= 8'(((1 << ew) - 1) << mw))
+      fp8_from_f32 = {f[31], 7'(((1 << ew) - 1) << mw)};
+    else fp8_from_f32 = {f[31], mag[6:0]};
+  endfunction
+
   // Element bits (in the LSBs of raw) to fp32, exactly (32-bit integers beyond 2^24: nearest
   // even). NaNs become the canonical fp32 NaN. Codes outside the enumeration read as fp32. Work
   // is done only in the branch that needs it (Verilator then skips it for the other dtypes).
@@ -167,6 +211,8 @@ package ncore_fp_pkg;
           r = {raw[15], 8'd112 - {2'd0, lz}, m16 << (lz + 6'd1), 13'd0};
         end
       end
+      DT_FP8_E4M3: r = fp8_to_f32(raw[7:0], 4, 3);
+      DT_FP8_E5M2: r = fp8_to_f32(raw[7:0], 5, 2);
       DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32: r = int_to_f32(raw, dt);
       default: r = raw;
     endcase
@@ -216,6 +262,8 @@ package ncore_fp_pkg;
         else if (e >= 8'd143) r = {16'd0, f[31], 15'h7C00};  // |f| >= 2^16 (and inf)
         else r = {16'd0, f[31], base + {4'd0, w[35:25]} + {14'd0, up}};
       end
+      DT_FP8_E4M3: r = {24'd0, fp8_from_f32(f, 4, 3)};
+      DT_FP8_E5M2: r = {24'd0, fp8_from_f32(f, 5, 2)};
       DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32: r = f32_to_int(f, dt);
       default: r = nan ? F32CanonNan : f;
     endcase

@@ -26,7 +26,7 @@ package ncore_isa_pkg;
     BUF_PSUM = 2'd2  // partial-sum buffer, [partition][byte]
   } buffer_e;
 
-  // Element types. Engines and DMA compute through fp32 and round once (RNE) to the destination. An integer element widens to fp32 exactly (a 32-bit one beyond 2^24 rounds to nearest even); an fp32 value becomes an integer rounded to the nearest, ties to even, saturated to the type's range, NaN as 0. Equal dtypes copy bits.
+  // Element types. Engines and DMA compute through fp32 and round once (RNE) to the destination (a float past the largest finite becomes infinity, fp8 included). An integer element widens to fp32 exactly (a 32-bit one beyond 2^24 rounds to nearest even); an fp32 value becomes an integer rounded to the nearest, ties to even, saturated to the type's range, NaN as 0. Equal dtypes copy bits.
   typedef enum logic [3:0] {
     DT_FP32 = 4'd0,  // IEEE binary32
     DT_BF16 = 4'd1,  // bfloat16 (1, 8, 7)
@@ -36,7 +36,9 @@ package ncore_isa_pkg;
     DT_INT16 = 4'd5,  // signed 16-bit integer
     DT_UINT16 = 4'd6,  // unsigned 16-bit integer
     DT_INT32 = 4'd7,  // signed 32-bit integer
-    DT_UINT32 = 4'd8  // unsigned 32-bit integer
+    DT_UINT32 = 4'd8,  // unsigned 32-bit integer
+    DT_FP8_E4M3 = 4'd9,  // 8-bit float (1, 4, 3), IEEE-like: bias 7, exponent 15 holds the infinities and NaNs, largest finite 240, subnormals down to 2^-9 (NKI float8_e4m3)
+    DT_FP8_E5M2 = 4'd10  // 8-bit float (1, 5, 2), IEEE-like: bias 15, exponent 31 holds the infinities and NaNs, largest finite 57344, subnormals down to 2^-16 (NKI float8_e5m2)
   } dtype_e;
 
   // Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32; the bitvec ops (bitwise_and ... right_shift) on the integer elements' bits.
@@ -156,6 +158,8 @@ package ncore_isa_pkg;
       DT_UINT16: dtype_bytes = 3'd2;
       DT_INT32: dtype_bytes = 3'd4;
       DT_UINT32: dtype_bytes = 3'd4;
+      DT_FP8_E4M3: dtype_bytes = 3'd1;
+      DT_FP8_E5M2: dtype_bytes = 3'd1;
       default: dtype_bytes = 3'd4;
     endcase
   endfunction

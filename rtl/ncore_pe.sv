@@ -23,7 +23,7 @@
 // Each read port is an SBUF engine read port (as ncore_dve's: ncore_mem_pkg's eng_rd_req_t and
 // eng_rd_rsp_t): request, byte address, lane mask, grant; data the cycle after the grant. Row k
 // of both operands is partition start_part + k; 2-byte elements sit at byte 0 or 2 of their
-// lane's word. The engine converts every element
+// lane's word, 1-byte ones (fp8) at any byte. The engine converts every element
 // to fp32 (ncore_fp_pkg::fp_to_f32) on its way into the array.
 //
 // Ordering and overlap:
@@ -116,13 +116,13 @@ module ncore_pe
 
   // Row k's element (fp32 bits) from the lane of partition start + k; zero for rows >= K.
   function automatic logic [P-1:0][31:0] to_rows(logic [P-1:0][31:0] data, logic [7:0] start,
-                                                 logic [P-1:0] rows, logic hi, dtype_e dt);
+                                                 logic [P-1:0] rows, logic [1:0] boff, dtype_e dt);
     logic [P-1:0][31:0] r;
     logic [31:0] raw;
     for (int k = 0; k < P; k++) begin
       r[k] = '0;
       if (rows[k]) begin
-        raw = ap_elem_of_word(data[ColW'(32'(start) + 32'(k))], {hi, 1'b0}, dt);
+        raw = ap_elem_of_word(data[ColW'(32'(start) + 32'(k))], boff, dt);
         r[k] = fp_to_f32(raw, dt);
       end
     end
@@ -206,7 +206,8 @@ module ncore_pe
   dtype_e           ld_dt_q;
   logic             ld_first_q;
   // column on the read port (the cycle after its grant)
-  logic             ldd_v_q, ldd_last_q, ldd_hi_q, ldd_set_q;
+  logic             ldd_v_q, ldd_last_q, ldd_set_q;
+  logic [1:0]       ldd_boff_q;       // the element's byte in its word
   logic [ColW-1:0]  ldd_col_q;
   logic [P-1:0]     ldd_rows_q;
   logic [7:0]       ldd_start_q;
@@ -266,7 +267,7 @@ module ncore_pe
       if (ld_fire) begin
         ldd_col_q   <= ColW'(ld_rd_q);
         ldd_last_q  <= ld_last;
-        ldd_hi_q    <= ld_addr[1];
+        ldd_boff_q  <= ld_addr[1:0];
         ldd_set_q   <= ld_set_q;
         ldd_rows_q  <= ld_rows_q;
         ldd_start_q <= ld_start_q;
@@ -277,7 +278,7 @@ module ncore_pe
         ldp_col_q  <= ldd_col_q;
         ldp_last_q <= ldd_last_q;
         ldp_set_q  <= ldd_set_q;
-        ldp_data_q <= to_rows(sr_rsp_i.data[P*32-1:0], ldd_start_q, ldd_rows_q, ldd_hi_q, ldd_dt_q);
+        ldp_data_q <= to_rows(sr_rsp_i.data[P*32-1:0], ldd_start_q, ldd_rows_q, ldd_boff_q, ldd_dt_q);
       end
       if (lsd_q != '0 || (ldp_v_q && ldp_last_q)) lsd_q <= {lsd_q[LsdW-2:0], ldp_v_q && ldp_last_q};
       ls_done_o <= lsd_q[LsdW-1];
@@ -353,7 +354,8 @@ module ncore_pe
   logic [2:0]       ma_wait_q;          // fp32: cycles before the next read
   logic [15:0]      ma_cyc_q;           // cycles since it started, saturating
   // column on the read port
-  logic             mvd_v_q, mvd_last_q, mvd_hi_q, mvd_set_q;
+  logic             mvd_v_q, mvd_last_q, mvd_set_q;
+  logic [1:0]       mvd_boff_q;
   logic [TagW-1:0]  mvd_tag_q;
   logic [P-1:0]     mvd_rows_q;
   logic [7:0]       mvd_start_q;
@@ -445,7 +447,7 @@ module ncore_pe
       mvd_v_q <= mv_fire;
       if (mv_fire) begin
         mvd_last_q  <= ma_rd_q + 1 == ma_n_q;
-        mvd_hi_q    <= mv_addr[1];
+        mvd_boff_q  <= mv_addr[1:0];
         mvd_set_q   <= ma_set_q;
         mvd_tag_q   <= {ma_slot_q, NW'(ma_rd_q)};
         mvd_rows_q  <= ma_rows_q;
@@ -458,7 +460,7 @@ module ncore_pe
         mvp_set_q  <= mvd_set_q;
         mvp_tag_q  <= mvd_tag_q;
         mvp_rows_q <= mvd_rows_q;
-        mvp_data_q <= to_rows(mr_rsp_i.data[P*32-1:0], mvd_start_q, mvd_rows_q, mvd_hi_q, mvd_dt_q);
+        mvp_data_q <= to_rows(mr_rsp_i.data[P*32-1:0], mvd_start_q, mvd_rows_q, mvd_boff_q, mvd_dt_q);
       end
     end
   end

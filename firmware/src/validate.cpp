@@ -102,11 +102,13 @@ void check_sref(const isa::Insn& insn, const char* name, const isa::Sref& s, con
     bad(insn, fmt::format("operand {}: byte {} is outside the {} bytes of a partition", name, s.offset, pr.sbuf_bytes));
 }
 
-// The tensor engine multiplies floating-point operands only (fp32, bf16, fp16).
+// The tensor engine multiplies floating-point operands only (fp32, bf16, fp16, the fp8 types).
 void check_pe_dtype(const isa::Insn& insn, const char* role, isa::Dtype dt) {
-  if (dt != isa::Dtype::fp32 && dt != isa::Dtype::bf16 && dt != isa::Dtype::fp16)
-    bad(insn, fmt::format("the {} operand is {}: the tensor engine multiplies float32, bfloat16 or float16", role,
-                          isa::to_string(dt)));
+  if (dt != isa::Dtype::fp32 && dt != isa::Dtype::bf16 && dt != isa::Dtype::fp16 && dt != isa::Dtype::fp8_e4m3 &&
+      dt != isa::Dtype::fp8_e5m2)
+    bad(insn, fmt::format("the {} operand is {}: the tensor engine multiplies float32, bfloat16, float16, "
+                          "float8_e4m3 or float8_e5m2",
+                          role, isa::to_string(dt)));
 }
 
 // A tile's shape as NKI prints it, partitions first, then the free sizes outermost first:

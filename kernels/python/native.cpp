@@ -110,14 +110,17 @@ ncore::isa::Dtype isa_of_numpy(const py::array& a, const std::string& name) {
                           "uint32 or bool");
 }
 
-// The numpy dtype name that holds an isa dtype's values on the host (bf16 widened to float32).
+// Whether the host holds an isa dtype's values widened to float32: NumPy has no bfloat16 and no
+// fp8 types.
+bool widened_on_host(ncore::isa::Dtype dt) {
+  return dt == ncore::isa::Dtype::bf16 || dt == ncore::isa::Dtype::fp8_e4m3 || dt == ncore::isa::Dtype::fp8_e5m2;
+}
+
+// The numpy dtype name that holds an isa dtype's values on the host (bf16 and fp8 widened to float32).
 const char* numpy_of_isa(ncore::isa::Dtype dt) {
-  switch (dt) {
-    case ncore::isa::Dtype::fp16: return "float16";
-    case ncore::isa::Dtype::fp32:
-    case ncore::isa::Dtype::bf16: return "float32";
-    default: return ncore::isa::to_string(dt);
-  }
+  if (dt == ncore::isa::Dtype::fp32 || widened_on_host(dt)) return "float32";
+  if (dt == ncore::isa::Dtype::fp16) return "float16";
+  return ncore::isa::to_string(dt);
 }
 
 // A run's result, kept for the profile.
@@ -549,7 +552,7 @@ void bind_helpers(py::module_& m) {
 }
 
 // The run's inputs from a dict of NumPy arrays: read in place where the dtype matches (the arrays
-// kept alive in `keep`), float32 data rounded for a bfloat16 tensor.
+// kept alive in `keep`), float32 data rounded for a bfloat16 or fp8 tensor.
 ncore::run::Arrays inputs_of(const ncore::Program& prog, const py::dict& inputs, std::vector<py::array>& keep) {
   ncore::run::Arrays in;
   for (const auto& [k, v] : inputs) {
@@ -572,7 +575,7 @@ ncore::run::Arrays inputs_of(const ncore::Program& prog, const py::dict& inputs,
       arr.view = src;
       arr.view_bytes = n * esz;
       keep.push_back(a);
-    } else if (host == ncore::isa::Dtype::fp32) {  // float32 data for a bfloat16 tensor
+    } else if (host == ncore::isa::Dtype::fp32) {  // float32 data for a bfloat16 or fp8 tensor
       arr.bytes.resize(n * esz);
       for (uint64_t i = 0; i < n; ++i) {
         float f;
@@ -589,7 +592,7 @@ ncore::run::Arrays inputs_of(const ncore::Program& prog, const py::dict& inputs,
   return in;
 }
 
-// The run's arrays as NumPy arrays by name (bfloat16 widened exactly to float32).
+// The run's arrays as NumPy arrays by name (bfloat16 and fp8 widened exactly to float32).
 py::dict arrays_of(const ncore::run::Arrays& arrays) {
   py::dict out;
   for (const auto& [name, a] : arrays) {
@@ -597,7 +600,7 @@ py::dict arrays_of(const ncore::run::Arrays& arrays) {
     auto* dst = static_cast<uint8_t*>(arr.mutable_data());
     const unsigned esz = ncore::isa::dtype_bytes(a.dtype);
     const uint64_t n = a.bytes.size() / esz;
-    if (a.dtype != ncore::isa::Dtype::bf16) {
+    if (!widened_on_host(a.dtype)) {
       std::memcpy(dst, a.bytes.data(), a.bytes.size());
     } else {
       for (uint64_t i = 0; i < n; ++i) {

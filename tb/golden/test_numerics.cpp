@@ -227,3 +227,40 @@ TEST_CASE("bf16 and fp16 rounding agree with a nearest-by-distance reference", "
   CHECK(bad_bf == 0);
   CHECK(bad_fp == 0);
 }
+
+TEST_CASE("fp8: hand-computed values, ties, subnormals, overflow and NaN", "[numerics]") {
+  const Dtype e4 = Dtype::fp8_e4m3, e5 = Dtype::fp8_e5m2;
+  // widening: 1.0, the largest finite, the smallest subnormal, infinities, a NaN
+  CHECK(num::to_float(0x38, e4) == 1.0f);
+  CHECK(num::to_float(0x3C, e5) == 1.0f);
+  CHECK(num::to_float(0x77, e4) == 240.0f);
+  CHECK(num::to_float(0x7B, e5) == 57344.0f);
+  CHECK(num::to_float(0x01, e4) == std::ldexp(1.0f, -9));
+  CHECK(num::to_float(0x81, e5) == -std::ldexp(1.0f, -16));
+  CHECK(num::to_float(0x07, e4) == 7 * std::ldexp(1.0f, -9));  // the largest subnormal
+  CHECK(num::to_f32_bits(0x78, e4) == 0x7F800000u);
+  CHECK(num::to_f32_bits(0xFC, e5) == 0xFF800000u);
+  CHECK(num::to_f32_bits(0x79, e4) == num::kF32CanonNan);
+  CHECK(num::to_f32_bits(0x7F, e5) == num::kF32CanonNan);
+  CHECK(num::to_f32_bits(0x1238, e4) == f2b(1.0f));  // bits above the byte are not the element's
+  // rounding: ties to even (1 + 1/16 lies between 1 and 1.125 in e4m3; 1 + 3/16 between 1.125 and 1.25)
+  CHECK(num::from_f32_bits(f2b(1.0625f), e4) == 0x38u);
+  CHECK(num::from_f32_bits(f2b(1.1875f), e4) == 0x3Au);
+  CHECK(num::from_f32_bits(f2b(1.0626f), e4) == 0x39u);
+  CHECK(num::from_f32_bits(f2b(-1.125f), e5) == 0xBCu);   // e5m2: 1, 1.25: a tie to 1
+  CHECK(num::from_f32_bits(f2b(1.375f), e5) == 0x3Eu);    // between 1.25 and 1.5: to 1.5
+  // subnormals: half the smallest is a tie to 0, a little more rounds up
+  CHECK(num::from_f32_bits(f2b(std::ldexp(1.0f, -10)), e4) == 0x00u);
+  CHECK(num::from_f32_bits(f2b(std::ldexp(1.5f, -10)), e4) == 0x01u);
+  CHECK(num::from_f32_bits(f2b(-std::ldexp(1.0f, -30)), e4) == 0x80u);  // -0
+  CHECK(num::from_f32_bits(f2b(std::ldexp(15.0f, -10)), e4) == 0x08u);  // 7.5 subnormal steps: to 8, the smallest normal
+  // overflow: up to the largest finite plus half a step stays finite; from there, infinity
+  CHECK(num::from_f32_bits(f2b(247.9f), e4) == 0x77u);
+  CHECK(num::from_f32_bits(f2b(248.0f), e4) == 0x78u);
+  CHECK(num::from_f32_bits(f2b(-1e6f), e4) == 0xF8u);
+  CHECK(num::from_f32_bits(f2b(61439.0f), e5) == 0x7Bu);
+  CHECK(num::from_f32_bits(f2b(61440.0f), e5) == 0x7Cu);
+  CHECK(num::from_f32_bits(0x7F800000u, e5) == 0x7Cu);
+  CHECK(num::from_f32_bits(0xFFC00001u, e4) == 0x7Cu);  // NaN: the canonical one
+  CHECK(num::from_f32_bits(0x7FC00000u, e5) == 0x7Eu);
+}

@@ -185,9 +185,8 @@ TEST_CASE("unsupported dtypes", "[firmware][constraints]") {
   const int line = __LINE__ + 1;
   std::string e = alloc_error({{{128, 4}, nl::tfloat32, nl::sbuf, "t"}});
   CHECK(e == at(line) + "dtype tfloat32 of tensor `t` is not supported by this model (supported: float32, bfloat16, "
-                        "float16, int8, uint8, int16, uint16, int32, uint32, bool_)");
-  e = error_of([&](nki::Tracer& t) { t.input("x", {4}, nl::float8_e4m3); });
-  CHECK_THAT(e, Catch::Contains("dtype float8_e4m3 of tensor `x` is not supported"));
+                        "float16, float8_e4m3, float8_e5m2, int8, uint8, int16, uint16, int32, uint32, bool_)");
+  CHECK(error_of([&](nki::Tracer& t) { t.input("x", {4}, nl::float8_e4m3); }) == "<no error>");
   CHECK(error_of([&](nki::Tracer&) { nl::ndarray({128, 4}, nl::int32, nl::sbuf, "t"); }) == "<no error>");
 }
 

@@ -95,7 +95,7 @@ inline constexpr bool is_valid(Buffer v) {
 }
 inline constexpr std::array<Buffer, 3> kBufferValues = {Buffer::hbm, Buffer::sbuf, Buffer::psum};  // every value, in the description's order
 
-// Element types. Engines and DMA compute through fp32 and round once (RNE) to the destination. An integer element widens to fp32 exactly (a 32-bit one beyond 2^24 rounds to nearest even); an fp32 value becomes an integer rounded to the nearest, ties to even, saturated to the type's range, NaN as 0. Equal dtypes copy bits.
+// Element types. Engines and DMA compute through fp32 and round once (RNE) to the destination (a float past the largest finite becomes infinity, fp8 included). An integer element widens to fp32 exactly (a 32-bit one beyond 2^24 rounds to nearest even); an fp32 value becomes an integer rounded to the nearest, ties to even, saturated to the type's range, NaN as 0. Equal dtypes copy bits.
 enum class Dtype : uint8_t {
   fp32 = 0,  // IEEE binary32
   bf16 = 1,  // bfloat16 (1, 8, 7)
@@ -106,6 +106,8 @@ enum class Dtype : uint8_t {
   uint16 = 6,  // unsigned 16-bit integer
   int32 = 7,  // signed 32-bit integer
   uint32 = 8,  // unsigned 32-bit integer
+  fp8_e4m3 = 9,  // 8-bit float (1, 4, 3), IEEE-like: bias 7, exponent 15 holds the infinities and NaNs, largest finite 240, subnormals down to 2^-9 (NKI float8_e4m3)
+  fp8_e5m2 = 10,  // 8-bit float (1, 5, 2), IEEE-like: bias 15, exponent 31 holds the infinities and NaNs, largest finite 57344, subnormals down to 2^-16 (NKI float8_e5m2)
 };
 inline constexpr unsigned kDtypeWidth = 4;
 inline constexpr const char* to_string(Dtype v) {
@@ -119,6 +121,8 @@ inline constexpr const char* to_string(Dtype v) {
     case Dtype::uint16: return "uint16";
     case Dtype::int32: return "int32";
     case Dtype::uint32: return "uint32";
+    case Dtype::fp8_e4m3: return "fp8_e4m3";
+    case Dtype::fp8_e5m2: return "fp8_e5m2";
   }
   return "?";
 }
@@ -132,6 +136,8 @@ inline bool from_string(std::string_view s, Dtype& out) {
   if (s == "uint16") { out = Dtype::uint16; return true; }
   if (s == "int32") { out = Dtype::int32; return true; }
   if (s == "uint32") { out = Dtype::uint32; return true; }
+  if (s == "fp8_e4m3") { out = Dtype::fp8_e4m3; return true; }
+  if (s == "fp8_e5m2") { out = Dtype::fp8_e5m2; return true; }
   return false;
 }
 inline constexpr bool is_valid(Dtype v) {
@@ -145,11 +151,13 @@ inline constexpr bool is_valid(Dtype v) {
     case Dtype::uint16:
     case Dtype::int32:
     case Dtype::uint32:
+    case Dtype::fp8_e4m3:
+    case Dtype::fp8_e5m2:
       return true;
   }
   return false;
 }
-inline constexpr std::array<Dtype, 9> kDtypeValues = {Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int8, Dtype::uint8, Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32};  // every value, in the description's order
+inline constexpr std::array<Dtype, 11> kDtypeValues = {Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int8, Dtype::uint8, Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32, Dtype::fp8_e4m3, Dtype::fp8_e5m2};  // every value, in the description's order
 
 // Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32; the bitvec ops (bitwise_and ... right_shift) on the integer elements' bits.
 enum class AluOp : uint8_t {
@@ -606,6 +614,8 @@ inline constexpr unsigned dtype_bytes(Dtype d) {
     case Dtype::uint16: return 2;
     case Dtype::int32: return 4;
     case Dtype::uint32: return 4;
+    case Dtype::fp8_e4m3: return 1;
+    case Dtype::fp8_e5m2: return 1;
   }
   return 0;
 }

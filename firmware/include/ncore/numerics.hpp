@@ -7,8 +7,9 @@
 // the build uses -ffp-contract=off so a*b+c is never fused), fp16 conversion is GCC's _Float16, and
 // only bf16 rounding and NaN canonicalisation are done on bits. The contract:
 //   - to_f32_bits widens exactly; any NaN becomes the canonical fp32 NaN 0x7FC00000.
-//   - from_f32_bits rounds to nearest even (bf16 and fp16 overflow to infinity, fp16 rounds into
-//     its subnormals); NaN becomes 0x7FC00000 / 0x7FC0 / 0x7E00. To an integer dtype: the nearest
+//   - from_f32_bits rounds to nearest even (bf16, fp16 and the fp8 types overflow to infinity,
+//     fp16 and fp8 round into their subnormals); NaN becomes 0x7FC00000 / 0x7FC0 / 0x7E00, and
+//     0x7C / 0x7E for fp8_e4m3 / fp8_e5m2. The fp8 types are converted by value (Fp8Format). To an integer dtype: the nearest
 //     integer, ties to even, saturated to the type's range; NaN becomes 0.
 //   - alu: bypass returns a unchanged; add, subtract, multiply are binary32 RNE with subnormals;
 //     max/min return the canonical NaN if either input is NaN, max(-0,+0) = +0, min(-0,+0) = -0;
@@ -68,6 +69,51 @@ inline int64_t int_value(uint32_t raw, isa::Dtype dt) {
   return static_cast<int64_t>(u);
 }
 
+// The 8-bit floats, by value rather than by bits: the 128 magnitudes of a format are decoded by
+// their formula (the top exponent is infinity and NaN), and an fp32 value is encoded by searching
+// the finite magnitudes for the nearest, ties to the even code, past the largest finite plus half
+// its step to infinity.
+struct Fp8Format {
+  int ew, mw;
+  int bias() const { return (1 << (ew - 1)) - 1; }
+  bool is_special(unsigned code) const { return ((code & 0x7Fu) >> mw) == (1u << ew) - 1; }
+  double magnitude(unsigned code) const {  // code & 0x7F, finite codes
+    const unsigned e = (code & 0x7Fu) >> mw, m = code & ((1u << mw) - 1);
+    return e == 0 ? std::ldexp(m, 1 - bias() - mw) : std::ldexp((1u << mw) + m, static_cast<int>(e) - bias() - mw);
+  }
+  unsigned nan_code() const { return (((1u << (ew + 1)) - 1) << (mw - 1)) & 0xFFu; }
+  unsigned inf_code() const { return ((1u << ew) - 1) << mw; }
+};
+
+inline const Fp8Format* fp8_format(isa::Dtype dt) {
+  static constexpr Fp8Format e4m3{4, 3}, e5m2{5, 2};
+  if (dt == isa::Dtype::fp8_e4m3) return &e4m3;
+  if (dt == isa::Dtype::fp8_e5m2) return &e5m2;
+  return nullptr;
+}
+
+inline uint32_t fp8_to_f32_bits(uint32_t raw, const Fp8Format& fmt) {
+  const unsigned c = raw & 0xFFu;
+  const float sign = (c & 0x80u) ? -1.0f : 1.0f;
+  if (fmt.is_special(c)) return (c & ((1u << fmt.mw) - 1)) ? kF32CanonNan : float_to_bits(sign * INFINITY);
+  return float_to_bits(sign * static_cast<float>(fmt.magnitude(c)));  // exact: at most 4 significant bits
+}
+
+inline uint32_t fp8_from_f32_bits(uint32_t f, const Fp8Format& fmt) {
+  if (f32_bits_is_nan(f)) return fmt.nan_code();
+  const unsigned sign = (f >> 31) ? 0x80u : 0u;
+  const double x = std::fabs(static_cast<double>(bits_to_float(f)));
+  const unsigned last = fmt.inf_code() - 1;  // the largest finite magnitude's code
+  const double top = fmt.magnitude(last), step = top - fmt.magnitude(last - 1);
+  if (x >= top + step / 2) return sign | fmt.inf_code();
+  unsigned best = 0;
+  for (unsigned c = 1; c <= last; ++c) {
+    const double dc = std::fabs(fmt.magnitude(c) - x), db = std::fabs(fmt.magnitude(best) - x);
+    if (dc < db || (dc == db && (c & 1u) == 0)) best = c;
+  }
+  return sign | best;
+}
+
 // Element bits (in the low bits of raw) to fp32 bits, exactly (32-bit integers beyond 2^24 round
 // to nearest even); NaN -> 0x7FC00000.
 inline uint32_t to_f32_bits(uint32_t raw, isa::Dtype dt) {
@@ -86,6 +132,9 @@ inline uint32_t to_f32_bits(uint32_t raw, isa::Dtype dt) {
     case isa::Dtype::fp32:
       r = raw;
       break;
+    case isa::Dtype::fp8_e4m3:
+    case isa::Dtype::fp8_e5m2:
+      return fp8_to_f32_bits(raw, *fp8_format(dt));
     default:
       if (!is_integer(dt)) {
         r = raw;
@@ -114,6 +163,9 @@ inline uint32_t from_f32_bits(uint32_t f, isa::Dtype dt) {
     }
     case isa::Dtype::fp32:
       return nan ? kF32CanonNan : f;
+    case isa::Dtype::fp8_e4m3:
+    case isa::Dtype::fp8_e5m2:
+      return fp8_from_f32_bits(f, *fp8_format(dt));
     default:
       if (!is_integer(dt)) return nan ? kF32CanonNan : f;
       if (nan) return 0;

@@ -459,7 +459,7 @@ Lowered pe_operand(TracerImpl& tr, const Ctx& c, const char* param, const Tensor
                                "instead.",
                                param, c.op, to_string(want), to_string(t.buffer())));
   if (!is_float(t.dtype()))
-    tr.fail(c.loc, fmt::format("operand '{}' of '{}' is {}: the tensor engine multiplies float32, bfloat16 or float16",
+    tr.fail(c.loc, fmt::format("operand '{}' of '{}' is {}: the tensor engine multiplies float32, bfloat16, float16, float8_e4m3 or float8_e5m2",
                                param, c.op, to_string(t.dtype())));
   Lowered l = tr.lower_onchip(t, c, param);
   check_start(tr, c, param, t, l.ap);

@@ -21,8 +21,8 @@ constexpr DtypeInfo kDtypes[] = {
     {Dtype::bfloat16, "bfloat16", 2, IsaDtype::bf16, true},
     {Dtype::float16, "float16", 2, IsaDtype::fp16, true},
     {Dtype::tfloat32, "tfloat32", 4, IsaDtype::fp32, false},
-    {Dtype::float8_e4m3, "float8_e4m3", 1, IsaDtype::uint8, false},
-    {Dtype::float8_e5m2, "float8_e5m2", 1, IsaDtype::uint8, false},
+    {Dtype::float8_e4m3, "float8_e4m3", 1, IsaDtype::fp8_e4m3, true},
+    {Dtype::float8_e5m2, "float8_e5m2", 1, IsaDtype::fp8_e5m2, true},
     {Dtype::int8, "int8", 1, IsaDtype::int8, true},
     {Dtype::uint8, "uint8", 1, IsaDtype::uint8, true},
     {Dtype::int16, "int16", 2, IsaDtype::int16, true},
@@ -45,7 +45,9 @@ const char* to_string(Dtype d) { return info(d).name; }
 
 int64_t dtype_bytes(Dtype d) { return info(d).bytes; }
 
-bool is_float(Dtype d) { return d == Dtype::float32 || d == Dtype::bfloat16 || d == Dtype::float16; }
+bool is_fp8(Dtype d) { return d == Dtype::float8_e4m3 || d == Dtype::float8_e5m2; }
+
+bool is_float(Dtype d) { return d == Dtype::float32 || d == Dtype::bfloat16 || d == Dtype::float16 || is_fp8(d); }
 
 bool is_supported(Dtype d) { return info(d).modelled; }
 
@@ -53,7 +55,12 @@ Dtype promote(Dtype a, Dtype b) {
   if (a == Dtype::bool_) a = Dtype::uint8;
   if (b == Dtype::bool_) b = Dtype::uint8;
   if (a == b) return a;
-  if (is_float(a) && is_float(b)) return Dtype::float32;  // differ: one is float32, or float16 with bfloat16
+  // Two floats that differ (NKI's rules): the wider one, with the widened types of NKI's examples:
+  // float8_e4m3 with float8_e5m2 gives bfloat16, float16 with bfloat16 float32.
+  if (is_fp8(a) && is_fp8(b)) return Dtype::bfloat16;
+  if (is_fp8(a) && is_float(b)) return b;
+  if (is_fp8(b) && is_float(a)) return a;
+  if (is_float(a) && is_float(b)) return Dtype::float32;  // one is float32, or float16 with bfloat16
   if (is_float(a) || is_float(b)) return is_float(a) ? a : b;
   auto is_signed = [](Dtype d) { return ncore::isa::is_signed_integer(to_isa(d)); };
   if (is_signed(a) == is_signed(b)) return dtype_bytes(a) >= dtype_bytes(b) ? a : b;

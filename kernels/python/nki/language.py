@@ -130,8 +130,10 @@ def _buffer(buffer, api):
 
 def _dtype_of(dtype, api):
     if isinstance(dtype, _UnmodelledDtype):
-        raise ValueError(f"{caller()}: nl.{api}: {dtype.name} is not a dtype this model's engines have (they have "
-                         f"{', '.join(n for n, _, ok in _native.dtypes() if ok)})")
+        why = " (NKI documents it for NeuronCore-v4, Trainium3; the model's presets are trn1 and trn2)" \
+            if dtype.name != "int64" else ""
+        raise ValueError(f"{caller()}: nl.{api}: {dtype.name} is not a dtype this model's engines have{why}; they "
+                         f"have {', '.join(n for n, _, ok in _native.dtypes() if ok)}")
     return dtype
 
 

@@ -34,8 +34,8 @@ namespace {
 using ncore::isa::ActFunc;
 constexpr auto kOps = ncore::isa::kAluOpValues;
 constexpr auto kFuncs = ncore::isa::kActFuncValues;
-constexpr Dtype kDtypes[] = {Dtype::fp32,  Dtype::bf16,   Dtype::fp16,  Dtype::int8,  Dtype::uint8,
-                             Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32};
+constexpr auto kDtypes = ncore::isa::kDtypeValues;
+constexpr Dtype kFp8Dtypes[] = {Dtype::fp8_e4m3, Dtype::fp8_e5m2};
 constexpr Dtype kIntDtypes[] = {Dtype::int8, Dtype::uint8, Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32};
 
 std::string hex(uint32_t v) {
@@ -93,7 +93,7 @@ class Bench {
     const uint32_t f = dut_->to_f32_o;
     check_from_f32(f, dt);
     const bool nan = num::to_f32_bits(raw, dt) == num::kF32CanonNan;  // only NaNs widen to it
-    const uint32_t want = nan ? (dt == Dtype::bf16 ? num::kBf16CanonNan : num::kFp16CanonNan) : raw;
+    const uint32_t want = nan ? num::from_f32_bits(num::kF32CanonNan, dt) : raw;
     expect(std::string("round trip ") + ncore::isa::to_string(dt), raw, 0, dut_->from_f32_o, want);
   }
 
@@ -303,6 +303,26 @@ TEST_CASE("all bf16 and fp16 patterns to fp32 and back", "[fp]") {
   INFO(bench.report());
   CHECK(bench.failures() == 0);
   CHECK(bench.conversions() == 2 * 2 * 0x10000);
+}
+
+TEST_CASE("all fp8 patterns to fp32 and back, fp32 to fp8 over every rounding point and tie", "[fp]") {
+  Bench bench;
+  for (Dtype dt : kFp8Dtypes)
+    for (uint32_t raw = 0; raw < 0x100; ++raw) bench.check_round_trip(static_cast<uint16_t>(raw), dt);
+  // fp8_e4m3 rounds at mantissa bit 20 (normal results), fp8_e5m2 at bit 21, subnormal results
+  // higher: the 6 leading mantissa bits are all enumerated, with the low patterns around bit 17.
+  std::mt19937 rng(13);
+  for (uint32_t e = 0; e < 256; ++e)
+    for (uint32_t hi = 0; hi < 64; ++hi)
+      for (uint32_t lo : {0x0u, 0x1u, 0xFFFFu, 0x10000u, 0x10001u, 0x1FFFFu, uint32_t(rng() & 0x1FFFF)})
+        for (Dtype dt : kFp8Dtypes) {
+          const uint32_t f = e << 23 | hi << 17 | lo;
+          bench.check_from_f32(f, dt);
+          bench.check_from_f32(f | 0x80000000u, dt);
+        }
+  INFO(bench.report());
+  CHECK(bench.failures() == 0);
+  CHECK(bench.conversions() == 2 * 2 * 0x100 + 256 * 64 * 7 * 2 * 2);
 }
 
 TEST_CASE("integer dtypes: every 8- and 16-bit pattern to fp32 and back, 32-bit walks", "[fp]") {
