@@ -6,6 +6,8 @@ the last run.
                       profile=None)
     ...                                  # run kernels with nki.baremetal / nki.benchmark
     ncore.last_run()["cycles"]           # cycles, time_us, instructions, dma_transfer_count, ...
+    ncore.sweep("matmul_blocked", grid={"m": [256, 512], "k": [256]})   # a grid on a Dask cluster
+                                         # (ncore-sweep --help: the options, rows and files)
 
 Each option can also come from the environment (the option wins over the environment):
 
@@ -27,9 +29,11 @@ or a run within a fraction of a second (KeyboardInterrupt), closing a waveform f
 """
 import _ncore_native
 
+from ncore._sweep import sweep
 from neuronxcc.nki import _run
 
-__all__ = ["set_options", "options", "last_run", "trace", "declared", "version_line", "__version__", "revision"]
+__all__ = ["set_options", "options", "last_run", "trace", "declared", "sweep", "version_line", "__version__",
+           "revision"]
 
 __version__ = _ncore_native.__version__
 revision = _ncore_native.revision  # the git revision the model was built from
