@@ -3,16 +3,14 @@ loopback address, started and stopped by each test. A sweep's rows equal the sam
 run one by one with ncore-sim; a worker killed mid-sweep loses no configuration and counts none
 twice; an interrupted sweep resumes with the configurations it had not finished; a configuration
 that breaks a rule is a row with its error."""
-import contextlib
 import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 
-import pytest
+from dask_cluster import cluster  # noqa: F401: the fixture
 
 import ncore
 
@@ -22,45 +20,6 @@ SWEEP = os.path.join(BUILD, "ncore-sweep")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # transpose_tiled: one DMA per 128 x 128 tile each way, about a second of simulation per configuration
 GRID = {"n": [128, 256, 384], "m": [128, 256]}
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def dask(*args):
-    # the `dask` command of Debian's python3-distributed (`dask scheduler`, `dask worker`), run by this Python
-    return subprocess.Popen([sys.executable, "-m", "dask", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-
-
-class Cluster:
-    """`dask scheduler` and two `dask worker` processes (no nanny: a killed worker stays dead)."""
-
-    def __init__(self):
-        port = free_port()
-        self.address = f"tcp://127.0.0.1:{port}"
-        self.scheduler = dask("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")
-        self.workers = [dask("worker", self.address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
-                             "--no-dashboard", "--name", f"w{i}") for i in range(2)]
-        import distributed
-        with distributed.Client(self.address, timeout="60s") as c:
-            c.wait_for_workers(2, timeout=60)
-
-    def stop(self):
-        for p in self.workers + [self.scheduler]:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-
-
-@pytest.fixture
-def cluster():
-    c = Cluster()
-    yield c
-    c.stop()
 
 
 def one_by_one(config, tmp_path):
@@ -163,3 +122,4 @@ def test_bad_configuration_is_a_row(cluster, tmp_path):
                       grid={"n": [1024], "TILES": [1]}, out=str(tmp_path / "q"), scheduler=cluster.address, plots=False,
                       quiet=True)
     assert "grid name TILES: not a parameter of vector_add_tiled" in res["rows"][0]["error"]
+

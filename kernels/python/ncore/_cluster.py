@@ -24,25 +24,32 @@ import tempfile
 import time
 import uuid
 
-# Where a command's own output file goes: a placeholder in its arguments, replaced on the worker
-# by a path in a scratch folder of the task's own; the file's text comes back with the result.
+# Where a task's files go: a placeholder in its arguments, replaced on the worker by a scratch
+# folder of the task's own ("{dir}"), or by the path of its output file there ("{out}"), whose text
+# comes back with the result.
+DIR = "{dir}"
 OUT = "{out}"
 TAIL = 4000  # characters of a command's stdout and stderr kept in its result
 
 
-def run_command(cmd, env=None, timeout=None, cwd=None):
-    """Runs cmd (a list; OUT in an argument names the task's output file) in a process group of its
-    own. Returns a dict: returncode (None when cut by the time limit), timed_out, stdout and stderr
-    (their ends), out (the output file's text, or None), wall_seconds, host."""
+def run_command(cmd, env=None, timeout=None, files=None, fetch=None):
+    """Runs cmd (a list; DIR and OUT in an argument name the task's folder and output file) in a
+    process group of its own, after writing `files` ({name: bytes}) into the task's folder. Returns a
+    dict: returncode (None when cut by the time limit), timed_out, stdout and stderr (their ends),
+    out (the output file's text, or None), files ({name: bytes} of the `fetch` names that exist),
+    wall_seconds, host."""
     scratch = tempfile.mkdtemp(prefix="ncore-task-")
     out = os.path.join(scratch, "out")
-    args = [a.replace(OUT, out) for a in cmd]
+    args = [a.replace(OUT, out).replace(DIR, scratch) for a in cmd]
+    for name, data in (files or {}).items():
+        with open(os.path.join(scratch, name), "wb") as f:
+            f.write(data)
     full_env = dict(os.environ, **(env or {}))
     t0 = time.monotonic()
     timed_out = False
     try:
         p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,
-                             cwd=cwd, start_new_session=True)
+                             start_new_session=True)
         try:
             so, se = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -54,19 +61,33 @@ def run_command(cmd, env=None, timeout=None, cwd=None):
         if os.path.exists(out):
             with open(out) as f:
                 text = f.read()
+        got = {}
+        for name in fetch or ():
+            if os.path.exists(os.path.join(scratch, name)):
+                with open(os.path.join(scratch, name), "rb") as f:
+                    got[name] = f.read()
         return {"returncode": None if timed_out else p.returncode, "timed_out": timed_out,
-                "stdout": so[-TAIL:], "stderr": se[-TAIL:], "out": text,
+                "stdout": so[-TAIL:], "stderr": se[-TAIL:], "out": text, "files": got,
                 "wall_seconds": round(time.monotonic() - t0, 3), "host": socket.gethostname()}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def task(cmd, env=None, timeout=None, files=None, fetch=None):
+    """A task for run_all: a command and what run_command takes with it."""
+    return {"cmd": cmd, "env": env, "timeout": timeout, "files": files, "fetch": fetch}
 
 
 @contextlib.contextmanager
 def client(scheduler=None, workers=None):
     """A Dask client: of the scheduler at `scheduler` (tcp://HOST:PORT), or of a local cluster of
     `workers` worker processes (default: this machine's cores) on the loopback address."""
-    import cloudpickle
-    import distributed
+    try:
+        import cloudpickle
+        import distributed
+    except ImportError:
+        raise SystemExit("a Dask cluster needs Debian's python3-distributed (tools/install-deps installs it) "
+                         f"in this Python ({sys.executable})") from None
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers need not import this package
     if scheduler:
         with distributed.Client(scheduler, timeout="30s") as c:
@@ -86,23 +107,38 @@ def describe(c):
 
 
 def run_all(c, tasks, on_result, retries=0):
-    """Submits tasks (key -> (cmd, env, timeout)) to the client's cluster and calls
+    """Submits tasks (key -> task(...)) to the client's cluster and calls
     on_result(key, result) as each one completes, in the order they complete. A task that raised or
     whose workers kept dying has a result with `error`. Returns when every task has reported."""
     import distributed
     futures = {}
     run = uuid.uuid4().hex[:12]  # this call's tasks: not mistaken for an earlier call's still on the cluster
-    for key, (cmd, env, timeout) in tasks.items():
-        f = c.submit(run_command, cmd, env, timeout, key=f"ncore-{run}-{key}", pure=False, retries=retries)
+    for key, t in tasks.items():
+        f = c.submit(run_command, **t, key=f"ncore-{run}-{key}", pure=False, retries=retries)
         futures[f] = key
     for f in distributed.as_completed(list(futures)):
         key = futures.pop(f)
         try:
             result = f.result()
         except Exception as e:  # noqa: BLE001: a task's failure is a row, not the end of the run
-            result = {"returncode": None, "timed_out": False, "stdout": "", "stderr": "", "out": None,
+            result = {"returncode": None, "timed_out": False, "stdout": "", "stderr": "", "out": None, "files": {},
                       "wall_seconds": None, "host": None, "error": f"{type(e).__name__}: {e}"}
         on_result(key, result)
+
+
+def run_ordered(tasks, scheduler=None, workers=None, on_result=None):
+    """Runs a list of tasks on a cluster (scheduler: an address, or "local" or None for a local
+    cluster of `workers` processes); returns their results in the list's order. on_result(index,
+    result) is called as each arrives."""
+    results = [None] * len(tasks)
+
+    def arrived(i, r):
+        results[i] = r
+        if on_result:
+            on_result(i, r)
+    with client(None if scheduler in (None, "local") else scheduler, workers) as c:
+        run_all(c, dict(enumerate(tasks)), arrived)
+    return results
 
 
 def add_scheduler_option(ap, what="the runs"):

@@ -2,7 +2,7 @@
 hardware presets, simulator options), each configuration a run of its own on a Dask distributed
 cluster, with a row per configuration as it arrives.
 
-  ncore-sweep --kernel NAME --grid NAME=V1,V2,... [--grid ...]
+  ncore-sweep --kernel NAME --grid NAME=V1,V2,... [--grid ...] [--set PARAMETER=V1,V2,...]
   ncore-sweep --kernel-file FILE.py --function NAME --input NAME=DIMS[:DTYPE] ... [--output NAME=DIMS]
               [--reference EXPR] --grid NAME=V1,V2,...
               [--out NAME] [--scheduler tcp://HOST:PORT | --workers N] [--timeout SECONDS] [--fresh]
@@ -21,7 +21,11 @@ against its own reference, as ncore-sim checks it.
 Grid names every kernel has: config (trn2, trn1: the hardware preset), dtype (fp32, bf16, fp16), and
 the simulator options pe_model (rtl, fast), threads (1, 2; default 1: a configuration a core),
 check (0, 1), backend (rtl, golden), dma_queues, seed. A grid name with one value is a fixed
-setting; every combination of the values is a configuration.
+setting; every combination of the values is a configuration. --set PARAMETER=V1,V2,... adds
+what-if hardware to the grid: the preset run with that parameter changed (the timing parameters:
+clock_mhz, hbm_bytes_per_us, hbm_latency_ns, dma_fixed_cost_ns, dma_queue_issue_ns,
+dma_queue_inflight, dma_engine_inflight, kernel_start_ns, ...; a parameter the RTL is built with is
+a row with the rule it breaks, or with the Verilated model it would need).
 
 Each configuration runs in a process of its own (ncore-sim, or build/ncore-python for a kernel file)
 on a worker of the cluster, under --timeout (default 600 s; a run cut by it is a row with that error).
@@ -72,16 +76,16 @@ def parse_value(text):
     return text
 
 
-def parse_grid(items):
+def parse_grid(items, option="--grid"):
     """['M=1,2,4', 'dtype=fp32'] -> {'M': [1, 2, 4], 'dtype': ['fp32']} (in the order given)."""
     grid = {}
     for item in items or ():
         name, eq, values = item.partition("=")
         name = name.strip().lstrip("-").replace("-", "_")
         if not eq or not name or not values.strip():
-            raise ValueError(f"--grid {item}: expected NAME=V1,V2,...")
+            raise ValueError(f"{option} {item}: expected NAME=V1,V2,...")
         if name in grid:
-            raise ValueError(f"--grid {name} is given twice")
+            raise ValueError(f"{option} {name} is given twice")
         grid[name] = [parse_value(v.strip()) for v in values.split(",") if v.strip()]
     return grid
 
@@ -100,7 +104,7 @@ class Spec:
     """What a sweep runs: the kernel, how each configuration becomes a command, and its files."""
 
     def __init__(self, kernel=None, kernel_file=None, function=None, inputs=None, outputs=None, reference=None,
-                 tolerance=None, build=None, timeout=600):
+                 tolerance=None, build=None, timeout=600, sets=()):
         if bool(kernel) == bool(kernel_file):
             raise ValueError("give a C++ kernel by name (kernel) or an NKI Python kernel file (kernel_file), not both")
         if kernel_file and not function:
@@ -111,7 +115,7 @@ class Spec:
         self.kernel_file = os.path.abspath(kernel_file) if kernel_file else None
         self.inputs, self.outputs = dict(inputs or {}), dict(outputs or {})
         self.build = os.path.abspath(build or default_build())
-        self.timeout = timeout
+        self.timeout, self.sets = timeout, list(sets)
         tool = os.path.join(self.build, "sim", "ncore-sim") if kernel else os.path.join(self.build, "ncore-python")
         if not os.access(tool, os.X_OK):
             raise ValueError(f"{tool} is not an executable: build first (make build) or give --build")
@@ -126,15 +130,16 @@ class Spec:
         return self.kernel or f"{os.path.basename(self.kernel_file)}:{self.function}"
 
     def command(self, config):
-        """The task of one configuration: (command, environment, time limit)."""
+        """The task of one configuration (_cluster.task: its command, environment and time limit)."""
         sim = {k: config[k] for k in SIM_NAMES if k in config}
         sim.setdefault("threads", 1)
+        env = {"NCORE_SET": ",".join(f"{k}={config[k]}" for k in self.sets)} if self.sets else {}
         if "dtype" in sim:
             sim["dtype"] = DTYPES.get(str(sim["dtype"]), sim["dtype"])
         if self.kernel:
             cmd = [self.tool, "--kernel", self.kernel, "--json", _cluster.OUT, "--quiet"]
             for name, value in config.items():
-                if name in SIM_NAMES:
+                if name in SIM_NAMES or name in self.sets:
                     continue
                 cmd += [f"-{name}" if len(name) == 1 else "--" + name.replace("_", "-"), str(value)]
             for name, value in sim.items():
@@ -142,9 +147,10 @@ class Spec:
                     cmd += ["--check"] if str(value).lower() in ("1", "true", "yes") else []
                 else:
                     cmd += ["--" + name.replace("_", "-"), str(value)]
-            return cmd, {}, self.timeout
-        spec = dict(self.describe(), config=config, options=sim)
-        return [self.tool, "-m", "ncore._sweep_run", json.dumps(spec), _cluster.OUT], {"NCORE_QUIET": "1"}, self.timeout
+            return _cluster.task(cmd, env, timeout=self.timeout)
+        spec = dict(self.describe(), config=config, options=sim, sets=self.sets)
+        return _cluster.task([self.tool, "-m", "ncore._sweep_run", json.dumps(spec), _cluster.OUT],
+                             dict(env, NCORE_QUIET="1"), self.timeout)
 
 
 def last_line(text):
@@ -286,15 +292,21 @@ class Progress:
               f"{row_summary(row)}; {duration(elapsed)} so far{eta}", file=sys.stderr, flush=True)
 
 
-def sweep(kernel=None, *, grid=None, kernel_file=None, function=None, inputs=None, outputs=None, reference=None,
-          tolerance=None, out="sweep", scheduler=None, workers=None, timeout=600, fresh=False, build=None,
-          plots=True, quiet=False):
+def sweep(kernel=None, *, grid=None, hardware=None, kernel_file=None, function=None, inputs=None, outputs=None,
+          reference=None, tolerance=None, out="sweep", scheduler=None, workers=None, timeout=600, fresh=False,
+          build=None, plots=True, quiet=False):
     """Runs `kernel` (a C++ kernel's name) or `function` of `kernel_file` (an NKI Python file) over
-    every combination of `grid` ({name: [values]}) on a Dask cluster, as ncore-sweep does (see
-    `ncore-sweep --help`), writing out.json, out.csv (and out.png, out.html with `plots`). Returns
-    {"rows": [...], "best": row or None, "files": [...]}."""
-    spec = Spec(kernel, kernel_file, function, inputs, outputs, reference, tolerance, build, timeout)
-    grid = {k: list(v) if isinstance(v, (list, tuple, range)) else [v] for k, v in (grid or {}).items()}
+    every combination of `grid` and `hardware` ({name: [values]}; hardware: what-if preset
+    parameters, ncore-sweep --set) on a Dask cluster, as ncore-sweep does (see `ncore-sweep --help`),
+    writing out.json, out.csv (and out.png, out.html with `plots`). Returns {"rows": [...], "best":
+    row or None, "files": [...]}."""
+    hardware = hardware or {}
+    both = set(hardware) & set(grid or {})
+    if both:
+        raise ValueError(f"{', '.join(sorted(both))}: given both as a grid name and as a what-if parameter (--set)")
+    spec = Spec(kernel, kernel_file, function, inputs, outputs, reference, tolerance, build, timeout, list(hardware))
+    grid = {k: list(v) if isinstance(v, (list, tuple, range)) else [v]
+            for k, v in list((grid or {}).items()) + list(hardware.items())}
     configs = configurations(grid)
     swept = [k for k, v in grid.items() if len(v) > 1]
     output = Output(out, spec, grid, fresh)
@@ -350,6 +362,8 @@ def parse_args(argv):
     ap.add_argument("--kernel-file", help="an NKI Python kernel file (neuronxcc.nki or nki)")
     ap.add_argument("--function", help="with --kernel-file: the kernel function to run")
     ap.add_argument("--grid", action="append", metavar="NAME=V1,V2,...", help="a grid name and its values (repeatable)")
+    ap.add_argument("--set", action="append", metavar="NAME=V1,V2,...",
+                    help="what-if hardware: a preset parameter and its values (repeatable; docs/sweeps.md)")
     ap.add_argument("--input", action="append", metavar="NAME=DIMS[:DTYPE]", help="a kernel file's input (repeatable)")
     ap.add_argument("--output", action="append", metavar="NAME=DIMS[:DTYPE]",
                     help="a kernel file's result argument, NaN-filled (repeatable)")
@@ -363,7 +377,7 @@ def parse_args(argv):
     ap.add_argument("--build", help="the build directory (default: the one this command is in)")
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     a = ap.parse_args(argv)
-    if not a.grid:
+    if not a.grid and not a.set:
         ap.error("give the grid: --grid NAME=V1,V2,... (one or more)")
     return ap, a
 
@@ -371,7 +385,8 @@ def parse_args(argv):
 def main(argv=None):
     ap, a = parse_args(argv)
     try:
-        res = sweep(a.kernel, grid=parse_grid(a.grid), kernel_file=a.kernel_file, function=a.function,
+        res = sweep(a.kernel, grid=parse_grid(a.grid), hardware=parse_grid(a.set, "--set"), kernel_file=a.kernel_file,
+                    function=a.function,
                     inputs=kernel_io(a.input, "input"), outputs=kernel_io(a.output, "output"),
                     reference=a.reference, tolerance=a.tolerance, out=a.out, scheduler=a.scheduler, workers=a.workers,
                     timeout=a.timeout, fresh=a.fresh, build=a.build, plots=not a.no_plots, quiet=a.quiet)

@@ -86,7 +86,8 @@ def run(spec):
     used = {n for dims, _ in list(spec["inputs"].values()) + list(spec["outputs"].values())
             for n in config if n in dims}
     kwargs = {k: v for k, v in config.items() if k in params and k not in arrays}
-    unknown = [k for k in config if k not in params and k not in used and k not in spec["options"]]
+    unknown = [k for k in config if k not in params and k not in used and k not in spec["options"]
+               and k not in spec.get("sets", ())]
     if unknown:
         raise ValueError(f"grid name {', '.join(unknown)}: not a parameter of {spec['function']}, a dimension of "
                          "an input or a setting")
