@@ -123,3 +123,28 @@ def test_bad_configuration_is_a_row(cluster, tmp_path):
                       quiet=True)
     assert "grid name TILES: not a parameter of vector_add_tiled" in res["rows"][0]["error"]
 
+
+def test_what_if_hardware(cluster, tmp_path):
+    # the kernel start-up is a delay before the first instruction: without it a run is its cycles shorter
+    res = ncore.sweep("stream", grid={"n": [25600]}, hardware={"kernel_start_ns": [10200, 5000, 0]},
+                      out=str(tmp_path / "w"), scheduler=cluster.address, plots=False, quiet=True)
+    base, half, none = res["rows"]
+    assert all(r["error"] is None and r["correct"] is True for r in res["rows"])
+    clock = 2400  # trn2's MHz
+    assert base["cycles"] - half["cycles"] == (10200 - 5000) * clock // 1000
+    assert base["cycles"] - none["cycles"] == 10200 * clock // 1000
+    assert base["cycles"] == one_by_one_stream(tmp_path)["cycles"]
+    # parameters the RTL is built with: the rule a combination breaks, or the model it would need
+    res = ncore.sweep("stream", grid={"n": [25600]}, hardware={"dma_engines": [7, 8], "dma_queue_issue_ns": [1300]},
+                      out=str(tmp_path / "x"), scheduler=cluster.address, plots=False, quiet=True)
+    seven, eight = res["rows"]
+    assert "num_partitions (128) must be a multiple of dma_engines (7)" in seven["error"]
+    assert "dma_engines=8 is a parameter the RTL is built with" in eight["error"]
+    assert "Verilated model of its own" in eight["error"]
+
+
+def one_by_one_stream(tmp_path):
+    out = tmp_path / "stream.json"
+    subprocess.run([SIM, "--kernel", "stream", "-n", "25600", "--threads", "1", "--json", str(out), "--quiet"],
+                   check=True, capture_output=True)
+    return json.loads(out.read_text())

@@ -19,6 +19,9 @@ Each option can also come from the environment (the option wins over the environ
                       simulation-only array with the same cycles and bits (ncore-sim --pe-model)
     NCORE_PROFILE     NAME: write NAME.summary.json, NAME.trace.json, NAME.timeline.html for every run
     NCORE_DMA_QUEUES  DMA queues the kernel's transfers are spread over (default 4)
+    NCORE_SET         NAME=VALUE,...: what-if hardware, the preset run with timing parameters changed
+                      (clock_mhz, hbm_bytes_per_us, dma_fixed_cost_ns, kernel_start_ns, ...; one set
+                      per process: docs/sweeps.md); last_run()["preset_set"] says which
     NCORE_VERBOSE     1: print a line per run (latency, instructions, DMA transfers)
     NCORE_QUIET       1: no progress lines (a trace or a run longer than two seconds shows one on
                       stderr, rewritten in place, when stderr is a terminal)

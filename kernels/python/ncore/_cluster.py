@@ -94,10 +94,14 @@ def client(scheduler=None, workers=None):
             yield c
         return
     n = workers or os.cpu_count() or 1
-    with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None, silence_logs=40) as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
+    space = tempfile.mkdtemp(prefix="ncore-dask-")  # the workers' own folder, gone with them
+    try:
+        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                      dashboard_address=None, silence_logs=40, local_directory=space) as cluster, \
+                distributed.Client(cluster) as c:
+            yield c
+    finally:
+        shutil.rmtree(space, ignore_errors=True)
 
 
 def describe(c):

@@ -176,6 +176,7 @@ def row_of(config, result, timeout):
         return row
     if fig is None or result.get("returncode") not in (0, 1):
         why = last_line(result.get("stderr")) or last_line(result.get("stdout"))
+        why = why[len("error: "):] if why.startswith("error: ") else why
         row["error"] = f"exit status {result.get('returncode')}: {why}" if why else f"exit status {result.get('returncode')}"
         return row
     if fig.get("error"):
