@@ -28,6 +28,7 @@
 #include "loops.hpp"
 #include "ncore/error.hpp"
 #include "ncore/isa_kinds.hpp"
+#include "ncore/preset_values.hpp"
 #include "ncore/presets_gen.hpp"
 #include "nki/calls.hpp"
 #include "nki/nki.hpp"
@@ -152,6 +153,7 @@ py::dict stats_of(const PyResult& r) {
   d["rtl_threads"] = r.result.threads;
   d["pe_model"] = rtl ? py::object(py::str(s.pe_model)) : py::object(py::none());
   d["preset"] = r.preset ? r.preset->name : "";
+  d["preset_set"] = ncore::preset_values_text();  // what-if values (NCORE_SET; "" none)
   d["model_version"] = ncore::version();
   d["model_revision"] = ncore::revision();
   if (rtl) {  // as ncore-sim --json has them
