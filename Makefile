@@ -9,12 +9,14 @@
 #                                                               runs a revision's build beside this one
 #   make waves [KERNEL=conv] [ARGS="..."]                       run with an FST dump, open it in GTKWave
 #   make conv-harness [ARGS="--test-maxpool --backend golden"]  the assignment's conv test harness
-#   make fidelity [TUTORIAL=1]                                  the model against Trainium measurements (TUTORIAL:
+#   make fidelity [TUTORIAL=1] [SCHEDULER=tcp://HOST:PORT]      the model against Trainium measurements (TUTORIAL:
 #                                                               also the NKI matmul tutorial's kernels as rewritten
 #                                                               here, on trn1 at the measured size: 45 minutes)
-#   make regress [SEED=1] [COUNT=N] [MINUTES=30] [PRESET=tiny,trn2]
+#   make regress [SEED=1] [COUNT=N] [MINUTES=30] [PRESET=tiny,trn2] [SCHEDULER=tcp://HOST:PORT]
 #                                                               random Programs on the RTL in lockstep with the
 #                                                               golden model; a failure is shrunk and written out
+# SCHEDULER runs fidelity's cases and regress's Programs (COUNT of them, by seed range) on a Dask
+# cluster's workers (local: this machine's cores; docs/sweeps.md); `make conv-harness ARGS="--scheduler ..."`.
 #   make coverage [COUNT=200 | MINUTES=M] [KERNELS=all|quick|none] [SEED=1]
 #                                                               the coverage build (build-cov): random Programs
 #                                                               and the kernels, a per-module table, HTML report
@@ -56,6 +58,8 @@ MINUTES ?= $(if $(COUNT),,30)
 # make coverage: its build directory and which kernel runs it adds to the random Programs
 COV_BUILD ?= build-cov
 KERNELS ?= all
+# make fidelity, make regress: a Dask scheduler's address (or local) to run on
+SCHEDULER ?=
 
 .PHONY: all deps configure build sim waves test fuzz bench conv-harness fidelity regress coverage lint synth isa clean
 
@@ -104,13 +108,14 @@ conv-harness: configure
 fidelity: configure
 	cmake --build $(BUILD) -j $(JOBS) --target ncore-sim $(if $(TUTORIAL),_ncore_native ncore_model_trn1_fastpe)
 	tools/fidelity --sim $(BUILD)/sim/ncore-sim --json $(BUILD)/fidelity.json --check \
-	  $(if $(TUTORIAL),--tutorial --python $(BUILD)/ncore-python)
+	  $(if $(TUTORIAL),--tutorial --python $(BUILD)/ncore-python) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 	tools/doc-tables --take fidelity $(BUILD)/fidelity.json
 
 regress: configure
-	cmake --build $(BUILD) -j $(JOBS) --target ncore-regress
+	cmake --build $(BUILD) -j $(JOBS) --target ncore-regress $(if $(SCHEDULER),_ncore_native)
 	$(BUILD)/tb/regress/ncore-regress --preset $(PRESET) --seed $(SEED) $(if $(COUNT),--count $(COUNT)) \
-	  $(if $(MINUTES),--minutes $(MINUTES)) --json $(BUILD)/regress.json --out $(BUILD)/regress
+	  $(if $(MINUTES),--minutes $(MINUTES)) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
+	  --json $(BUILD)/regress.json --out $(abspath $(BUILD))/regress
 	tools/doc-tables --take regress $(BUILD)/regress.json
 
 # The coverage build: every model Verilated with line, toggle and functional coverage (and the

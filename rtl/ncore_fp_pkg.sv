@@ -211,6 +211,7 @@ package ncore_fp_pkg;
           r = {raw[15], 8'd112 - {2'd0, lz}, m16 << (lz + 6'd1), 13'd0};
         end
       end
+      DT_TF32: r = {raw[31:13], 13'd0};
       DT_FP8_E4M3: r = fp8_to_f32(raw[7:0], 4, 3);
       DT_FP8_E5M2: r = fp8_to_f32(raw[7:0], 5, 2);
       DT_INT8, DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32: r = int_to_f32(raw, dt);
@@ -261,6 +262,11 @@ package ncore_fp_pkg;
         if (nan) r = {16'd0, Fp16CanonNan};
         else if (e >= 8'd143) r = {16'd0, f[31], 15'h7C00};  // |f| >= 2^16 (and inf)
         else r = {16'd0, f[31], base + {4'd0, w[35:25]} + {14'd0, up}};
+      end
+      DT_TF32: begin
+        // As bf16, 13 bits dropped instead of 16 (a carry out of the mantissa steps the exponent).
+        r = f + {19'd0, f[12] & ((f[11:0] != 12'd0) | f[13]), 12'd0};
+        r = nan ? F32CanonNan : {r[31:13], 13'd0};
       end
       DT_FP8_E4M3: r = {24'd0, fp8_from_f32(f, 4, 3)};
       DT_FP8_E5M2: r = {24'd0, fp8_from_f32(f, 5, 2)};

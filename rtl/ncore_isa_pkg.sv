@@ -38,7 +38,8 @@ package ncore_isa_pkg;
     DT_INT32 = 4'd7,  // signed 32-bit integer
     DT_UINT32 = 4'd8,  // unsigned 32-bit integer
     DT_FP8_E4M3 = 4'd9,  // 8-bit float (1, 4, 3), IEEE-like: bias 7, exponent 15 holds the infinities and NaNs, largest finite 240, subnormals down to 2^-9 (NKI float8_e4m3)
-    DT_FP8_E5M2 = 4'd10  // 8-bit float (1, 5, 2), IEEE-like: bias 15, exponent 31 holds the infinities and NaNs, largest finite 57344, subnormals down to 2^-16 (NKI float8_e5m2)
+    DT_FP8_E5M2 = 4'd10,  // 8-bit float (1, 5, 2), IEEE-like: bias 15, exponent 31 holds the infinities and NaNs, largest finite 57344, subnormals down to 2^-16 (NKI float8_e5m2)
+    DT_TF32 = 4'd11  // TensorFloat-32 (1, 8, 10) in a 32-bit word: an fp32 whose 13 low mantissa bits are zero (NKI tfloat32); an element's value is its top 19 bits
   } dtype_e;
 
   // Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32; the bitvec ops (bitwise_and ... right_shift) on the integer elements' bits.
@@ -160,6 +161,7 @@ package ncore_isa_pkg;
       DT_UINT32: dtype_bytes = 3'd4;
       DT_FP8_E4M3: dtype_bytes = 3'd1;
       DT_FP8_E5M2: dtype_bytes = 3'd1;
+      DT_TF32: dtype_bytes = 3'd4;
       default: dtype_bytes = 3'd4;
     endcase
   endfunction

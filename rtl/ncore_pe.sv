@@ -428,7 +428,7 @@ module ncore_pe
         ma_rows_q  <= low_mask(mp_ap_q.num_part);
         ma_start_q <= mp_ap_q.start_part;
         ma_dt_q    <= mp_ap_q.dtype;
-        ma_f32_q   <= dtype_bytes(mp_ap_q.dtype) == 3'd4;
+        ma_f32_q   <= mp_ap_q.dtype == DT_FP32;  // tf32 and the 16- and 8-bit floats: one pass
         ma_wait_q  <= '0;
         ma_cyc_q   <= '0;
       end else begin

@@ -642,9 +642,20 @@ std::string gen_cpp_cfg(const json& p) {
     o << "},\n";
   }
   o << "};\n\n";
-  o << "// The preset called `name`, or nullptr.\n"
-       "constexpr const Preset* find_preset(std::string_view name) {\n"
-       "  for (const auto& p : kPresets)\n    if (name == p.name) return &p;\n  return nullptr;\n}\n\n";
+  o << "// A parameter of the presets: its name, whether the RTL is built with it (rtl/ncore_cfg_pkg.sv), and its\n"
+       "// field.\nstruct PresetParam {\n  const char* name;\n  bool rtl;\n  uint64_t Preset::*field;\n};\n\n";
+  o << "inline constexpr PresetParam kPresetParams[] = {\n";
+  for (auto& prm : p.at("params")) {
+    const std::string n = prm.at("name").get<std::string>();
+    o << "    {\"" << n << "\", " << (prm.at("rtl").get<bool>() ? "true" : "false") << ", &Preset::" << n << "},\n";
+  }
+  o << "};\n\n";
+  o << "// The preset called `name` as the table gives it, or nullptr.\n"
+       "constexpr const Preset* find_builtin_preset(std::string_view name) {\n"
+       "  for (const auto& p : kPresets)\n    if (name == p.name) return &p;\n  return nullptr;\n}\n\n"
+       "// The preset called `name` as this process runs it: the table's, with the what-if values set\n"
+       "// (ncore/preset_values.hpp), or nullptr.\n"
+       "const Preset* find_preset(std::string_view name);\n\n";
   o << "}  // namespace ncore\n";
   return o.str();
 }

@@ -102,11 +102,11 @@ void check_sref(const isa::Insn& insn, const char* name, const isa::Sref& s, con
     bad(insn, fmt::format("operand {}: byte {} is outside the {} bytes of a partition", name, s.offset, pr.sbuf_bytes));
 }
 
-// The tensor engine multiplies floating-point operands only (fp32, bf16, fp16, the fp8 types).
+// The tensor engine multiplies floating-point operands only (fp32, tf32, bf16, fp16, the fp8 types).
 void check_pe_dtype(const isa::Insn& insn, const char* role, isa::Dtype dt) {
-  if (dt != isa::Dtype::fp32 && dt != isa::Dtype::bf16 && dt != isa::Dtype::fp16 && dt != isa::Dtype::fp8_e4m3 &&
+  if (!isa::is_fp32_class(dt) && dt != isa::Dtype::bf16 && dt != isa::Dtype::fp16 && dt != isa::Dtype::fp8_e4m3 &&
       dt != isa::Dtype::fp8_e5m2)
-    bad(insn, fmt::format("the {} operand is {}: the tensor engine multiplies float32, bfloat16, float16, "
+    bad(insn, fmt::format("the {} operand is {}: the tensor engine multiplies float32, tfloat32, bfloat16, float16, "
                           "float8_e4m3 or float8_e5m2",
                           role, isa::to_string(dt)));
 }
@@ -405,8 +405,9 @@ void validate_pe_pair(uint32_t k, uint32_t m, isa::Dtype sdt, const isa::Insn& m
   if (ap_free_elems(mm.dst) != ap_free_elems(mv))
     bad(mm, fmt::format("the PSUM result has {} elements per partition, the moving operand {}", ap_free_elems(mm.dst),
                         ap_free_elems(mv)));
-  if ((sdt == isa::Dtype::fp32) != (mv.dtype == isa::Dtype::fp32))
-    bad(mm, fmt::format("a {} stationary operand cannot multiply a {} moving operand: fp32 pairs only with fp32",
+  if (isa::is_fp32_class(sdt) != isa::is_fp32_class(mv.dtype))
+    bad(mm, fmt::format("a {} stationary operand cannot multiply a {} moving operand: fp32 and tf32 pair only with "
+                        "fp32 or tf32",
                         isa::to_string(sdt), isa::to_string(mv.dtype)));
 }
 

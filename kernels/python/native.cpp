@@ -27,6 +27,8 @@
 #include "kernels/kernel.hpp"
 #include "loops.hpp"
 #include "ncore/error.hpp"
+#include "ncore/isa_kinds.hpp"
+#include "ncore/preset_values.hpp"
 #include "ncore/presets_gen.hpp"
 #include "nki/calls.hpp"
 #include "nki/nki.hpp"
@@ -116,9 +118,10 @@ bool widened_on_host(ncore::isa::Dtype dt) {
   return dt == ncore::isa::Dtype::bf16 || dt == ncore::isa::Dtype::fp8_e4m3 || dt == ncore::isa::Dtype::fp8_e5m2;
 }
 
-// The numpy dtype name that holds an isa dtype's values on the host (bf16 and fp8 widened to float32).
+// The numpy dtype name that holds an isa dtype's values on the host (bf16 and fp8 widened to float32;
+// a tf32 element is the float32 it holds).
 const char* numpy_of_isa(ncore::isa::Dtype dt) {
-  if (dt == ncore::isa::Dtype::fp32 || widened_on_host(dt)) return "float32";
+  if (ncore::isa::is_fp32_class(dt) || widened_on_host(dt)) return "float32";
   if (dt == ncore::isa::Dtype::fp16) return "float16";
   return ncore::isa::to_string(dt);
 }
@@ -150,6 +153,7 @@ py::dict stats_of(const PyResult& r) {
   d["rtl_threads"] = r.result.threads;
   d["pe_model"] = rtl ? py::object(py::str(s.pe_model)) : py::object(py::none());
   d["preset"] = r.preset ? r.preset->name : "";
+  d["preset_set"] = ncore::preset_values_text();  // what-if values (NCORE_SET; "" none)
   d["model_version"] = ncore::version();
   d["model_revision"] = ncore::revision();
   if (rtl) {  // as ncore-sim --json has them

@@ -26,6 +26,7 @@
 #include "ncore/error.hpp"
 #include "profile/profile.hpp"
 #include "ncore/interrupt.hpp"
+#include "ncore/preset_values.hpp"
 #include "run/console.hpp"
 #include "run/pipeline.hpp"
 
@@ -90,6 +91,7 @@ int run_cli(const cli::Options& o) {
   run::Progress progress("[ncore-sim]", !o.quiet);
   refuse_golden_only_rtl(o);
   check_output_paths(o);
+  set_preset_values(o.sets);
   const Preset* preset = find_preset(o.config);
   if (!preset || std::string(preset->name) == "tiny")
     throw InputError(fmt::format("--config {}: unknown configuration (choose trn2 or trn1)", o.config));

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/core_sim.hpp"
+#include "ncore/preset_values.hpp"
 #include "ncore/version.hpp"
 #include "kernels/kernel.hpp"
 
@@ -161,6 +162,10 @@ void add_run_options(CLI::App& app, Options& o, std::vector<std::string>& input_
       ->check(CLI::IsMember({"fp32", "bf16", "fp16"}));
   app.add_option("--config", o.config, "hardware configuration: trn2 (default) or trn1")
       ->check(CLI::IsMember({"trn2", "trn1"}));
+  app.add_option("--set", o.sets,
+                 "what-if hardware: run the preset with a parameter changed, NAME=VALUE (repeatable; also "
+                 "$NCORE_SET=NAME=VALUE,...): the timing parameters (" + timing_parameter_names() + "); a parameter "
+                 "the RTL is built with is refused (docs/sweeps.md)");
   app.add_option("--seed", o.seed, "seed of the random inputs (default 0)")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {

@@ -33,6 +33,7 @@ struct Options {
   std::string waves, waves_window;
   std::vector<std::string> waves_scopes;
   std::string print;  // --print example|waves: the kernel's declared field, and exit
+  std::vector<std::string> sets;  // --set NAME=VALUE: what-if values of the preset (ncore/preset_values.hpp)
 };
 
 // Parses argv. Returns the exit status when the program should stop here (--help, --version,

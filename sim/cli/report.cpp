@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "ncore/error.hpp"
+#include "ncore/preset_values.hpp"
 #include "ncore/version.hpp"
 #include "profile/profile.hpp"
 
@@ -28,8 +29,10 @@ double pe_utilisation(const run::KernelRun& r) {
 void print_report(std::ostream& out, const Options& o, const run::KernelRun& r) {
   const auto& s = r.result.stats;
   const bool rtl = on_rtl(r);
-  out << fmt::format("kernel {} {} dtype={} config={} backend={}\n", r.kernel->name, r.values.text(), o.dtype,
-                     r.preset->name, run::to_string(r.result.backend));
+  const std::string what_if = preset_values_text();
+  out << fmt::format("kernel {} {} dtype={} config={}{} backend={}\n", r.kernel->name, r.values.text(), o.dtype,
+                     r.preset->name, what_if.empty() ? "" : " (what-if: " + what_if + ")",
+                     run::to_string(r.result.backend));
   if (!r.checked)
     out << "Correctness passed? not checked (--no-reference)\n";
   else
@@ -68,6 +71,7 @@ void write_json(const std::string& path, const Options& o, const run::KernelRun&
   for (const auto& [name, value] : r.values.items()) j[name] = value;
   j["dtype"] = o.dtype;
   j["config"] = r.preset->name;
+  j["preset_set"] = preset_values_text();  // what-if values ("" none)
   j["backend"] = run::to_string(r.result.backend);
   j["model_version"] = version();
   j["model_revision"] = revision();

@@ -119,7 +119,14 @@ std::map<std::string, std::unique_ptr<Core>>& cores(const std::vector<std::strin
         if (!needed) continue;
         build_model(*pick);
       }
-      const Preset* p = find_preset(pick->preset);
+      // (a preset this run does not need, whose what-if values break one of its rules, is left out)
+      const Preset* p = nullptr;
+      try {
+        p = find_preset(pick->preset);
+      } catch (const InputError&) {
+        if (needed) throw;
+        continue;
+      }
       if (!p) throw SimError(fmt::format("preset {} is not defined", pick->preset));
       all[pick->preset].reset(load_model(*pick, *p));
     }

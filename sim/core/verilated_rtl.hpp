@@ -57,7 +57,7 @@ constexpr int log2_exact(uint64_t v) { return v <= 1 ? 0 : 1 + log2_exact(v / 2)
 // The numbers of the preset a Verilated model was built for.
 template <class T>
 struct ModelPreset {
-  static constexpr const Preset* kPreset = find_preset(T::kPreset);
+  static constexpr const Preset* kPreset = find_builtin_preset(T::kPreset);
   static_assert(kPreset != nullptr, "the traits name a preset of ncore_presets.json");
   static constexpr int kEngines = static_cast<int>(kPreset->dma_engines);
   static constexpr int kQueues = static_cast<int>(kPreset->dma_queues);

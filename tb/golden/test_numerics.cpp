@@ -264,3 +264,19 @@ TEST_CASE("fp8: hand-computed values, ties, subnormals, overflow and NaN", "[num
   CHECK(num::from_f32_bits(0xFFC00001u, e4) == 0x7Cu);  // NaN: the canonical one
   CHECK(num::from_f32_bits(0x7FC00000u, e5) == 0x7Eu);
 }
+
+TEST_CASE("tf32: ten mantissa bits, nearest even, subnormals, overflow, the low bits ignored when read", "[numerics]") {
+  const Dtype t = Dtype::tf32;
+  CHECK(num::from_f32_bits(0x3F800FFFu, t) == 0x3F800000u);  // below half a step
+  CHECK(num::from_f32_bits(0x3F801000u, t) == 0x3F800000u);  // a tie to the even 1.0
+  CHECK(num::from_f32_bits(0x3F803000u, t) == 0x3F804000u);  // a tie from an odd step: up
+  CHECK(num::from_f32_bits(0x3F801001u, t) == 0x3F802000u);  // above half a step
+  CHECK(num::from_f32_bits(0x3FFFF000u, t) == 0x40000000u);  // a carry into the exponent
+  CHECK(num::from_f32_bits(0x7F7FFFFFu, t) == 0x7F800000u);  // past the largest finite: infinity
+  CHECK(num::from_f32_bits(0x7F7FE000u, t) == 0x7F7FE000u);  // the largest finite
+  CHECK(num::from_f32_bits(0x00001000u, t) == 0x00000000u);  // half the smallest subnormal step: to 0
+  CHECK(num::from_f32_bits(0x00003000u, t) == 0x00004000u);  // 1.5 steps: to 2
+  CHECK(num::from_f32_bits(0xFFC00001u, t) == num::kF32CanonNan);
+  CHECK(num::to_f32_bits(0x3F801FFFu, t) == 0x3F800000u);
+  CHECK(num::to_f32_bits(0x7F800001u, t) == 0x7F800000u);    // a payload only in the low bits: infinity
+}

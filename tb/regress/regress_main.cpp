@@ -8,13 +8,16 @@
 //   ncore-regress --replay tests/regress/*.ncimg
 //   ncore-regress --replay F.ncimg --waves F.fst [--waves-scope pe,psum] [--waves-window START:END]
 //   ncore-regress --emit --preset tiny --seed 5 --out DIR      (the image and listing of one Program)
+//   ncore-regress --count N --scheduler tcp://HOST:PORT [--chunk C]   (seed ranges on a Dask cluster)
 //
 // Exit status: 0 every Program passed, 1 a failure was found, 2 bad input, 3 an internal error.
 #include <systemc.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -56,6 +59,8 @@ struct Options {
   std::vector<std::string> weights;  // NAME=N
   bool emit = false;
   bool quiet = false;
+  std::string scheduler;  // a Dask scheduler's address (or "local"): seed ranges on its workers
+  unsigned workers = 0, chunk = 20;
 };
 
 // What went wrong in a run, from the simulator's message.
@@ -417,6 +422,22 @@ int run(const Options& o) {
   return nfail ? kFailed : kOk;
 }
 
+// --scheduler: the Programs spread over a Dask cluster by seed range, each range this program on a
+// worker, the figures merged (kernels/python/ncore/_regress.py, run by the build's ncore-python).
+int run_on_cluster(int argc, char* argv[]) {
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  const fs::path python = self.parent_path().parent_path().parent_path() / "ncore-python";  // build/tb/regress/..
+  std::vector<std::string> args = {python.string(), "-m", "ncore._regress", "--binary", self.string()};
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  std::vector<char*> cargs;
+  for (std::string& a : args) cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  std::cout.flush();
+  ::execv(python.c_str(), cargs.data());
+  std::cerr << fmt::format("error: --scheduler: cannot run {}: {}\n", python.string(), std::strerror(errno));
+  return kBadInput;
+}
+
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
@@ -458,6 +479,11 @@ int sc_main(int argc, char* argv[]) {
                "do not re-run a failure's shrunk Program to dump its waveforms around the failing cycle");
   app.add_flag("--emit", o.emit, "write the image and listing of --seed's Program for each --preset to --out and exit");
   app.add_flag("-q,--quiet", o.quiet, "no progress lines");
+  app.add_option("--scheduler", o.scheduler,
+                 "run the --count Programs on this Dask scheduler's workers (tcp://HOST:PORT; local: a local "
+                 "cluster), in seed ranges, each an ncore-regress process; the figures as one process gives them");
+  app.add_option("--workers", o.workers, "with --scheduler local: worker processes (default: the cores)");
+  app.add_option("--chunk", o.chunk, "with --scheduler: Programs per seed range (default 20)")->check(CLI::PositiveNumber);
   app.footer("Exit status: 0 every Program passed, 1 a failure (mismatch, hang, deadlock) was found, 2 bad input, "
              "3 internal error.");
   try {
@@ -465,6 +491,7 @@ int sc_main(int argc, char* argv[]) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? kOk : kBadInput;
   }
+  if (!o.scheduler.empty()) return run_on_cluster(argc, argv);
   try {
     return run(o);
   } catch (const std::exception& e) {

@@ -252,7 +252,7 @@ TEST_CASE("image instruction errors", "[firmware][image]") {
                Catch::Contains("field opcode holds an invalid value"));
   }
   SECTION("invalid dtype in an operand") {
-    CHECK_THAT(damaged_error([&](ncore::Program& p) { first(p).dst.dtype = static_cast<isa::Dtype>(11); }),
+    CHECK_THAT(damaged_error([&](ncore::Program& p) { first(p).dst.dtype = static_cast<isa::Dtype>(12); }),
                Catch::Contains("field dst.dtype holds an invalid value"));
   }
   SECTION("invalid semaphore op") {
@@ -561,6 +561,6 @@ TEST_CASE("validate_insn: bitvec ops need one integer dtype, the tensor engine f
   ls.engine = isa::Engine::pe;
   ls.src0.dtype = isa::Dtype::int8;
   CHECK_THROWS_WITH(ncore::validate_insn(ls, pr, 256),
-                    Catch::Contains("the stationary operand is int8: the tensor engine multiplies float32, bfloat16, "
-                                    "float16, float8_e4m3 or float8_e5m2"));
+                    Catch::Contains("the stationary operand is int8: the tensor engine multiplies float32, tfloat32, "
+                                    "bfloat16, float16, float8_e4m3 or float8_e5m2"));
 }

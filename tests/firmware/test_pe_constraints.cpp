@@ -175,7 +175,8 @@ TEST_CASE("nc_matmul: dtype pairs and the PSUM result", "[firmware][pe][constrai
                                Tensor r = nisa::nc_matmul(t[0], t[1]);
                              });
   CHECK(e == at(line) + "'nc_matmul' cannot multiply a float32 stationary (s[128, 128]) by a bfloat16 moving "
-                        "(m[128, 512]) operand: float32 pairs only with float32");
+                        "(m[128, 512]) operand: float32 "
+                        "and tfloat32 pair only with float32 or tfloat32");
   CHECK_THAT(call_error({{{128, 128}, nl::float16, nl::sbuf, "s"}, {{128, 512}, nl::float32, nl::sbuf, "m"}},
                         [](const Tiles& t) { Tensor r = nisa::nc_matmul(t[0], t[1]); }),
              Catch::Contains("cannot multiply a float16 stationary"));

@@ -1,4 +1,4 @@
-"""The 8-bit floats float8_e4m3 and float8_e5m2, in both namespaces: casts on the engines and by DMA,
+"""The 8-bit floats float8_e4m3 and float8_e5m2 (and tfloat32 at the end), in both namespaces: casts on the engines and by DMA,
 matmuls with fp8 operands, NKI's dtype promotion, fp8 results widened to float32 on the host, and
 the NeuronCore-v4 types refused by name. The reference quantizer is written here, by value: every
 finite value of the format listed from its definition, the nearest taken, ties to the even code,
@@ -217,3 +217,38 @@ def test_neuronxcc_namespace(fmt):
     assert same(wide, q)
     bound = x.shape[0] * np.finfo(np.float32).eps * (np.abs(q).T @ np.abs(q))
     assert np.all(np.abs(prod - q.T @ q) <= bound)
+
+
+# --- tfloat32: float32's exponent, 10 mantissa bits, in a 32-bit word ---------------------------------
+
+def to_tf32(x):
+    """float32 values rounded to 10 mantissa bits, nearest even (by value, in float64)."""
+    x = np.asarray(x, np.float32).astype(np.float64)
+    m, e = np.frexp(x)
+    q = np.maximum(e - 11, -136)
+    r = np.ldexp(np.rint(np.ldexp(x, -q)), q)
+    top = (2 - 2.0 ** -10) * 2.0 ** 127
+    return np.where(np.abs(r) > top, np.copysign(np.inf, x), r)
+
+
+def test_tfloat32_casts_and_matmul_on_rtl_checked():
+    k, m, n = 32, 16, 64
+    a_t = RNG.standard_normal((k, m)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    ncore.set_options(check=True)
+    try:
+        got = fp8_matmul(a_t, b, nl.tfloat32, nl.float32)  # tfloat32 pairs with float32
+        wide, raw = cast_round_trip(a_t, nl.tfloat32)
+    finally:
+        ncore.set_options(check=None)
+    assert same(wide, to_tf32(a_t)) and same(raw, to_tf32(a_t))  # a tfloat32 result is float32 bits
+    qa = to_tf32(a_t)
+    want = qa.T @ b.astype(np.float64)
+    bound = k * np.finfo(np.float32).eps * (np.abs(qa).T @ np.abs(b).astype(np.float64))
+    assert np.all(np.abs(got - want) <= bound)
+    assert not np.allclose(got, a_t.T.astype(np.float64) @ b, rtol=1e-6)  # rounded to tfloat32 first
+
+
+def test_tfloat32_pairs_only_with_float32():
+    with pytest.raises(Exception, match="float32 and tfloat32 pair only with float32 or tfloat32"):
+        nki.simulate(fp8_matmul)(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32), nl.tfloat32, nl.bfloat16)

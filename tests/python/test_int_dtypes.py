@@ -256,7 +256,7 @@ def int_matmul(a, b):
 def test_tensor_engine_refuses_integer_operands():
     a = np.ones((128, 16), np.int8)
     with pytest.raises(Exception, match=r"operand 'stationary' of 'nc_matmul' is int8: the tensor engine multiplies "
-                                        r"float32, bfloat16, float16, float8_e4m3 or float8_e5m2"):
+                                        r"float32, tfloat32, bfloat16, float16, float8_e4m3 or float8_e5m2"):
         nki.simulate_kernel(int_matmul, a, a)
 
 

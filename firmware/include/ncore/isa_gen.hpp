@@ -108,6 +108,7 @@ enum class Dtype : uint8_t {
   uint32 = 8,  // unsigned 32-bit integer
   fp8_e4m3 = 9,  // 8-bit float (1, 4, 3), IEEE-like: bias 7, exponent 15 holds the infinities and NaNs, largest finite 240, subnormals down to 2^-9 (NKI float8_e4m3)
   fp8_e5m2 = 10,  // 8-bit float (1, 5, 2), IEEE-like: bias 15, exponent 31 holds the infinities and NaNs, largest finite 57344, subnormals down to 2^-16 (NKI float8_e5m2)
+  tf32 = 11,  // TensorFloat-32 (1, 8, 10) in a 32-bit word: an fp32 whose 13 low mantissa bits are zero (NKI tfloat32); an element's value is its top 19 bits
 };
 inline constexpr unsigned kDtypeWidth = 4;
 inline constexpr const char* to_string(Dtype v) {
@@ -123,6 +124,7 @@ inline constexpr const char* to_string(Dtype v) {
     case Dtype::uint32: return "uint32";
     case Dtype::fp8_e4m3: return "fp8_e4m3";
     case Dtype::fp8_e5m2: return "fp8_e5m2";
+    case Dtype::tf32: return "tf32";
   }
   return "?";
 }
@@ -138,6 +140,7 @@ inline bool from_string(std::string_view s, Dtype& out) {
   if (s == "uint32") { out = Dtype::uint32; return true; }
   if (s == "fp8_e4m3") { out = Dtype::fp8_e4m3; return true; }
   if (s == "fp8_e5m2") { out = Dtype::fp8_e5m2; return true; }
+  if (s == "tf32") { out = Dtype::tf32; return true; }
   return false;
 }
 inline constexpr bool is_valid(Dtype v) {
@@ -153,11 +156,12 @@ inline constexpr bool is_valid(Dtype v) {
     case Dtype::uint32:
     case Dtype::fp8_e4m3:
     case Dtype::fp8_e5m2:
+    case Dtype::tf32:
       return true;
   }
   return false;
 }
-inline constexpr std::array<Dtype, 11> kDtypeValues = {Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int8, Dtype::uint8, Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32, Dtype::fp8_e4m3, Dtype::fp8_e5m2};  // every value, in the description's order
+inline constexpr std::array<Dtype, 12> kDtypeValues = {Dtype::fp32, Dtype::bf16, Dtype::fp16, Dtype::int8, Dtype::uint8, Dtype::int16, Dtype::uint16, Dtype::int32, Dtype::uint32, Dtype::fp8_e4m3, Dtype::fp8_e5m2, Dtype::tf32};  // every value, in the description's order
 
 // Vector/scalar ALU operations (nki.language op names). Arithmetic in fp32; the bitvec ops (bitwise_and ... right_shift) on the integer elements' bits.
 enum class AluOp : uint8_t {
@@ -616,6 +620,7 @@ inline constexpr unsigned dtype_bytes(Dtype d) {
     case Dtype::uint32: return 4;
     case Dtype::fp8_e4m3: return 1;
     case Dtype::fp8_e5m2: return 1;
+    case Dtype::tf32: return 4;
   }
   return 0;
 }

@@ -9,7 +9,8 @@
 //   - to_f32_bits widens exactly; any NaN becomes the canonical fp32 NaN 0x7FC00000.
 //   - from_f32_bits rounds to nearest even (bf16, fp16 and the fp8 types overflow to infinity,
 //     fp16 and fp8 round into their subnormals); NaN becomes 0x7FC00000 / 0x7FC0 / 0x7E00, and
-//     0x7C / 0x7E for fp8_e4m3 / fp8_e5m2. The fp8 types are converted by value (Fp8Format). To an integer dtype: the nearest
+//     0x7C / 0x7E for fp8_e4m3 / fp8_e5m2. The fp8 types and tf32 are converted by value
+//     (Fp8Format, tf32_from_f32_bits); a tf32 element's value is its top 19 bits. To an integer dtype: the nearest
 //     integer, ties to even, saturated to the type's range; NaN becomes 0.
 //   - alu: bypass returns a unchanged; add, subtract, multiply are binary32 RNE with subnormals;
 //     max/min return the canonical NaN if either input is NaN, max(-0,+0) = +0, min(-0,+0) = -0;
@@ -25,6 +26,7 @@
 // Codes outside the Dtype and AluOp enumerations act as fp32 and bypass, as in the RTL.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -114,6 +116,21 @@ inline uint32_t fp8_from_f32_bits(uint32_t f, const Fp8Format& fmt) {
   return sign | best;
 }
 
+// fp32 (not NaN) to tfloat32, by value: the significand rounded to 11 bits with the host's
+// nearest-even rounding in double (a subnormal keeps its 2^-136 steps), past the largest finite to
+// infinity.
+inline uint32_t tf32_from_f32_bits(uint32_t f) {
+  const double x = static_cast<double>(bits_to_float(f));
+  if (!std::isfinite(x) || x == 0.0) return f;
+  int e;
+  std::frexp(x, &e);                       // |x| = m 2^e, m in [0.5, 1)
+  const int q = std::max(e - 11, -136);    // the step of an 11-bit significand, or of a subnormal
+  const double r = std::ldexp(std::nearbyint(std::ldexp(x, -q)), q);
+  const double top = std::ldexp(2.0 - std::ldexp(1.0, -10), 127);
+  if (std::fabs(r) > top) return (f & 0x80000000u) | 0x7F800000u;
+  return float_to_bits(static_cast<float>(r));  // exact: 11 significant bits
+}
+
 // Element bits (in the low bits of raw) to fp32 bits, exactly (32-bit integers beyond 2^24 round
 // to nearest even); NaN -> 0x7FC00000.
 inline uint32_t to_f32_bits(uint32_t raw, isa::Dtype dt) {
@@ -131,6 +148,9 @@ inline uint32_t to_f32_bits(uint32_t raw, isa::Dtype dt) {
     }
     case isa::Dtype::fp32:
       r = raw;
+      break;
+    case isa::Dtype::tf32:
+      r = raw & ~0x1FFFu;  // the element's value is its top 19 bits
       break;
     case isa::Dtype::fp8_e4m3:
     case isa::Dtype::fp8_e5m2:
@@ -163,6 +183,8 @@ inline uint32_t from_f32_bits(uint32_t f, isa::Dtype dt) {
     }
     case isa::Dtype::fp32:
       return nan ? kF32CanonNan : f;
+    case isa::Dtype::tf32:
+      return nan ? kF32CanonNan : tf32_from_f32_bits(f);
     case isa::Dtype::fp8_e4m3:
     case isa::Dtype::fp8_e5m2:
       return fp8_from_f32_bits(f, *fp8_format(dt));

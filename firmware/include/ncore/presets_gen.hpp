@@ -56,11 +56,63 @@ inline constexpr Preset kPresets[] = {
     {"tiny", "small configuration of the same RTL for unit benches", 2, 16, 4096, 4096, 4, 16, 1024, 256, 8, 4, 2, 4, 4, 40, 4, 64, 2400, 1200, 2, 5, 1, 2, 7, 10, 6, 8, 6, 8, 4, 362500, 1073741824, 20, 100, 0, 4, 6, 100},
 };
 
-// The preset called `name`, or nullptr.
-constexpr const Preset* find_preset(std::string_view name) {
+// A parameter of the presets: its name, whether the RTL is built with it (rtl/ncore_cfg_pkg.sv), and its
+// field.
+struct PresetParam {
+  const char* name;
+  bool rtl;
+  uint64_t Preset::*field;
+};
+
+inline constexpr PresetParam kPresetParams[] = {
+    {"id", true, &Preset::id},
+    {"num_partitions", true, &Preset::num_partitions},
+    {"sbuf_bytes", true, &Preset::sbuf_bytes},
+    {"sbuf_usable_bytes", false, &Preset::sbuf_usable_bytes},
+    {"sbuf_banks", true, &Preset::sbuf_banks},
+    {"sbuf_line_bytes", true, &Preset::sbuf_line_bytes},
+    {"psum_bytes", true, &Preset::psum_bytes},
+    {"psum_bank_bytes", true, &Preset::psum_bank_bytes},
+    {"pe_mm_min_cycles", true, &Preset::pe_mm_min_cycles},
+    {"pe_fp32_passes", true, &Preset::pe_fp32_passes},
+    {"dma_engines", true, &Preset::dma_engines},
+    {"dma_queues", true, &Preset::dma_queues},
+    {"dma_hbm_credits", true, &Preset::dma_hbm_credits},
+    {"hbm_addr_bits", true, &Preset::hbm_addr_bits},
+    {"dma_desc_cycles", true, &Preset::dma_desc_cycles},
+    {"dma_outstanding", true, &Preset::dma_outstanding},
+    {"clock_mhz", false, &Preset::clock_mhz},
+    {"profile_clock_mhz", false, &Preset::profile_clock_mhz},
+    {"dve_ce_num", true, &Preset::dve_ce_num},
+    {"dve_ce_den", true, &Preset::dve_ce_den},
+    {"act_ce_num", true, &Preset::act_ce_num},
+    {"act_ce_den", true, &Preset::act_ce_den},
+    {"dma_ce_num", true, &Preset::dma_ce_num},
+    {"dma_ce_den", true, &Preset::dma_ce_den},
+    {"dve_access_start_cycles", true, &Preset::dve_access_start_cycles},
+    {"dve_min_ii", true, &Preset::dve_min_ii},
+    {"act_access_start_cycles", true, &Preset::act_access_start_cycles},
+    {"act_min_ii", true, &Preset::act_min_ii},
+    {"act_reduce_cycles", true, &Preset::act_reduce_cycles},
+    {"hbm_bytes_per_us", false, &Preset::hbm_bytes_per_us},
+    {"hbm_capacity_bytes", false, &Preset::hbm_capacity_bytes},
+    {"hbm_latency_ns", false, &Preset::hbm_latency_ns},
+    {"dma_fixed_cost_ns", false, &Preset::dma_fixed_cost_ns},
+    {"dma_queue_issue_ns", false, &Preset::dma_queue_issue_ns},
+    {"dma_queue_inflight", false, &Preset::dma_queue_inflight},
+    {"dma_engine_inflight", false, &Preset::dma_engine_inflight},
+    {"kernel_start_ns", false, &Preset::kernel_start_ns},
+};
+
+// The preset called `name` as the table gives it, or nullptr.
+constexpr const Preset* find_builtin_preset(std::string_view name) {
   for (const auto& p : kPresets)
     if (name == p.name) return &p;
   return nullptr;
 }
+
+// The preset called `name` as this process runs it: the table's, with the what-if values set
+// (ncore/preset_values.hpp), or nullptr.
+const Preset* find_preset(std::string_view name);
 
 }  // namespace ncore

@@ -692,6 +692,7 @@ Tensor gather_flattened(const Tensor& data, const Tensor& indices, Dtype dtype, 
 int random_bits(Dtype dtype) {
   switch (dtype) {
     case Dtype::float32: return 24;
+    case Dtype::tfloat32: return 11;
     case Dtype::bfloat16: return 8;
     case Dtype::float8_e4m3: return 4;
     case Dtype::float8_e5m2: return 3;
@@ -702,8 +703,8 @@ int random_bits(Dtype dtype) {
 Tensor rand(const Shape& shape, Dtype dtype, Loc loc) {
   TracerImpl& tr = detail::require("rand", loc);
   if (!is_float(dtype))
-    tr.fail(loc, fmt::format("dtype {} of 'rand' is not supported by this model (supported: float32, bfloat16, "
-                             "float16, float8_e4m3, float8_e5m2)",
+    tr.fail(loc, fmt::format("dtype {} of 'rand' is not supported by this model (supported: float32, tfloat32, "
+                             "bfloat16, float16, float8_e4m3, float8_e5m2)",
                              to_string(dtype)));
   const Tensor h = tr.constant("rand", shape, dtype, tr.random_uniform(static_cast<size_t>(shape.elements()),
                                                                          random_bits(dtype)), loc);

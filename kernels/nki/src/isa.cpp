@@ -459,7 +459,8 @@ Lowered pe_operand(TracerImpl& tr, const Ctx& c, const char* param, const Tensor
                                "instead.",
                                param, c.op, to_string(want), to_string(t.buffer())));
   if (!is_float(t.dtype()))
-    tr.fail(c.loc, fmt::format("operand '{}' of '{}' is {}: the tensor engine multiplies float32, bfloat16, float16, float8_e4m3 or float8_e5m2",
+    tr.fail(c.loc, fmt::format("operand '{}' of '{}' is {}: the tensor engine multiplies float32, tfloat32, "
+                               "bfloat16, float16, float8_e4m3 or float8_e5m2",
                                param, c.op, to_string(t.dtype())));
   Lowered l = tr.lower_onchip(t, c, param);
   check_start(tr, c, param, t, l.ap);
@@ -555,9 +556,9 @@ Tensor matmul_impl(const Tensor* dst_in, const Tensor& stationary, const Tensor&
     tr.fail(loc, fmt::format("number of partitions (dimension 0 size of a tile) mismatch in parameters (stationary{}, "
                              "moving{}) of 'nc_matmul' (the contraction dimension K)",
                              tile_shape(stationary).str(), tile_shape(moving).str()));
-  if ((ls.ap.dtype == isa::Dtype::fp32) != (lm.ap.dtype == isa::Dtype::fp32))
+  if (isa::is_fp32_class(ls.ap.dtype) != isa::is_fp32_class(lm.ap.dtype))
     tr.fail(loc, fmt::format("'nc_matmul' cannot multiply a {} stationary ({}) by a {} moving ({}) operand: float32 "
-                             "pairs only with float32",
+                             "and tfloat32 pair only with float32 or tfloat32",
                              to_string(stationary.dtype()), tile_str(stationary), to_string(moving.dtype()),
                              tile_str(moving)));
   const uint64_t m = ncore::ap_free_elems(ls.ap), n = ncore::ap_free_elems(lm.ap);

@@ -20,7 +20,7 @@ constexpr DtypeInfo kDtypes[] = {
     {Dtype::float32, "float32", 4, IsaDtype::fp32, true},
     {Dtype::bfloat16, "bfloat16", 2, IsaDtype::bf16, true},
     {Dtype::float16, "float16", 2, IsaDtype::fp16, true},
-    {Dtype::tfloat32, "tfloat32", 4, IsaDtype::fp32, false},
+    {Dtype::tfloat32, "tfloat32", 4, IsaDtype::tf32, true},
     {Dtype::float8_e4m3, "float8_e4m3", 1, IsaDtype::fp8_e4m3, true},
     {Dtype::float8_e5m2, "float8_e5m2", 1, IsaDtype::fp8_e5m2, true},
     {Dtype::int8, "int8", 1, IsaDtype::int8, true},
@@ -47,7 +47,9 @@ int64_t dtype_bytes(Dtype d) { return info(d).bytes; }
 
 bool is_fp8(Dtype d) { return d == Dtype::float8_e4m3 || d == Dtype::float8_e5m2; }
 
-bool is_float(Dtype d) { return d == Dtype::float32 || d == Dtype::bfloat16 || d == Dtype::float16 || is_fp8(d); }
+bool is_float(Dtype d) {
+  return d == Dtype::float32 || d == Dtype::tfloat32 || d == Dtype::bfloat16 || d == Dtype::float16 || is_fp8(d);
+}
 
 bool is_supported(Dtype d) { return info(d).modelled; }
 
@@ -60,6 +62,9 @@ Dtype promote(Dtype a, Dtype b) {
   if (is_fp8(a) && is_fp8(b)) return Dtype::bfloat16;
   if (is_fp8(a) && is_float(b)) return b;
   if (is_fp8(b) && is_float(a)) return a;
+  // tfloat32 (float32's exponent, 10 mantissa bits) holds bfloat16 and float16; float32 holds it
+  if (a == Dtype::tfloat32 || b == Dtype::tfloat32)
+    return (a == Dtype::float32 || b == Dtype::float32) ? Dtype::float32 : Dtype::tfloat32;
   if (is_float(a) && is_float(b)) return Dtype::float32;  // one is float32, or float16 with bfloat16
   if (is_float(a) || is_float(b)) return is_float(a) ? a : b;
   auto is_signed = [](Dtype d) { return ncore::isa::is_signed_integer(to_isa(d)); };

@@ -46,6 +46,7 @@
 
 #include "ncore/error.hpp"
 #include "ncore/interrupt.hpp"
+#include "ncore/isa_kinds.hpp"
 #include "ncore/size.hpp"
 #include "ncore/validate.hpp"
 #include "ncore/numerics.hpp"
@@ -903,7 +904,7 @@ void TracerImpl::note_stationary(const ncore::isa::Ap& ap, const ncore::Region& 
 }
 
 Tensor TracerImpl::identity(ncore::isa::Dtype dt, const Loc& loc) {
-  const bool f32 = dt == ncore::isa::Dtype::fp32;
+  const bool f32 = ncore::isa::is_fp32_class(dt);  // a tfloat32 transpose pairs with float32 too
   Tensor& id = identity_[f32 ? 1 : 0];
   if (id.valid()) return id;
   const int64_t p = static_cast<int64_t>(preset_.num_partitions);

@@ -6,6 +6,8 @@ the last run.
                       profile=None)
     ...                                  # run kernels with nki.baremetal / nki.benchmark
     ncore.last_run()["cycles"]           # cycles, time_us, instructions, dma_transfer_count, ...
+    ncore.sweep("matmul_blocked", grid={"m": [256, 512], "k": [256]})   # a grid on a Dask cluster
+                                         # (ncore-sweep --help: the options, rows and files)
 
 Each option can also come from the environment (the option wins over the environment):
 
@@ -17,6 +19,9 @@ Each option can also come from the environment (the option wins over the environ
                       simulation-only array with the same cycles and bits (ncore-sim --pe-model)
     NCORE_PROFILE     NAME: write NAME.summary.json, NAME.trace.json, NAME.timeline.html for every run
     NCORE_DMA_QUEUES  DMA queues the kernel's transfers are spread over (default 4)
+    NCORE_SET         NAME=VALUE,...: what-if hardware, the preset run with timing parameters changed
+                      (clock_mhz, hbm_bytes_per_us, dma_fixed_cost_ns, kernel_start_ns, ...; one set
+                      per process: docs/sweeps.md); last_run()["preset_set"] says which
     NCORE_VERBOSE     1: print a line per run (latency, instructions, DMA transfers)
     NCORE_QUIET       1: no progress lines (a trace or a run longer than two seconds shows one on
                       stderr, rewritten in place, when stderr is a terminal)
@@ -27,9 +32,11 @@ or a run within a fraction of a second (KeyboardInterrupt), closing a waveform f
 """
 import _ncore_native
 
+from ncore._sweep import sweep
 from neuronxcc.nki import _run
 
-__all__ = ["set_options", "options", "last_run", "trace", "declared", "version_line", "__version__", "revision"]
+__all__ = ["set_options", "options", "last_run", "trace", "declared", "sweep", "version_line", "__version__",
+           "revision"]
 
 __version__ = _ncore_native.__version__
 revision = _ncore_native.revision  # the git revision the model was built from

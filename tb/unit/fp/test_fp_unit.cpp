@@ -325,6 +325,23 @@ TEST_CASE("all fp8 patterns to fp32 and back, fp32 to fp8 over every rounding po
   CHECK(bench.conversions() == 2 * 2 * 0x100 + 256 * 64 * 7 * 2 * 2);
 }
 
+TEST_CASE("tf32: every rounding point and tie, low bits ignored on the way in", "[fp]") {
+  Bench bench;
+  std::mt19937 rng(17);
+  // tf32 rounds at mantissa bit 13: the 10 kept bits all enumerated, the low patterns around it
+  for (uint32_t e = 0; e < 256; ++e)
+    for (uint32_t hi = 0; hi < 1024; ++hi)
+      for (uint32_t lo : {0x0u, 0x1u, 0xFFFu, 0x1000u, 0x1001u, 0x1FFFu, uint32_t(rng() & 0x1FFF)}) {
+        const uint32_t f = e << 23 | hi << 13 | lo;
+        bench.check_from_f32(f, Dtype::tf32);
+        bench.check_from_f32(f | 0x80000000u, Dtype::tf32);
+        bench.check_to_f32(f, Dtype::tf32);
+      }
+  INFO(bench.report());
+  CHECK(bench.failures() == 0);
+  CHECK(bench.conversions() == 256 * 1024 * 7 * 3);
+}
+
 TEST_CASE("integer dtypes: every 8- and 16-bit pattern to fp32 and back, 32-bit walks", "[fp]") {
   Bench bench;
   uint64_t not_exact = 0;

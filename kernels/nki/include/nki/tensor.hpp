@@ -45,13 +45,13 @@ struct DtypeInfo {
   const char* name;  // NKI's
   int64_t bytes;
   ncore::isa::Dtype isa;  // the ISA dtype that holds its elements
-  bool modelled;          // false: tfloat32, refused by name
+  bool modelled;          // false: none today (a dtype documented but not modelled is refused by name)
 };
 const std::vector<DtypeInfo>& dtype_table();  // in Dtype order
 const char* to_string(Dtype d);
 int64_t dtype_bytes(Dtype d);
 bool is_supported(Dtype d);
-bool is_float(Dtype d);               // float32, bfloat16, float16 or an fp8 type
+bool is_float(Dtype d);               // float32, tfloat32, bfloat16, float16 or an fp8 type
 bool is_fp8(Dtype d);                 // float8_e4m3 or float8_e5m2
 // NKI's type promotion of two operands' dtypes (an arithmetic op's default result dtype): a
 // float over an integer; the wider float, float32 for float16 with bfloat16; the wider integer, or
