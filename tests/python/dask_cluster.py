@@ -2,10 +2,12 @@
 loopback address, started and stopped by the test that asks for the `cluster` fixture."""
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -29,8 +31,9 @@ class Cluster:
         port = free_port()
         self.address = f"tcp://127.0.0.1:{port}"
         self.scheduler = dask("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")
+        self.space = tempfile.mkdtemp(prefix="ncore-test-dask-")  # the workers' folders, removed with them
         self.workers = [dask("worker", self.address, "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny",
-                             "--no-dashboard", "--name", f"w{i}") for i in range(2)]
+                             "--no-dashboard", "--name", f"w{i}", "--local-directory", self.space) for i in range(2)]
         import distributed
         with distributed.Client(self.address, timeout="60s") as c:
             c.wait_for_workers(2, timeout=60)
@@ -40,6 +43,7 @@ class Cluster:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGKILL)
             p.wait()
+        shutil.rmtree(self.space, ignore_errors=True)
 
 
 @pytest.fixture

@@ -96,9 +96,15 @@ def client(scheduler=None, workers=None):
     n = workers or os.cpu_count() or 1
     space = tempfile.mkdtemp(prefix="ncore-dask-")  # the workers' own folder, gone with them
     try:
-        with distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                      dashboard_address=None, silence_logs=40, local_directory=space) as cluster, \
-                distributed.Client(cluster) as c:
+        # The worker processes start with Ctrl-C ignored (it reaches the terminal's whole process group):
+        # this process stops them as it closes the cluster.
+        before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                               dashboard_address=None, silence_logs=40, local_directory=space)
+        finally:
+            signal.signal(signal.SIGINT, before)
+        with cluster, distributed.Client(cluster) as c:
             yield c
     finally:
         shutil.rmtree(space, ignore_errors=True)

@@ -41,7 +41,8 @@ the hardware, fails or is cut by the time limit is a row with its error. Run aga
 --out, a sweep resumes: configurations already in NAME.json are not run again (--fresh: start over).
 The best configuration (the lowest latency among the correct rows) is named at the end.
 
-Exit status: 0 when every configuration ran (errors included: they are rows), 2 on bad arguments.
+Exit status: 0 when every configuration ran (errors included: they are rows), 2 on bad arguments,
+130 interrupted (Ctrl-C: the rows that arrived stay in NAME.json, and the same command resumes).
 """
 import argparse
 import csv
@@ -393,6 +394,10 @@ def main(argv=None):
                     timeout=a.timeout, fresh=a.fresh, build=a.build, plots=not a.no_plots, quiet=a.quiet)
     except ValueError as e:
         ap.error(str(e))
+    except KeyboardInterrupt:
+        print(f"\nncore-sweep: interrupted; the rows that arrived are in {a.out}.json: run the same command again to "
+              "resume", file=sys.stderr)
+        return 130
     print_table(res["rows"], res["best"])
     return 0
 
