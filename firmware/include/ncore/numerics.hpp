@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "ncore/act_math.hpp"
 #include "ncore/float_bits.hpp"
@@ -101,19 +102,31 @@ inline uint32_t fp8_to_f32_bits(uint32_t raw, const Fp8Format& fmt) {
   return float_to_bits(sign * static_cast<float>(fmt.magnitude(c)));  // exact: at most 4 significant bits
 }
 
+// The finite magnitudes of a format by code (they ascend with the code), listed once.
+inline const std::vector<double>& fp8_magnitudes(const Fp8Format& fmt) {
+  static const auto list = [](const Fp8Format& f) {
+    std::vector<double> v(f.inf_code());
+    for (unsigned c = 0; c < f.inf_code(); ++c) v[c] = f.magnitude(c);
+    return v;
+  };
+  static const std::vector<double> e4m3 = list({4, 3}), e5m2 = list({5, 2});
+  return fmt.ew == 4 ? e4m3 : e5m2;
+}
+
 inline uint32_t fp8_from_f32_bits(uint32_t f, const Fp8Format& fmt) {
   if (f32_bits_is_nan(f)) return fmt.nan_code();
   const unsigned sign = (f >> 31) ? 0x80u : 0u;
   const double x = std::fabs(static_cast<double>(bits_to_float(f)));
-  const unsigned last = fmt.inf_code() - 1;  // the largest finite magnitude's code
-  const double top = fmt.magnitude(last), step = top - fmt.magnitude(last - 1);
+  const std::vector<double>& v = fp8_magnitudes(fmt);
+  const double top = v.back(), step = top - v[v.size() - 2];
   if (x >= top + step / 2) return sign | fmt.inf_code();
-  unsigned best = 0;
-  for (unsigned c = 1; c <= last; ++c) {
-    const double dc = std::fabs(fmt.magnitude(c) - x), db = std::fabs(fmt.magnitude(best) - x);
-    if (dc < db || (dc == db && (c & 1u) == 0)) best = c;
-  }
-  return sign | best;
+  // the two neighbours of x; the nearer, ties to the even code
+  const auto hi = static_cast<unsigned>(std::lower_bound(v.begin(), v.end(), x) - v.begin());
+  if (hi == v.size()) return sign | (hi - 1);  // above the largest finite, within half a step
+  if (hi == 0 || v[hi] == x) return sign | hi;
+  const unsigned lo = hi - 1;
+  const double dl = x - v[lo], dh = v[hi] - x;
+  return sign | (dl < dh ? lo : dh < dl ? hi : (lo & 1u) ? hi : lo);
 }
 
 // fp32 (not NaN) to tfloat32, by value: the significand rounded to 11 bits with the host's
